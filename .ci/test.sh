@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# THE test command (README, .ci/run): on a fresh Debian 12 it installs what is missing, builds
+# everything, runs the whole test suite, checks that the engine cross-compiles for a Cortex-M4F
+# without exceptions/Qt/iostream, and fuzzes the model reader for a bounded time.
+# Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
+#   GRUWB_FUZZ_SECONDS=60   how long the fuzzer runs (0 skips the fuzz stage)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+shared="$root/../shared"
+jobs=2
+
+bash .ci/install-deps.sh || exit 1
+
+export QT_QPA_PLATFORM=offscreen
+
+failed=()
+summary=()
+run_stage() {
+  local name=$1
+  shift
+  local start=$SECONDS status
+  echo
+  echo "=== $name"
+  # A subshell with errexit stops the stage at its first failing command. It must stand alone:
+  # inside `if`, `||` or `&&` bash ignores errexit.
+  ( set -euo pipefail; "$@" )
+  status=$?
+  if [ "$status" -eq 0 ]; then
+    summary+=("ok    $name ($((SECONDS - start)) s)")
+  else
+    summary+=("FAIL  $name ($((SECONDS - start)) s)")
+    failed+=("$name")
+  fi
+}
+
+build_and_test() {
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  cmake --build build -j "$jobs"
+  ctest --test-dir build --output-on-failure -j "$jobs"
+}
+
+# The engine runs in MCU firmware: it must build for a Cortex-M4F and must not throw or pull in
+# Qt, iostream or threads.
+portability_check() {
+  local dir=build-cortex-m4f
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$root/engine/cortex-m4f.cmake" \
+    -DCMAKE_BUILD_TYPE=MinSizeRel -DGRUWB_ENGINE_ONLY=ON
+  cmake --build "$dir" -j "$jobs" --target gruwb_engine
+  local library
+  library=$(find "$dir" -name libgruwb_engine.a -print -quit)
+  [ -n "$library" ] || { echo "libgruwb_engine.a not found in $dir"; return 1; }
+  echo "--- arm-none-eabi-size -t $library"
+  arm-none-eabi-size -t "$library"
+
+  local status=0
+  local exception_symbols
+  exception_symbols=$(arm-none-eabi-nm -A -u "$library" |
+    grep -E '__cxa_throw|__cxa_allocate_exception|__cxa_begin_catch|__gxx_personality' || true)
+  if [ -n "$exception_symbols" ]; then
+    echo "engine objects reference C++ exception support:"
+    echo "$exception_symbols"
+    status=1
+  fi
+  local host_includes
+  host_includes=$(grep -rnE '^\s*#\s*include\s*[<"]((Qt[A-Za-z]*/)?Q[A-Za-z]+(\.h)?|iostream|thread|mutex|stdexcept|exception)[>"]' \
+    engine --include='*.h' --include='*.hpp' --include='*.cpp' --include='*.cc' | grep -v '^engine/tools/' || true)
+  if [ -n "$host_includes" ]; then
+    echo "engine sources include host-only headers (Qt, iostream, threads, exceptions):"
+    echo "$host_includes"
+    status=1
+  fi
+  local heap_symbols
+  heap_symbols=$(arm-none-eabi-nm -A -u "$library" | grep -E ' U (malloc|calloc|realloc|free|_Zn[wa]j)' || true)
+  if [ -n "$heap_symbols" ]; then
+    echo "note: engine objects reference the heap:"
+    echo "$heap_symbols"
+  fi
+  [ "$status" -eq 0 ] && echo "engine: no exceptions, no Qt/iostream/thread includes"
+  return "$status"
+}
+
+# libFuzzer + ASan/UBSan on the model reader, seeded with every shipped model.
+fuzz_model_reader() {
+  local dir=build-fuzz
+  local seconds=${GRUWB_FUZZ_SECONDS:-60}
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FUZZ=ON
+  cmake --build "$dir" -j "$jobs" --target model_reader_fuzz
+  [ "$seconds" -gt 0 ] || { echo "fuzz run skipped (GRUWB_FUZZ_SECONDS=0)"; return 0; }
+
+  # libFuzzer writes new inputs into the first corpus folder, so the seeds are copied into a
+  # scratch folder rather than given as the read-only ../shared folders.
+  rm -rf "$dir/corpus" "$dir/seeds" && mkdir -p "$dir/corpus" "$dir/seeds"
+  find "$shared/data/models" -type f \( -name '*.tflite' -o -name '*.circle' \) \
+    -exec cp {} "$dir/seeds/" \;
+  local seed_count
+  seed_count=$(find "$dir/seeds" -type f | wc -l)
+  [ "$seed_count" -gt 0 ] || { echo "no seed models found in $shared/data/models"; return 1; }
+  echo "fuzzing the model reader for $seconds s from $seed_count seed models"
+
+  local log="$dir/fuzz.log" status=0
+  UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+    "$dir/tests/fuzz/model_reader_fuzz" -max_total_time="$seconds" -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$dir/" "$dir/corpus" "$dir/seeds" >"$log" 2>&1 ||
+    status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "fuzzer failed (exit $status); the crashing input is saved as $dir/crash-*. Log tail:"
+    tail -n 80 "$log"
+    return 1
+  fi
+  grep -E '^(stat::|#[0-9]+.*DONE)' "$log" | tail -n 12 || true
+  echo "fuzz executions: $(grep 'stat::number_of_executed_units' "$log" | tail -n 1 | awk '{print $2}')," \
+    "corpus $(find "$dir/corpus" -type f | wc -l) inputs"
+}
+
+run_stage "build and test (build/)" build_and_test
+run_stage "portability: engine for Cortex-M4F (build-cortex-m4f/)" portability_check
+run_stage "fuzz: model reader (build-fuzz/)" fuzz_model_reader
+
+echo
+echo "=== summary (total $SECONDS s)"
+printf '%s\n' "${summary[@]}"
+[ ${#failed[@]} -eq 0 ]
