@@ -1,0 +1,51 @@
+// Element-wise activations: LOGISTIC, TANH, RELU, RELU6 (float32).
+
+#include "engine/kernels/kernel_util.h"
+
+namespace gruwb {
+namespace {
+
+Status prepare(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 1, 1));
+  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+  GRUWB_RETURN_IF_ERROR(expect_float(ctx.input(0), "input"));
+  ctx.output(0)->type = TensorType::FLOAT32;
+  set_output_shape(ctx.output(0), ctx.input(0)->shape);
+  return Status();
+}
+
+template <typename F>
+Status eval(OpContext& ctx) {
+  const float* x = ctx.input(0)->f32();
+  float* y = ctx.output(0)->f32();
+  int64_t n = ctx.output(0)->elements();
+  F f;
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  return Status();
+}
+
+struct LogisticFn {
+  float operator()(float x) const { return sigmoid(x); }
+};
+struct TanhFn {
+  float operator()(float x) const { return std::tanh(x); }
+};
+struct ReluFn {
+  float operator()(float x) const { return x < 0.f ? 0.f : x; }
+};
+struct Relu6Fn {
+  float operator()(float x) const { return x < 0.f ? 0.f : (x > 6.f ? 6.f : x); }
+};
+
+}  // namespace
+
+extern const KernelRegistration kLogisticKernel = {
+    static_cast<int32_t>(BuiltinOperator::LOGISTIC), nullptr, prepare, eval<LogisticFn>};
+extern const KernelRegistration kTanhKernel = {static_cast<int32_t>(BuiltinOperator::TANH),
+                                               nullptr, prepare, eval<TanhFn>};
+extern const KernelRegistration kReluKernel = {static_cast<int32_t>(BuiltinOperator::RELU),
+                                               nullptr, prepare, eval<ReluFn>};
+extern const KernelRegistration kRelu6Kernel = {static_cast<int32_t>(BuiltinOperator::RELU6),
+                                                nullptr, prepare, eval<Relu6Fn>};
+
+}  // namespace gruwb

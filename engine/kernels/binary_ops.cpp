@@ -1,0 +1,147 @@
+// Broadcasting binary ops: arithmetic (ADD, SUB, MUL, MINIMUM, MAXIMUM; float32
+// with fused activation, or int32 as WHILE loop counters need) and comparisons
+// (LESS, ..., NOT_EQUAL; BOOL out). One family, one file: the ops differ only
+// in their scalar function.
+
+#include <type_traits>
+
+#include "engine/kernels/kernel_util.h"
+
+namespace gruwb {
+namespace {
+
+struct NoOptions {};  // MINIMUM/MAXIMUM: no fused activation
+
+template <typename Options>
+Activation fused_activation(const OpContext& ctx) {
+  if constexpr (std::is_same_v<Options, NoOptions>) {
+    return Activation::NONE;
+  } else {
+    const Options* options = ctx.op().template options<Options>();
+    return options ? options->fused_activation_function() : Activation::NONE;
+  }
+}
+
+Status prepare_binary(OpContext& ctx, bool comparison, Activation activation) {
+  GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 2, 2));
+  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+  GRUWB_RETURN_IF_ERROR(check_activation(activation));
+  const Tensor* a = ctx.input(0);
+  const Tensor* b = ctx.input(1);
+  if (a->type != TensorType::FLOAT32 && a->type != TensorType::INT32) {
+    return Status::error(StatusCode::kUnsupported, "input '%s' is %s, expected FLOAT32 or INT32",
+                         a->name, tensor_type_name(a->type));
+  }
+  GRUWB_RETURN_IF_ERROR(expect_type(b, a->type, "second input"));
+  Shape shape;
+  GRUWB_RETURN_IF_ERROR(broadcast_shapes(a->shape, b->shape, &shape));
+  Tensor* out = ctx.output(0);
+  out->type = comparison ? TensorType::BOOL : a->type;
+  set_output_shape(out, shape);
+  return Status();
+}
+
+template <typename T, typename Out, typename F>
+void binary_loop(const Tensor* a, const Tensor* b, Tensor* out, F f) {
+  const T* x = reinterpret_cast<const T*>(a->data);
+  const T* y = reinterpret_cast<const T*>(b->data);
+  Out* z = reinterpret_cast<Out*>(out->data);
+  int64_t n = out->elements();
+  if (a->shape == b->shape) {
+    for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], y[i]);
+  } else if (b->elements() == 1) {
+    const T s = y[0];
+    for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], s);
+  } else if (a->elements() == 1) {
+    const T s = x[0];
+    for (int64_t i = 0; i < n; ++i) z[i] = f(s, y[i]);
+  } else {
+    for_each_broadcast(out->shape, a->shape, b->shape,
+                       [&](int64_t o, int64_t i, int64_t j) { z[o] = f(x[i], y[j]); });
+  }
+}
+
+template <typename Options, typename F>
+Status prepare_arithmetic(OpContext& ctx) {
+  return prepare_binary(ctx, false, fused_activation<Options>(ctx));
+}
+
+template <typename Options, typename F>
+Status eval_arithmetic(OpContext& ctx) {
+  const Tensor* a = ctx.input(0);
+  Tensor* out = ctx.output(0);
+  if (a->type == TensorType::INT32) {
+    binary_loop<int32_t, int32_t>(a, ctx.input(1), out, F{});
+  } else {
+    binary_loop<float, float>(a, ctx.input(1), out, F{});
+    apply_activation(fused_activation<Options>(ctx), out->f32(), out->elements());
+  }
+  return Status();
+}
+
+Status prepare_comparison(OpContext& ctx) { return prepare_binary(ctx, true, Activation::NONE); }
+
+template <typename F>
+Status eval_comparison(OpContext& ctx) {
+  const Tensor* a = ctx.input(0);
+  if (a->type == TensorType::INT32) {
+    binary_loop<int32_t, bool>(a, ctx.input(1), ctx.output(0), F{});
+  } else {
+    binary_loop<float, bool>(a, ctx.input(1), ctx.output(0), F{});
+  }
+  return Status();
+}
+
+#define GRUWB_SCALAR_FN(Name, expr)                \
+  struct Name {                                    \
+    template <typename T>                          \
+    auto operator()(T a, T b) const { return expr; } \
+  }
+GRUWB_SCALAR_FN(AddFn, a + b);
+GRUWB_SCALAR_FN(SubFn, a - b);
+GRUWB_SCALAR_FN(MulFn, a * b);
+GRUWB_SCALAR_FN(MinFn, a < b ? a : b);
+GRUWB_SCALAR_FN(MaxFn, a > b ? a : b);
+GRUWB_SCALAR_FN(LessFn, a < b);
+GRUWB_SCALAR_FN(LessEqualFn, a <= b);
+GRUWB_SCALAR_FN(GreaterFn, a > b);
+GRUWB_SCALAR_FN(GreaterEqualFn, a >= b);
+GRUWB_SCALAR_FN(EqualFn, a == b);
+GRUWB_SCALAR_FN(NotEqualFn, a != b);
+#undef GRUWB_SCALAR_FN
+
+template <BuiltinOperator kOp, typename Options, typename F>
+constexpr KernelRegistration arithmetic() {
+  return {static_cast<int32_t>(kOp), nullptr, prepare_arithmetic<Options, F>,
+          eval_arithmetic<Options, F>};
+}
+
+template <BuiltinOperator kOp, typename F>
+constexpr KernelRegistration comparison() {
+  return {static_cast<int32_t>(kOp), nullptr, prepare_comparison, eval_comparison<F>};
+}
+
+}  // namespace
+
+extern const KernelRegistration kAddKernel =
+    arithmetic<BuiltinOperator::ADD, fb::AddOptions, AddFn>();
+extern const KernelRegistration kSubKernel =
+    arithmetic<BuiltinOperator::SUB, fb::SubOptions, SubFn>();
+extern const KernelRegistration kMulKernel =
+    arithmetic<BuiltinOperator::MUL, fb::MulOptions, MulFn>();
+extern const KernelRegistration kMinimumKernel =
+    arithmetic<BuiltinOperator::MINIMUM, NoOptions, MinFn>();
+extern const KernelRegistration kMaximumKernel =
+    arithmetic<BuiltinOperator::MAXIMUM, NoOptions, MaxFn>();
+extern const KernelRegistration kLessKernel = comparison<BuiltinOperator::LESS, LessFn>();
+extern const KernelRegistration kLessEqualKernel =
+    comparison<BuiltinOperator::LESS_EQUAL, LessEqualFn>();
+extern const KernelRegistration kGreaterKernel =
+    comparison<BuiltinOperator::GREATER, GreaterFn>();
+extern const KernelRegistration kGreaterEqualKernel =
+    comparison<BuiltinOperator::GREATER_EQUAL, GreaterEqualFn>();
+extern const KernelRegistration kEqualKernel = comparison<BuiltinOperator::EQUAL, EqualFn>();
+extern const KernelRegistration kNotEqualKernel =
+    comparison<BuiltinOperator::NOT_EQUAL, NotEqualFn>();
+
+}  // namespace gruwb

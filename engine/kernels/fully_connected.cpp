@@ -1,0 +1,113 @@
+// FULLY_CONNECTED: out = act(x W^T + b), W stored [out, in] (the Keras kernel
+// transposed). Hybrid models keep W in INT8 with per-tensor or per-row scales;
+// we dequantize on the fly and compute in float.
+
+#include "engine/kernels/kernel_util.h"
+#include "engine/kernels/matmul.h"
+
+namespace gruwb {
+namespace {
+
+Status prepare(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 2, 3));
+  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+  const Tensor* input = ctx.input(0);
+  const Tensor* weights = ctx.input(1);
+  const Tensor* bias = ctx.input(2);
+  Tensor* output = ctx.output(0);
+  GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
+  const auto* options = ctx.op().options<fb::FullyConnectedOptions>();
+  Activation activation = options ? options->fused_activation_function() : Activation::NONE;
+  GRUWB_RETURN_IF_ERROR(check_activation(activation));
+  if (options && options->weights_format() != fb::FullyConnectedOptionsWeightsFormat::DEFAULT) {
+    return Status::error(StatusCode::kUnsupported, "shuffled weights format is not supported");
+  }
+  if (weights->shape.rank != 2) {
+    return Status::error(StatusCode::kInvalidModel, "weights '%s' must be 2-D, rank is %d",
+                         weights->name, static_cast<int>(weights->shape.rank));
+  }
+  int32_t units = weights->shape.dims[0];
+  int32_t depth = weights->shape.dims[1];
+  if (weights->type == TensorType::INT8) {
+    const fb::QuantizationParameters* q = weights->quantization;
+    if (!q || !q->scale() || q->scale()->size() == 0 ||
+        (q->scale()->size() != 1 && q->scale()->size() != static_cast<uint32_t>(units))) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "INT8 weights '%s' need 1 or %d scales", weights->name,
+                           static_cast<int>(units));
+    }
+  } else {
+    GRUWB_RETURN_IF_ERROR(expect_float(weights, "weights"));
+  }
+  if (bias) {
+    GRUWB_RETURN_IF_ERROR(expect_float(bias, "bias"));
+    if (bias->elements() != units) {
+      return Status::error(StatusCode::kInvalidModel, "bias '%s' has %lld values, expected %d",
+                           bias->name, static_cast<long long>(bias->elements()),
+                           static_cast<int>(units));
+    }
+  }
+  int64_t elements = input->elements();
+  if (depth == 0 || elements % depth != 0) {
+    char shape[48];
+    format_shape(input->shape, shape, sizeof shape);
+    return Status::error(StatusCode::kInvalidModel,
+                         "input '%s' %s does not divide into rows of %d features", input->name,
+                         shape, static_cast<int>(depth));
+  }
+  Shape out_shape;
+  if (options && options->keep_num_dims()) {
+    out_shape = input->shape;
+    out_shape.dims[out_shape.rank - 1] = units;
+  } else {
+    out_shape = make_shape({static_cast<int32_t>(elements / depth), units});
+  }
+  output->type = TensorType::FLOAT32;
+  set_output_shape(output, out_shape);
+  return Status();
+}
+
+Status eval(OpContext& ctx) {
+  const Tensor* input = ctx.input(0);
+  const Tensor* weights = ctx.input(1);
+  const Tensor* bias = ctx.input(2);
+  Tensor* output = ctx.output(0);
+  const auto* options = ctx.op().options<fb::FullyConnectedOptions>();
+  Activation activation = options ? options->fused_activation_function() : Activation::NONE;
+  int32_t units = weights->shape.dims[0];
+  int32_t depth = weights->shape.dims[1];
+  int64_t batches = input->elements() / depth;
+  const float* b = bias ? bias->f32() : nullptr;
+  float* out = output->f32();
+  if (weights->type == TensorType::FLOAT32) {
+    for (int64_t n = 0; n < batches; ++n) {
+      matvec(weights->f32(), units, depth, input->f32() + n * depth, b, out + n * units);
+    }
+  } else {
+    const int8_t* w = reinterpret_cast<const int8_t*>(weights->data);
+    const auto* q = weights->quantization;
+    const float* scales = q->scale()->data();
+    bool per_row = q->scale()->size() > 1;
+    const int64_t* zero_points = q->zero_point() ? q->zero_point()->data() : nullptr;
+    bool zp_per_row = q->zero_point() && q->zero_point()->size() > 1;
+    for (int64_t n = 0; n < batches; ++n) {
+      const float* x = input->f32() + n * depth;
+      for (int32_t r = 0; r < units; ++r) {
+        float zp = zero_points ? static_cast<float>(zero_points[zp_per_row ? r : 0]) : 0.f;
+        const int8_t* row = w + static_cast<int64_t>(r) * depth;
+        float acc = 0.f;
+        for (int32_t i = 0; i < depth; ++i) acc += x[i] * (static_cast<float>(row[i]) - zp);
+        out[n * units + r] = acc * scales[per_row ? r : 0] + (b ? b[r] : 0.f);
+      }
+    }
+  }
+  apply_activation(activation, out, batches * units);
+  return Status();
+}
+
+}  // namespace
+
+extern const KernelRegistration kFullyConnectedKernel = {
+    static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED), nullptr, prepare, eval};
+
+}  // namespace gruwb

@@ -1,0 +1,71 @@
+#pragma once
+// Small helpers shared by kernels: fused activations and broadcasting.
+
+#include <cmath>
+#include <cstdint>
+
+#include "engine/runtime/kernel.h"
+
+namespace gruwb {
+
+using Activation = fb::ActivationFunctionType;
+
+inline float apply_activation(Activation activation, float x) {
+  switch (activation) {
+    case Activation::RELU: return x < 0.f ? 0.f : x;
+    case Activation::RELU6: return x < 0.f ? 0.f : (x > 6.f ? 6.f : x);
+    case Activation::RELU_N1_TO_1: return x < -1.f ? -1.f : (x > 1.f ? 1.f : x);
+    case Activation::TANH: return std::tanh(x);
+    case Activation::SIGN_BIT: return std::signbit(x) ? 1.f : 0.f;
+    default: return x;
+  }
+}
+
+inline void apply_activation(Activation activation, float* data, int64_t n) {
+  if (activation == Activation::NONE) return;
+  for (int64_t i = 0; i < n; ++i) data[i] = apply_activation(activation, data[i]);
+}
+
+Status check_activation(Activation activation);
+
+inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+// NumPy broadcasting of two shapes into `out` (fails naming both shapes).
+Status broadcast_shapes(const Shape& a, const Shape& b, Shape* out);
+
+// Walks the output of a broadcast binary op; calls f(out_index, a_index, b_index).
+// Shapes are right-aligned; a/b dims of 1 repeat.
+template <typename F>
+void for_each_broadcast(const Shape& out, const Shape& a, const Shape& b, F f) {
+  int32_t rank = out.rank;
+  int64_t a_stride[kMaxRank] = {};
+  int64_t b_stride[kMaxRank] = {};
+  int64_t sa = 1, sb = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    int32_t ad = d - (rank - a.rank);
+    int32_t bd = d - (rank - b.rank);
+    int32_t a_dim = ad >= 0 ? a.dims[ad] : 1;
+    int32_t b_dim = bd >= 0 ? b.dims[bd] : 1;
+    a_stride[d] = a_dim == 1 ? 0 : sa;
+    b_stride[d] = b_dim == 1 ? 0 : sb;
+    sa *= a_dim;
+    sb *= b_dim;
+  }
+  int32_t index[kMaxRank] = {};
+  int64_t total = out.elements();
+  int64_t ai = 0, bi = 0;
+  for (int64_t o = 0; o < total; ++o) {
+    f(o, ai, bi);
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      ++index[d];
+      ai += a_stride[d];
+      bi += b_stride[d];
+      if (index[d] < out.dims[d]) break;
+      ai -= a_stride[d] * out.dims[d];
+      bi -= b_stride[d] * out.dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace gruwb

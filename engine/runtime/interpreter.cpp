@@ -1,0 +1,461 @@
+#include "engine/runtime/interpreter.h"
+
+#include <cstring>
+#include <new>
+
+namespace gruwb {
+namespace {
+
+size_t align_up(size_t n) {
+  return (n + Interpreter::kAlignment - 1) & ~(Interpreter::kAlignment - 1);
+}
+
+bool is_integer_activation_type(TensorType type) {
+  return type == TensorType::INT8 || type == TensorType::UINT8 || type == TensorType::INT16;
+}
+
+}  // namespace
+
+// ---- OpContext -----------------------------------------------------------
+
+OpContext::OpContext(Interpreter* interpreter, int subgraph, int op_index, Tensor* tensors,
+                     OpNode* node)
+    : interpreter_(interpreter),
+      subgraph_(subgraph),
+      op_index_(op_index),
+      op_(node->op),
+      tensors_(tensors),
+      node_(node) {}
+
+Tensor* OpContext::input(int i) const {
+  if (i < 0 || static_cast<size_t>(i) >= op_.inputs.size) return nullptr;
+  int32_t t = op_.inputs[static_cast<size_t>(i)];
+  return t < 0 ? nullptr : &tensors_[t];
+}
+
+Tensor* OpContext::output(int i) const {
+  if (i < 0 || static_cast<size_t>(i) >= op_.outputs.size) return nullptr;
+  int32_t t = op_.outputs[static_cast<size_t>(i)];
+  return t < 0 ? nullptr : &tensors_[t];
+}
+
+Status OpContext::allocate_persistent(size_t bytes, void** out) {
+  return interpreter_->allocate_persistent(bytes, out);
+}
+
+Status OpContext::request_scratch(size_t bytes, int* slot) {
+  return interpreter_->add_scratch(subgraph_, op_index_, bytes, slot);
+}
+
+void* OpContext::scratch(int slot) const {
+  return interpreter_->scratch_data(node_->scratch_buffer[slot]);
+}
+
+void* OpContext::user_data() const { return node_->user_data; }
+void OpContext::set_user_data(void* data) { node_->user_data = data; }
+
+// ---- Interpreter: tables and tensors --------------------------------------
+
+Status Interpreter::layout_tables(size_t* table_bytes) {
+  int total_tensors = 0;
+  int total_ops = 0;
+  for (int s = 0; s < subgraph_count_; ++s) {
+    SubgraphView sg = model_->subgraph(s);
+    total_tensors += sg.tensor_count;
+    total_ops += sg.operator_count;
+  }
+  buffer_capacity_ = total_tensors + kMaxScratchPerOp * total_ops;
+  size_t subgraph_bytes = align_up(sizeof(SubgraphState) * static_cast<size_t>(subgraph_count_));
+  size_t tensor_bytes = align_up(sizeof(Tensor) * static_cast<size_t>(total_tensors));
+  size_t node_bytes = align_up(sizeof(OpNode) * static_cast<size_t>(total_ops));
+  size_t buffer_bytes = align_up(sizeof(PlannedBuffer) * static_cast<size_t>(buffer_capacity_));
+  *table_bytes = subgraph_bytes + tensor_bytes + node_bytes + buffer_bytes;
+  usage_.metadata_bytes = *table_bytes;
+  if (*table_bytes > arena_bytes_) {
+    return Status::error(StatusCode::kOutOfMemory,
+                         "arena of %u bytes is too small even for the model's tables (%u bytes)",
+                         static_cast<unsigned>(arena_bytes_), static_cast<unsigned>(*table_bytes));
+  }
+  uint8_t* cursor = arena_;
+  subgraphs_ = new (cursor) SubgraphState[subgraph_count_];
+  cursor += subgraph_bytes;
+  Tensor* tensors = new (cursor) Tensor[total_tensors];
+  cursor += tensor_bytes;
+  OpNode* nodes = new (cursor) OpNode[total_ops];
+  cursor += node_bytes;
+  buffers_ = reinterpret_cast<PlannedBuffer*>(cursor);
+  for (int s = 0; s < subgraph_count_; ++s) {
+    SubgraphView sg = model_->subgraph(s);
+    SubgraphState& state = subgraphs_[s];
+    state.tensors = tensors;
+    state.nodes = nodes;
+    state.tensor_count = sg.tensor_count;
+    state.op_count = sg.operator_count;
+    state.first_buffer = buffer_count_;
+    buffer_count_ += sg.tensor_count;
+    tensors += sg.tensor_count;
+    nodes += sg.operator_count;
+    for (int o = 0; o < sg.operator_count; ++o) state.nodes[o].op = sg.op(o);
+  }
+  for (int32_t b = 0; b < buffer_count_; ++b) buffers_[b] = PlannedBuffer{0, 0, 0, 0};
+  return Status();
+}
+
+Status Interpreter::allocate_persistent(size_t bytes, void** out) {
+  size_t start = align_up(persistent_end_);
+  if (start + bytes > arena_bytes_) {
+    usage_.persistent_bytes = start + bytes - usage_.metadata_bytes;
+    return Status::error(StatusCode::kOutOfMemory,
+                         "arena of %u bytes is too small: persistent data needs %u more bytes",
+                         static_cast<unsigned>(arena_bytes_),
+                         static_cast<unsigned>(start + bytes - arena_bytes_));
+  }
+  *out = arena_ + start;
+  memset(*out, 0, bytes);
+  persistent_end_ = start + bytes;
+  usage_.persistent_bytes = persistent_end_ - usage_.metadata_bytes;
+  return Status();
+}
+
+Status Interpreter::add_scratch(int subgraph, int op, size_t bytes, int* slot) {
+  OpNode& node = subgraphs_[subgraph].nodes[op];
+  for (int s = 0; s < kMaxScratchPerOp; ++s) {
+    if (node.scratch_buffer[s] >= 0) continue;
+    if (buffer_count_ >= buffer_capacity_) break;
+    node.scratch_buffer[s] = buffer_count_;
+    buffers_[buffer_count_++] = PlannedBuffer{bytes, 0, 0, 0};
+    *slot = s;
+    return Status();
+  }
+  return Status::error(StatusCode::kInternal, "more than %d scratch buffers requested",
+                       kMaxScratchPerOp);
+}
+
+void* Interpreter::scratch_data(int32_t buffer_id) const {
+  return arena_ + activations_offset_ + buffers_[buffer_id].offset;
+}
+
+Status Interpreter::init_tensors(int s) {
+  SubgraphView sg = model_->subgraph(s);
+  SubgraphState& state = subgraphs_[s];
+  for (int t = 0; t < sg.tensor_count; ++t) {
+    TensorView view = sg.tensor(t);
+    Tensor& tensor = state.tensors[t];
+    tensor.type = view.type;
+    tensor.shape = make_shape(view.shape);
+    tensor.quantization = view.quantization;
+    tensor.name = view.name;
+    if (view.is_variable) {
+      tensor.kind = TensorKind::kVariable;
+      if (!tensor_bytes(tensor.type, tensor.shape, &tensor.bytes)) {
+        return Status::error(StatusCode::kUnsupported, "tensor %d '%s': %s variables unsupported",
+                             t, tensor.name, tensor_type_name(tensor.type));
+      }
+      void* data = nullptr;
+      GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &data));
+      tensor.data = static_cast<uint8_t*>(data);
+    } else if (view.is_constant() || view.element_count() == 0) {  // [0]-shaped: no data
+      tensor.kind = TensorKind::kConstant;
+      tensor.data = const_cast<uint8_t*>(view.data.data);  // never written: kernels take const
+      tensor.bytes = view.data.size;
+    } else {
+      tensor.kind = TensorKind::kActivation;
+      if (is_integer_activation_type(tensor.type)) {
+        return Status::error(StatusCode::kUnsupported,
+                             "full-integer quantized models are not supported yet: tensor %d "
+                             "'%s' carries %s activations (float32 compute with int8 weights "
+                             "is supported)",
+                             t, tensor.name, tensor_type_name(tensor.type));
+      }
+    }
+  }
+  return Status();
+}
+
+Status Interpreter::check_supported_ops() {
+  // One message listing every distinct unsupported op, so users see all at once.
+  char names[Status::kMessageCapacity] = {};
+  size_t used = 0;
+  int missing = 0;
+  for (int s = 0; s < subgraph_count_; ++s) {
+    SubgraphState& state = subgraphs_[s];
+    for (int o = 0; o < state.op_count; ++o) {
+      OpNode& node = state.nodes[o];
+      node.kernel = find_kernel(node.op.op_code, node.op.custom_code);
+      if (node.kernel) continue;
+      const char* name = node.op.name();
+      if (strstr(names, name)) continue;
+      ++missing;
+      int n = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", name);
+      if (n > 0) used = used + static_cast<size_t>(n) < sizeof names ? used + static_cast<size_t>(n) : sizeof names - 1;
+    }
+  }
+  if (missing == 0) return Status();
+  return Status::error(StatusCode::kUnsupported, "the engine has no kernel for %d op%s: %s",
+                       missing, missing == 1 ? "" : "s", names);
+}
+
+// ---- prepare ----------------------------------------------------------------
+
+Status Interpreter::prepare_subgraph(int index) {
+  SubgraphState& state = subgraphs_[index];
+  if (state.prepared) return Status();
+  if (state.preparing) {
+    return Status::error(StatusCode::kInvalidModel, "subgraph %d is called recursively", index);
+  }
+  state.preparing = true;
+  for (int o = 0; o < state.op_count; ++o) {
+    OpContext ctx(this, index, o, state.tensors, &state.nodes[o]);
+    Status status = state.nodes[o].kernel->prepare(ctx);
+    if (!status.ok()) {
+      return status.prefix("subgraph %d '%s' op %d (%s): ", index, model_->subgraph(index).name,
+                           o, state.nodes[o].op.name());
+    }
+  }
+  state.preparing = false;
+  state.prepared = true;
+  return Status();
+}
+
+// Global timeline: every op gets [start, end]; a callee's ops are numbered
+// inside its caller op's span, so the planner sees exactly which tensors are
+// alive while a WHILE body runs.
+Status Interpreter::assign_times(int index, uint32_t* clock) {
+  SubgraphState& state = subgraphs_[index];
+  state.start_time = (*clock)++;
+  for (int o = 0; o < state.op_count; ++o) {
+    OpNode& node = state.nodes[o];
+    node.start_time = (*clock)++;
+    int32_t callees[2];
+    int n = called_subgraphs(node.op, callees);
+    for (int c = 0; c < n; ++c) {
+      if (subgraphs_[callees[c]].call_sites++ == 0) {
+        GRUWB_RETURN_IF_ERROR(assign_times(callees[c], clock));
+      }
+    }
+    node.end_time = (*clock)++;
+  }
+  state.end_time = (*clock)++;
+  return Status();
+}
+
+Status Interpreter::plan_activations() {
+  uint32_t clock = 0;
+  subgraphs_[0].call_sites = 1;
+  GRUWB_RETURN_IF_ERROR(assign_times(0, &clock));
+  const uint32_t end_of_time = clock;
+
+  // Lifetimes of activation tensors.
+  for (int s = 0; s < subgraph_count_; ++s) {
+    SubgraphState& state = subgraphs_[s];
+    if (!state.prepared) continue;
+    SubgraphView sg = model_->subgraph(s);
+    const uint32_t kNever = UINT32_MAX;
+    for (int t = 0; t < state.tensor_count; ++t) {
+      buffers_[state.first_buffer + t] = PlannedBuffer{0, 0, kNever, 0};
+    }
+    for (int32_t t : sg.inputs) buffers_[state.first_buffer + t].first = state.start_time;
+    for (int o = 0; o < state.op_count; ++o) {
+      const OpNode& node = state.nodes[o];
+      for (int32_t t : node.op.outputs) {
+        if (t < 0) continue;
+        PlannedBuffer& b = buffers_[state.first_buffer + t];
+        if (b.first == kNever) b.first = node.start_time;
+        if (b.last < node.end_time) b.last = node.end_time;
+      }
+      for (int32_t t : node.op.inputs) {
+        if (t < 0) continue;
+        PlannedBuffer& b = buffers_[state.first_buffer + t];
+        if (state.tensors[t].kind == TensorKind::kActivation && b.first == kNever) {
+          return Status::error(StatusCode::kInvalidModel,
+                               "subgraph %d op %d (%s) reads tensor %d '%s', which nothing "
+                               "writes before it",
+                               s, o, node.op.name(), static_cast<int>(t), state.tensors[t].name);
+        }
+        if (b.last < node.end_time) b.last = node.end_time;
+      }
+    }
+    for (int32_t t : sg.outputs) buffers_[state.first_buffer + t].last = state.end_time;
+    for (int t = 0; t < state.tensor_count; ++t) {
+      PlannedBuffer& b = buffers_[state.first_buffer + t];
+      Tensor& tensor = state.tensors[t];
+      if (tensor.kind != TensorKind::kActivation) continue;
+      if (b.first == kNever) {
+        tensor.kind = TensorKind::kOmitted;
+        continue;
+      }
+      if (!tensor_bytes(tensor.type, tensor.shape, &tensor.bytes)) {
+        return Status::error(StatusCode::kUnsupported, "subgraph %d tensor %d '%s': %s tensors",
+                             s, t, tensor.name, tensor_type_name(tensor.type));
+      }
+      b.bytes = tensor.bytes;
+      if (state.call_sites > 1) {
+        b.first = 0;
+        b.last = end_of_time;
+      }
+    }
+    for (int o = 0; o < state.op_count; ++o) {
+      const OpNode& node = state.nodes[o];
+      for (int32_t id : node.scratch_buffer) {
+        if (id < 0) continue;
+        buffers_[id].first = state.call_sites > 1 ? 0 : node.start_time;
+        buffers_[id].last = state.call_sites > 1 ? end_of_time : node.end_time;
+      }
+    }
+  }
+  if (subgraphs_[0].prepared) {
+    for (int32_t t : model_->subgraph(0).outputs) buffers_[t].last = end_of_time;
+  }
+
+  // Greedy by size (largest first), each at the lowest offset that does not
+  // collide with an already placed buffer alive at the same time. The
+  // work lists live at the arena's tail until planning is done.
+  const size_t work_bytes = sizeof(int32_t) * 2 * static_cast<size_t>(buffer_count_);
+  size_t persistent = align_up(persistent_end_);
+  if (persistent + work_bytes > arena_bytes_) {
+    usage_.activation_bytes = work_bytes;
+    return Status::error(StatusCode::kOutOfMemory,
+                         "arena of %u bytes is too small to plan activations",
+                         static_cast<unsigned>(arena_bytes_));
+  }
+  int32_t* order = reinterpret_cast<int32_t*>(arena_ + arena_bytes_ - work_bytes);
+  int32_t* placed = order + buffer_count_;  // placed ids, sorted by offset
+  int32_t count = 0;
+  for (int32_t b = 0; b < buffer_count_; ++b) {
+    if (buffers_[b].bytes > 0) order[count++] = b;
+  }
+  for (int32_t i = 1; i < count; ++i) {  // insertion sort: stable, no recursion
+    int32_t id = order[i];
+    int32_t j = i - 1;
+    while (j >= 0 && buffers_[order[j]].bytes < buffers_[id].bytes) {
+      order[j + 1] = order[j];
+      --j;
+    }
+    order[j + 1] = id;
+  }
+  size_t high_water = 0;
+  int32_t placed_count = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    PlannedBuffer& b = buffers_[order[i]];
+    size_t size = align_up(b.bytes);
+    size_t candidate = 0;
+    for (int32_t p = 0; p < placed_count; ++p) {
+      const PlannedBuffer& other = buffers_[placed[p]];
+      bool overlaps_in_time = !(other.last < b.first || b.last < other.first);
+      if (!overlaps_in_time) continue;
+      if (other.offset >= candidate + size) break;  // the gap before `other` fits
+      size_t other_end = other.offset + align_up(other.bytes);
+      if (other_end > candidate) candidate = other_end;
+    }
+    b.offset = candidate;
+    // keep `placed` sorted by offset
+    int32_t pos = placed_count;
+    while (pos > 0 && buffers_[placed[pos - 1]].offset > candidate) {
+      placed[pos] = placed[pos - 1];
+      --pos;
+    }
+    placed[pos] = order[i];
+    ++placed_count;
+    if (candidate + size > high_water) high_water = candidate + size;
+  }
+  activations_offset_ = persistent;
+  usage_.activation_bytes = high_water;
+  usage_.persistent_bytes = persistent - usage_.metadata_bytes;
+  if (persistent + high_water > arena_bytes_) {
+    return Status::error(StatusCode::kOutOfMemory,
+                         "arena too small: the model needs %u bytes (tables %u, persistent %u, "
+                         "activations %u), the arena has %u",
+                         static_cast<unsigned>(usage_.total()),
+                         static_cast<unsigned>(usage_.metadata_bytes),
+                         static_cast<unsigned>(usage_.persistent_bytes),
+                         static_cast<unsigned>(usage_.activation_bytes),
+                         static_cast<unsigned>(arena_bytes_));
+  }
+  for (int s = 0; s < subgraph_count_; ++s) {
+    SubgraphState& state = subgraphs_[s];
+    for (int t = 0; t < state.tensor_count; ++t) {
+      Tensor& tensor = state.tensors[t];
+      if (tensor.kind != TensorKind::kActivation) continue;
+      tensor.data = arena_ + activations_offset_ + buffers_[state.first_buffer + t].offset;
+    }
+  }
+  return Status();
+}
+
+Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_bytes) {
+  *this = Interpreter();
+  if (!model.table()) return Status::error(StatusCode::kInvalidArgument, "model is not loaded");
+  if (!arena || (reinterpret_cast<uintptr_t>(arena) & (kAlignment - 1)) != 0) {
+    return Status::error(StatusCode::kInvalidArgument, "arena must be %u-byte aligned",
+                         static_cast<unsigned>(kAlignment));
+  }
+  model_ = &model;
+  arena_ = arena;
+  arena_bytes_ = arena_bytes;
+  subgraph_count_ = model.subgraph_count();
+  size_t table_bytes = 0;
+  GRUWB_RETURN_IF_ERROR(layout_tables(&table_bytes));
+  persistent_end_ = table_bytes;
+  GRUWB_RETURN_IF_ERROR(check_supported_ops());
+  for (int s = 0; s < subgraph_count_; ++s) GRUWB_RETURN_IF_ERROR(init_tensors(s));
+  GRUWB_RETURN_IF_ERROR(prepare_subgraph(0));
+  GRUWB_RETURN_IF_ERROR(plan_activations());
+  reset_variables();
+  prepared_ = true;
+  return Status();
+}
+
+// ---- invoke -------------------------------------------------------------------
+
+Status Interpreter::invoke_subgraph(int index) {
+  SubgraphState& state = subgraphs_[index];
+  for (int o = 0; o < state.op_count; ++o) {
+    OpNode& node = state.nodes[o];
+    OpContext ctx(this, index, o, state.tensors, &node);
+    Status status = node.kernel->eval(ctx);
+    if (!status.ok()) {
+      return status.prefix("subgraph %d op %d (%s): ", index, o, node.op.name());
+    }
+  }
+  return Status();
+}
+
+Status Interpreter::invoke() {
+  if (!prepared_) return Status::error(StatusCode::kInvalidArgument, "invoke before prepare");
+  return invoke_subgraph(0);
+}
+
+void Interpreter::reset_variables() {
+  for (int s = 0; s < subgraph_count_; ++s) {
+    SubgraphState& state = subgraphs_[s];
+    for (int t = 0; t < state.tensor_count; ++t) {
+      Tensor& tensor = state.tensors[t];
+      if (tensor.kind != TensorKind::kVariable) continue;
+      // A variable may carry its initial value in the file; most start at zero.
+      Span<uint8_t> initial = model_->subgraph(s).tensor(t).data;
+      if (initial.size == tensor.bytes) {
+        memcpy(tensor.data, initial.data, tensor.bytes);
+      } else {
+        memset(tensor.data, 0, tensor.bytes);
+      }
+    }
+  }
+}
+
+int Interpreter::input_count() const {
+  return static_cast<int>(model_->subgraph(0).inputs.size);
+}
+
+int Interpreter::output_count() const {
+  return static_cast<int>(model_->subgraph(0).outputs.size);
+}
+
+Tensor* Interpreter::input(int i) {
+  return &subgraphs_[0].tensors[model_->subgraph(0).inputs[static_cast<size_t>(i)]];
+}
+
+Tensor* Interpreter::output(int i) {
+  return &subgraphs_[0].tensors[model_->subgraph(0).outputs[static_cast<size_t>(i)]];
+}
+
+}  // namespace gruwb

@@ -1,0 +1,112 @@
+#pragma once
+// Runs a loaded Model in one caller-provided arena.
+//
+//   Interpreter interpreter;
+//   Status s = interpreter.prepare(model, arena, sizeof arena);
+//   // s fails with kOutOfMemory when the arena is too small; then
+//   // interpreter.arena_bytes_needed() tells the exact size to provide.
+//   memcpy(interpreter.input(0)->data, x, interpreter.input(0)->bytes);
+//   interpreter.invoke();
+//
+// prepare() checks every op is supported, infers shapes, plans tensor
+// lifetimes across all subgraphs (a callee's tensors live inside its call
+// site's time span, so WHILE bodies share memory with dead caller tensors) and
+// places everything in the arena. invoke() allocates nothing.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/model/model.h"
+#include "engine/runtime/kernel.h"
+#include "engine/runtime/tensor.h"
+
+namespace gruwb {
+
+struct OpNode {
+  OperatorView op;  // cached: building views per invoke costs time in WHILE bodies
+  const KernelRegistration* kernel = nullptr;
+  void* user_data = nullptr;
+  int32_t scratch_buffer[kMaxScratchPerOp] = {-1, -1, -1, -1};  // planned buffer ids
+  uint32_t start_time = 0;  // global timeline (see arena planning)
+  uint32_t end_time = 0;
+};
+
+struct SubgraphState {
+  Tensor* tensors = nullptr;
+  OpNode* nodes = nullptr;
+  int tensor_count = 0;
+  int op_count = 0;
+  int32_t first_buffer = 0;  // planned buffer id of tensor 0
+  uint32_t start_time = 0;
+  uint32_t end_time = 0;
+  uint16_t call_sites = 0;
+  bool prepared = false;
+  bool preparing = false;
+};
+
+struct ArenaUsage {
+  size_t metadata_bytes = 0;    // tensor/op tables
+  size_t persistent_bytes = 0;  // variables + kernel state
+  size_t activation_bytes = 0;  // planned, shared activations + scratch
+  size_t total() const { return metadata_bytes + persistent_bytes + activation_bytes; }
+};
+
+class Interpreter {
+ public:
+  static constexpr size_t kAlignment = 16;
+
+  Status prepare(const Model& model, uint8_t* arena, size_t arena_bytes);
+  // Exact arena size this model needs (also after prepare failed with
+  // kOutOfMemory, as long as the tables themselves fitted).
+  size_t arena_bytes_needed() const { return usage_.total(); }
+  const ArenaUsage& arena_usage() const { return usage_; }
+
+  int input_count() const;
+  int output_count() const;
+  Tensor* input(int i);
+  Tensor* output(int i);
+  Status invoke();
+  // Zeroes (or restores from the file) every variable tensor.
+  void reset_variables();
+
+  // For control-flow kernels.
+  Status prepare_subgraph(int index);
+  Status invoke_subgraph(int index);
+  SubgraphState& subgraph_state(int index) { return subgraphs_[index]; }
+  const Model& model() const { return *model_; }
+  bool is_prepared() const { return prepared_; }
+
+  // Used by OpContext during prepare.
+  Status allocate_persistent(size_t bytes, void** out);
+  Status add_scratch(int subgraph, int op, size_t bytes, int* slot);
+  void* scratch_data(int32_t buffer_id) const;
+
+ private:
+  Status layout_tables(size_t* table_bytes);
+  Status init_tensors(int subgraph);
+  Status check_supported_ops();
+  Status assign_times(int subgraph, uint32_t* clock);
+  Status plan_activations();
+
+  const Model* model_ = nullptr;
+  uint8_t* arena_ = nullptr;
+  size_t arena_bytes_ = 0;
+  size_t persistent_end_ = 0;  // bump pointer for persistent data (from arena start)
+  SubgraphState* subgraphs_ = nullptr;
+  int subgraph_count_ = 0;
+  // Planned buffers: one per tensor of every subgraph, then scratch buffers.
+  struct PlannedBuffer {
+    size_t bytes;
+    size_t offset;
+    uint32_t first;
+    uint32_t last;
+  };
+  PlannedBuffer* buffers_ = nullptr;
+  int32_t buffer_count_ = 0;
+  int32_t buffer_capacity_ = 0;
+  size_t activations_offset_ = 0;
+  ArenaUsage usage_;
+  bool prepared_ = false;
+};
+
+}  // namespace gruwb

@@ -1,0 +1,78 @@
+#pragma once
+// The contract between the interpreter and one op kernel. Each kernel file
+// (engine/kernels/<op>.cpp) provides a prepare step (check types and shapes
+// once, set output shapes, ask for memory) and an eval step (compute; no
+// allocation, no checks prepare already did), registered in one table.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/model/model.h"
+#include "engine/runtime/tensor.h"
+
+namespace gruwb {
+
+class Interpreter;
+struct OpNode;
+
+constexpr int kMaxScratchPerOp = 4;
+
+class OpContext {
+ public:
+  OpContext(Interpreter* interpreter, int subgraph, int op_index, Tensor* tensors, OpNode* node);
+
+  const OperatorView& op() const { return op_; }
+  int subgraph_index() const { return subgraph_; }
+  int input_count() const { return static_cast<int>(op_.inputs.size); }
+  int output_count() const { return static_cast<int>(op_.outputs.size); }
+  // nullptr when the input is omitted (-1) or beyond the op's input list.
+  Tensor* input(int i) const;
+  Tensor* output(int i) const;
+  Interpreter& interpreter() const { return *interpreter_; }
+
+  // prepare only: memory that lives as long as the interpreter (e.g. state
+  // a kernel precomputes once). Zero-filled.
+  Status allocate_persistent(size_t bytes, void** out);
+  // prepare only: a scratch buffer alive during this op's eval only, planned
+  // into the arena like an activation. Returns its slot in *slot.
+  Status request_scratch(size_t bytes, int* slot);
+  // eval only.
+  void* scratch(int slot) const;
+  void* user_data() const;
+  void set_user_data(void* data);
+
+  // An error prefixed with nothing: the interpreter adds subgraph/op context.
+  template <typename... Args>
+  static Status fail(const char* format, Args... args) {
+    return Status::error(StatusCode::kInvalidModel, format, args...);
+  }
+
+ private:
+  Interpreter* interpreter_;
+  int subgraph_;
+  int op_index_;
+  const OperatorView& op_;
+  Tensor* tensors_;
+  OpNode* node_;
+};
+
+struct KernelRegistration {
+  int32_t op_code;
+  const char* custom_code;  // CUSTOM ops only, else nullptr
+  Status (*prepare)(OpContext& ctx);
+  Status (*eval)(OpContext& ctx);
+};
+
+// nullptr when the engine has no kernel for the op.
+const KernelRegistration* find_kernel(int32_t op_code, const char* custom_code);
+
+// Shared prepare checks, to keep kernels short.
+Status expect_type(const Tensor* tensor, TensorType type, const char* role);
+Status expect_float(const Tensor* tensor, const char* role);
+Status expect_inputs(const OpContext& ctx, int min_count, int max_count);
+Status expect_outputs(const OpContext& ctx, int count);
+// Inferred shapes win over the file's (as in TFLite): the file may hold [] or
+// placeholder 1s for dynamic dimensions.
+inline void set_output_shape(Tensor* output, const Shape& shape) { output->shape = shape; }
+
+}  // namespace gruwb

@@ -1,0 +1,59 @@
+#pragma once
+// Runtime tensors: shape, type and where the data lives. They sit in the arena
+// (the interpreter places one per model tensor during prepare).
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+
+#include "engine/model/model.h"
+
+namespace gruwb {
+
+struct Shape {
+  int32_t rank = 0;
+  int32_t dims[kMaxRank] = {};
+
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int32_t i = 0; i < rank; ++i) n *= dims[i];
+    return n;
+  }
+  int32_t dim(int32_t i) const { return dims[i < 0 ? i + rank : i]; }
+  bool operator==(const Shape& other) const;
+  bool operator!=(const Shape& other) const { return !(*this == other); }
+};
+
+Shape make_shape(Span<int32_t> dims);
+Shape make_shape(std::initializer_list<int32_t> dims);
+// "[1,60,3]"
+void format_shape(const Shape& shape, char* out, size_t capacity);
+
+enum class TensorKind : uint8_t {
+  kActivation,  // planned into the arena, reused once dead
+  kConstant,    // points into the model's buffer
+  kVariable,    // persistent state (LSTM/RNN states): survives invokes
+  kOmitted,     // not used by anything
+};
+
+struct Tensor {
+  TensorType type = TensorType::FLOAT32;
+  TensorKind kind = TensorKind::kActivation;
+  Shape shape;
+  uint8_t* data = nullptr;  // constants: read-only model bytes
+  size_t bytes = 0;
+  const fb::QuantizationParameters* quantization = nullptr;
+  const char* name = "";
+
+  float* f32() { return reinterpret_cast<float*>(data); }
+  const float* f32() const { return reinterpret_cast<const float*>(data); }
+  int32_t* i32() { return reinterpret_cast<int32_t*>(data); }
+  const int32_t* i32() const { return reinterpret_cast<const int32_t*>(data); }
+  int64_t elements() const { return shape.elements(); }
+};
+
+// Bytes for `shape` x `type`, rounded up to whole bytes; false for types
+// without a fixed size.
+bool tensor_bytes(TensorType type, const Shape& shape, size_t* bytes);
+
+}  // namespace gruwb
