@@ -29,6 +29,11 @@ extern const KernelRegistration kReshapeKernel;
 extern const KernelRegistration kExpandDimsKernel;
 extern const KernelRegistration kSqueezeKernel;
 extern const KernelRegistration kWhileKernel;
+extern const KernelRegistration kIfKernel;
+extern const KernelRegistration kCallOnceKernel;
+extern const KernelRegistration kVarHandleKernel;
+extern const KernelRegistration kAssignVariableKernel;
+extern const KernelRegistration kReadVariableKernel;
 
 namespace {
 
@@ -38,7 +43,8 @@ const KernelRegistration* const kKernels[] = {
     &kGreaterEqualKernel, &kEqualKernel,       &kNotEqualKernel,     &kLogisticKernel,
     &kTanhKernel,         &kReluKernel,        &kRelu6Kernel,        &kFullyConnectedKernel,
     &kSoftmaxKernel,      &kReshapeKernel,     &kExpandDimsKernel,   &kSqueezeKernel,
-    &kWhileKernel,
+    &kWhileKernel,        &kIfKernel,          &kCallOnceKernel,     &kVarHandleKernel,
+    &kAssignVariableKernel, &kReadVariableKernel,
 };
 
 }  // namespace

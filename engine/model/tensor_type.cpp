@@ -21,7 +21,8 @@ bool tensor_storage_bytes(TensorType type, uint64_t elements, uint64_t* bytes) {
     case TensorType::BFLOAT16: bits = 16; break;
     case TensorType::FLOAT32:
     case TensorType::INT32:
-    case TensorType::UINT32: bits = 32; break;
+    case TensorType::UINT32:
+    case TensorType::RESOURCE: bits = 32; break;  // our runtime stores a resource id
     case TensorType::FLOAT64:
     case TensorType::INT64:
     case TensorType::UINT64:
@@ -31,7 +32,7 @@ bool tensor_storage_bytes(TensorType type, uint64_t elements, uint64_t* bytes) {
     case TensorType::UINT4:
     case TensorType::CIRCLE_UINT4: bits = 4; break;
     case TensorType::INT2: bits = 2; break;
-    default: return false;  // STRING, RESOURCE, VARIANT, GGML blocks: no fixed size
+    default: return false;  // STRING, VARIANT, GGML blocks: no fixed size
   }
   *bytes = (elements * bits + 7) / 8;
   return true;

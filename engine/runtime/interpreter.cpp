@@ -131,6 +131,25 @@ Status Interpreter::add_scratch(int subgraph, int op, size_t bytes, int* slot) {
                        kMaxScratchPerOp);
 }
 
+Status Interpreter::find_or_add_resource(const char* container, const char* shared_name,
+                                         int32_t* id) {
+  for (int i = 0; i < resource_count_; ++i) {
+    if (strcmp(resources_[i].container, container) == 0 &&
+        strcmp(resources_[i].shared_name, shared_name) == 0) {
+      *id = i;
+      return Status();
+    }
+  }
+  if (resource_count_ == kMaxResourceVariables) {
+    return Status::error(StatusCode::kUnsupported, "more than %d resource variables",
+                         kMaxResourceVariables);
+  }
+  resources_[resource_count_].container = container;
+  resources_[resource_count_].shared_name = shared_name;
+  *id = resource_count_++;
+  return Status();
+}
+
 void* Interpreter::scratch_data(int32_t buffer_id) const {
   return arena_ + activations_offset_ + buffers_[buffer_id].offset;
 }

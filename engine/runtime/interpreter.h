@@ -44,6 +44,17 @@ struct SubgraphState {
   bool preparing = false;
 };
 
+// A TFLite resource variable (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE),
+// shared across subgraphs by (container, shared_name).
+struct ResourceVariable {
+  const char* container = "";
+  const char* shared_name = "";
+  TensorType type = TensorType::FLOAT32;
+  Shape shape;
+  uint8_t* data = nullptr;  // persistent; allocated by the first ASSIGN_VARIABLE's prepare
+  size_t bytes = 0;
+};
+
 struct ArenaUsage {
   size_t metadata_bytes = 0;    // tensor/op tables
   size_t persistent_bytes = 0;  // variables + kernel state
@@ -80,6 +91,10 @@ class Interpreter {
   Status allocate_persistent(size_t bytes, void** out);
   Status add_scratch(int subgraph, int op, size_t bytes, int* slot);
   void* scratch_data(int32_t buffer_id) const;
+  // Resource variables: the id is stored in VAR_HANDLE's RESOURCE output.
+  static constexpr int kMaxResourceVariables = 16;
+  Status find_or_add_resource(const char* container, const char* shared_name, int32_t* id);
+  ResourceVariable& resource(int32_t id) { return resources_[id]; }
 
  private:
   Status layout_tables(size_t* table_bytes);
@@ -105,6 +120,8 @@ class Interpreter {
   int32_t buffer_count_ = 0;
   int32_t buffer_capacity_ = 0;
   size_t activations_offset_ = 0;
+  ResourceVariable resources_[kMaxResourceVariables];
+  int resource_count_ = 0;
   ArenaUsage usage_;
   bool prepared_ = false;
 };
