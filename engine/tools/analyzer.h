@@ -22,19 +22,56 @@ struct TensorReport {
   uint64_t data_bytes = 0;  // constant data bytes (0 for activations)
   bool is_variable = false;
   bool is_constant = false;
-  std::string quantization;  // e.g. "scale=0.0039 zero_point=-128", per-axis: "per-axis(0) x20"; "" if none
+  std::string
+      quantization;  // e.g. "scale=0.0039 zero_point=-128", per-axis: "per-axis(0) x20"; "" if none
+  // Structured form of `quantization` (empty when the tensor has none).
+  std::vector<float> scales;
+  std::vector<int64_t> zero_points;
+  int32_t quantized_dimension = 0;
+  uint64_t elements = 0;    // product of shape (1 for a scalar)
+  uint64_t parameters = 0;  // = elements for constant tensors, else 0
+  bool is_sparse = false;
+  std::string data_preview;  // first values of constant data, "[0.1, -2, ...]"; "" if none
+};
+
+// One decoded builtin option, e.g. {"fused_activation_function", "RELU", kEnum}.
+struct OptionValue {
+  enum class Kind { kNumber, kBool, kEnum, kString, kOther };
+  std::string key;
+  std::string value;  // numbers as text; JSON writes kNumber/kBool unquoted
+  Kind kind = Kind::kOther;
 };
 
 struct OpReport {
   int index = -1;
   int32_t op_code = 0;
-  std::string name;  // "FULLY_CONNECTED", "CUSTOM:BatchMatMulV2", "GRU"
+  std::string name;             // "FULLY_CONNECTED", "CUSTOM:BatchMatMulV2", "GRU"
   std::vector<int32_t> inputs;  // -1 = omitted
   std::vector<int32_t> outputs;
   std::vector<int32_t> called_subgraphs;  // WHILE/IF/CALL_ONCE targets
-  std::string options;  // decoded builtin options, "key=value, ..." ("" if none)
-  uint64_t macs = 0;    // multiply-accumulates per inference (0 where not counted)
+  std::string options;                    // decoded builtin options, "key=value, ..." ("" if none)
+  uint64_t macs = 0;  // multiply-accumulates per inference (0 where not counted)
   bool engine_supported = false;
+  // Extras beyond the Analyzer.
+  int32_t version = 1;      // OperatorCode.version
+  std::string custom_code;  // custom ops only
+  uint64_t custom_options_bytes = 0;
+  std::string options_type;                // "FullyConnectedOptions", "" if none
+  std::vector<OptionValue> option_values;  // structured form of `options`
+  std::vector<int32_t> intermediates;
+  std::string macs_formula;  // how `macs` was counted, e.g. "batch 1 x out 16 x in 1"
+};
+
+struct TensorMapReport {
+  std::string name;
+  int32_t tensor = -1;
+};
+
+struct SignatureReport {
+  std::string key;
+  int32_t subgraph = 0;
+  std::vector<TensorMapReport> inputs;
+  std::vector<TensorMapReport> outputs;
 };
 
 struct SubgraphReport {
@@ -55,8 +92,8 @@ struct AnalyzerReport {
   uint32_t version = 0;
   std::string description;
   uint64_t model_bytes = 0;
-  uint64_t non_data_bytes = 0;  // model_bytes - data_bytes
-  uint64_t data_bytes = 0;      // sum of all buffer data
+  uint64_t non_data_bytes = 0;      // model_bytes - data_bytes
+  uint64_t data_bytes = 0;          // sum of all buffer data
   uint64_t zero_value_buffers = 0;  // bytes of buffers whose data is all zeros
   uint64_t parameters = 0;
   uint64_t macs = 0;
@@ -64,6 +101,11 @@ struct AnalyzerReport {
   std::vector<std::string> unsupported_ops;  // op names the engine cannot run (unique)
   std::vector<std::string> signatures;       // signature keys
   std::vector<std::string> metadata;         // metadata names
+  // Extras beyond the Analyzer.
+  uint32_t buffer_count = 0;
+  uint32_t zero_value_buffer_count = 0;  // buffers counted in zero_value_buffers
+  uint32_t operator_code_count = 0;
+  std::vector<SignatureReport> signature_defs;  // full form of `signatures`
 };
 
 AnalyzerReport analyze_model(const Model& model, const std::string& path);
