@@ -1,0 +1,88 @@
+#include "engine/tools/model_runner.h"
+
+#include <cstring>
+
+namespace gruwb::tools {
+
+std::string npy_dtype_for(TensorType type) {
+  switch (type) {
+    case TensorType::FLOAT32: return "<f4";
+    case TensorType::INT32: return "<i4";
+    case TensorType::INT64: return "<i8";
+    case TensorType::FLOAT64: return "<f8";
+    case TensorType::BOOL: return "|b1";
+    case TensorType::UINT8: return "|u1";
+    case TensorType::INT8: return "|i1";
+    case TensorType::INT16: return "<i2";
+    default: return "";
+  }
+}
+
+bool ModelRunner::prepare_in(size_t bytes, std::string* error) {
+  storage_.assign(bytes + Interpreter::kAlignment, 0);
+  uintptr_t raw = reinterpret_cast<uintptr_t>(storage_.data());
+  uint8_t* arena = reinterpret_cast<uint8_t*>((raw + Interpreter::kAlignment - 1) &
+                                              ~uintptr_t{Interpreter::kAlignment - 1});
+  Status status = interpreter_.prepare(*model_, arena, bytes);
+  if (!status.ok()) {
+    *error = std::string(status_code_name(status.code())) + ": " + status.message();
+    return false;
+  }
+  return true;
+}
+
+bool ModelRunner::prepare(const Model& model, std::string* error) {
+  model_ = &model;
+  // First pass with a generous arena learns the exact size; the second pass
+  // runs in exactly that many bytes, as a board would.
+  size_t probe = 1 << 20;
+  for (;;) {
+    std::string probe_error;
+    if (prepare_in(probe, &probe_error)) break;
+    if (interpreter_.arena_bytes_needed() <= probe || probe >= (size_t{1} << 31)) {
+      *error = probe_error;
+      return false;
+    }
+    probe = interpreter_.arena_bytes_needed();
+  }
+  return prepare_in(interpreter_.arena_bytes_needed(), error);
+}
+
+bool ModelRunner::set_input(int index, const NpyArray& array, std::string* error) {
+  Tensor* tensor = interpreter_.input(index);
+  std::string want = npy_dtype_for(tensor->type);
+  std::vector<int64_t> shape(tensor->shape.dims, tensor->shape.dims + tensor->shape.rank);
+  std::string name = "input " + std::to_string(index) + " '" + tensor->name + "'";
+  if (array.dtype != want) {
+    *error = name + " is " + tensor_type_name(tensor->type) + " (" + want + "), the array is " +
+             array.dtype;
+    return false;
+  }
+  if (array.shape != shape) {
+    *error = name + " has shape " + npy_shape_text(shape) + ", the array has " +
+             npy_shape_text(array.shape);
+    return false;
+  }
+  std::memcpy(tensor->data, array.data.data(), tensor->bytes);
+  return true;
+}
+
+bool ModelRunner::invoke(std::string* error) {
+  Status status = interpreter_.invoke();
+  if (!status.ok()) {
+    *error = std::string(status_code_name(status.code())) + ": " + status.message();
+    return false;
+  }
+  return true;
+}
+
+NpyArray ModelRunner::output(int index) {
+  const Tensor* tensor = interpreter_.output(index);
+  NpyArray array;
+  array.dtype = npy_dtype_for(tensor->type);
+  array.shape.assign(tensor->shape.dims, tensor->shape.dims + tensor->shape.rank);
+  array.data.assign(tensor->data, tensor->data + tensor->bytes);
+  return array;
+}
+
+}  // namespace gruwb::tools
