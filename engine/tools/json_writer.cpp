@@ -96,6 +96,10 @@ void JsonWriter::before_value() {
     return;
   }
   Level& level = stack_.back();
+  if (level.single_line) {
+    if (level.count++ > 0) out_.append(indent_ > 0 ? ", " : ",");
+    return;
+  }
   if (level.count++ > 0) out_.push_back(',');
   newline_indent(stack_.size());
 }
@@ -133,7 +137,7 @@ JsonWriter& JsonWriter::end_object() {
 }
 
 JsonWriter& JsonWriter::end_array() {
-  const bool had_items = stack_.back().count > 0;
+  const bool had_items = stack_.back().count > 0 && !stack_.back().single_line;
   stack_.pop_back();
   if (had_items) newline_indent(stack_.size());
   out_.push_back(']');

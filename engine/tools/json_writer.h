@@ -50,10 +50,12 @@ class JsonWriter {
     }
   }
 
-  // Writes an array of numbers or strings in one call.
+  // Writes an array of numbers or strings in one call, on one line even when
+  // pretty-printing ("[0, 4, 3]"): shapes and index lists stay readable.
   template <typename Container>
   JsonWriter& array(const Container& items) {
     begin_array();
+    stack_.back().single_line = true;
     for (const auto& item : items) value(item);
     return end_array();
   }
@@ -69,6 +71,7 @@ class JsonWriter {
  private:
   struct Level {
     bool is_object = false;
+    bool single_line = false;
     int count = 0;
   };
 

@@ -545,6 +545,11 @@ TEST(JsonWriterTest, WritesNestedStructuresCompactAndPretty) {
   JsonWriter pretty(2);
   pretty.begin_object().key("a").begin_array().value(1).value(2).end_array().end_object();
   EXPECT_EQ(pretty.str(), "{\n  \"a\": [\n    1,\n    2\n  ]\n}");
+
+  JsonWriter lists(2);
+  lists.begin_object().key("shape").array(std::vector<int32_t>{1, 28, 28});
+  lists.key("none").array(std::vector<int32_t>{}).end_object();
+  EXPECT_EQ(lists.str(), "{\n  \"shape\": [1, 28, 28],\n  \"none\": []\n}");
 }
 
 TEST(JsonWriterTest, NumbersRoundTripAndNonFiniteIsNull) {
