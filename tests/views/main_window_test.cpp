@@ -1,0 +1,250 @@
+// The gru-workbench main window: opening, dropping, reloading and recent
+// files on real models, and bad input that must never replace the open model.
+
+#include "app/gui/main_window.h"
+
+#include <QAction>
+#include <QBuffer>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFile>
+#include <QImage>
+#include <QMenu>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTreeWidget>
+#include <QUrl>
+#include <QtTest>
+
+#include "views/model_report_view.h"
+
+using gruwb::gui::MainWindow;
+using gruwb::views::ModelReportView;
+
+namespace {
+
+QString modelPath(const char* name) {
+  return QString(GRUWB_SHARED_DIR) + "/data/models/tflite/" + name;
+}
+
+const QString kHello = modelPath("tflm_hello_world_float.tflite");
+const QString kWhile = modelPath("litert_multi_subgraphs_while.tflite");
+
+int opCount(const ModelReportView* view, int subgraph) {
+  QTreeWidgetItem* item = view->subgraphItem(subgraph);
+  for (int i = 0; item && i < item->childCount(); ++i) {
+    if (item->child(i)->text(0) == "Operators") return item->child(i)->childCount();
+  }
+  return -1;
+}
+
+// True when some summary row shows `text`.
+bool summaryShows(const ModelReportView* view, const QString& text) {
+  QTreeWidgetItem* summary = view->summaryItem();
+  for (int i = 0; summary && i < summary->childCount(); ++i) {
+    for (int c = 0; c < ModelReportView::kColumnCount; ++c) {
+      if (summary->child(i)->text(c).contains(text)) return true;
+    }
+  }
+  return false;
+}
+
+bool writeFile(const QString& path, const QByteArray& bytes) {
+  QFile file(path);
+  return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
+}
+
+QByteArray readFile(const QString& path) {
+  QFile file(path);
+  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// Sends drag-enter and, if `drop`, a drop of `path` onto the window, the way
+// a file manager would. Returns whether the drag-enter was accepted.
+bool dragFile(MainWindow* window, const QString& path, bool drop = true) {
+  QMimeData mime;
+  mime.setUrls({QUrl::fromLocalFile(path)});
+  const QPoint where = window->rect().center();
+  QDragEnterEvent enter(where, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(window, &enter);
+  if (drop) {
+    QDropEvent event(QPointF(where), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window, &event);
+  }
+  return enter.isAccepted();
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir temp_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(temp_.isValid());
+    // Keep the user's recent files out of it: settings go to the temp dir.
+    QCoreApplication::setOrganizationName("GRU Workbench Tests");
+    QCoreApplication::setApplicationName("main_window_test");
+    QSettings::setDefaultFormat(QSettings::IniFormat);
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, temp_.path());
+  }
+
+  void init() { QSettings().clear(); }
+
+  void startsEmptyWithTheAppTitle() {
+    MainWindow window;
+    QVERIFY(window.windowTitle().contains("GRU Workbench"));
+    QVERIFY(window.currentPath().isEmpty());
+    QVERIFY(!window.reloadAction()->isEnabled());
+    QVERIFY(window.acceptDrops());
+  }
+
+  void openingARealModelFillsTheReport() {
+    MainWindow window;
+    QVERIFY(window.openModel(kHello));
+    QCOMPARE(window.currentPath(), kHello);
+    QCOMPARE(window.reportView()->subgraphCount(), 1);
+    QCOMPARE(opCount(window.reportView(), 0), 3);
+    QVERIFY(summaryShows(window.reportView(), "3164"));
+    QVERIFY(window.windowTitle().contains("tflm_hello_world_float.tflite"));
+    QVERIFY(window.statusBar()->currentMessage().contains("Opened tflm_hello_world_float.tflite"));
+    QVERIFY(window.errorText().isEmpty());
+    QVERIFY(window.reloadAction()->isEnabled());
+  }
+
+  void droppingAModelOpensIt() {
+    MainWindow window;
+    QVERIFY(window.openModel(kHello));
+    QVERIFY(dragFile(&window, kWhile));
+    QCOMPARE(window.currentPath(), kWhile);
+    QCOMPARE(window.reportView()->subgraphCount(), 3);
+    QVERIFY(summaryShows(window.reportView(), "2120"));
+  }
+
+  void droppingANonModelFileIsRejected() {
+    MainWindow window;
+    QVERIFY(window.openModel(kHello));
+    const QString readme = QString(GRUWB_SHARED_DIR) + "/data/models/tflite/README.md";
+    QVERIFY(!dragFile(&window, readme, /*drop=*/false));  // refused at drag-enter
+    QVERIFY2(window.statusBar()->currentMessage().contains("README.md: not a model file"),
+             qPrintable(window.statusBar()->currentMessage()));
+    dragFile(&window, readme);  // a drop that arrives anyway changes nothing
+    QCOMPARE(window.currentPath(), kHello);
+    QCOMPARE(opCount(window.reportView(), 0), 3);
+    QVERIFY(window.errorText().isEmpty());
+  }
+
+  void corruptFileKeepsThePreviousModel() {
+    MainWindow window;
+    QVERIFY(window.openModel(kHello));
+    const QString truncated = temp_.filePath("truncated.tflite");
+    QVERIFY(writeFile(truncated, readFile(kHello).left(600)));
+
+    QVERIFY(!window.openModel(truncated));
+    QCOMPARE(window.currentPath(), kHello);
+    QCOMPARE(window.reportView()->subgraphCount(), 1);
+    QCOMPARE(opCount(window.reportView(), 0), 3);
+    QVERIFY(summaryShows(window.reportView(), "3164"));
+    const QString message = window.statusBar()->currentMessage();
+    QVERIFY2(message.contains("truncated.tflite"), qPrintable(message));
+    QVERIFY(!message.contains('\n'));
+    QCOMPARE(window.errorText(), message);  // the banner repeats it
+    QVERIFY(!window.recentFiles().contains(truncated));
+  }
+
+  void pngRenamedAndMissingFilesAreErrorsToo() {
+    MainWindow window;
+    QVERIFY(window.openModel(kWhile));
+
+    QImage image(8, 8, QImage::Format_RGB32);
+    image.fill(Qt::red);
+    QByteArray png;
+    QBuffer buffer(&png);
+    buffer.open(QIODevice::WriteOnly);
+    QVERIFY(image.save(&buffer, "PNG"));
+    const QString fake = temp_.filePath("picture.tflite");
+    QVERIFY(writeFile(fake, png));
+    QVERIFY(!window.openModel(fake));
+    QVERIFY(window.statusBar()->currentMessage().contains("picture.tflite"));
+    QCOMPARE(window.currentPath(), kWhile);
+
+    const QString missing = temp_.filePath("missing.circle");
+    QVERIFY(!window.openModel(missing));
+    QVERIFY(window.statusBar()->currentMessage().contains("missing.circle"));
+    QCOMPARE(window.currentPath(), kWhile);
+    QCOMPARE(window.reportView()->subgraphCount(), 3);
+
+    // A good model clears the error banner.
+    QVERIFY(!window.errorText().isEmpty());
+    QVERIFY(window.openModel(kHello));
+    QVERIFY(window.errorText().isEmpty());
+  }
+
+  void corruptFileAsFirstModelLeavesTheWindowEmpty() {
+    MainWindow window;
+    const QString empty = temp_.filePath("empty.tflite");
+    QVERIFY(writeFile(empty, QByteArray()));
+    QVERIFY(!window.openModel(empty));
+    QVERIFY(window.currentPath().isEmpty());
+    QVERIFY(!window.reloadAction()->isEnabled());
+    QVERIFY(window.statusBar()->currentMessage().contains("empty.tflite"));
+  }
+
+  void reloadReadsTheFileAgainAndSurvivesBreakage() {
+    MainWindow window;
+    const QString path = temp_.filePath("changing.tflite");
+    QVERIFY(writeFile(path, readFile(kHello)));
+    QVERIFY(window.openModel(path));
+    QCOMPARE(window.reportView()->subgraphCount(), 1);
+
+    QVERIFY(writeFile(path, readFile(kWhile)));
+    window.reloadAction()->trigger();
+    QCOMPARE(window.reportView()->subgraphCount(), 3);
+
+    QVERIFY(writeFile(path, QByteArray("TFL3 but not a flatbuffer")));
+    QVERIFY(!window.reloadModel());
+    QCOMPARE(window.reportView()->subgraphCount(), 3);
+    QCOMPARE(window.currentPath(), path);
+    QVERIFY(window.statusBar()->currentMessage().contains("changing.tflite"));
+  }
+
+  void recentFilesKeepTheLastNineNewestFirst() {
+    MainWindow window;
+    QStringList copies;
+    for (int i = 0; i < MainWindow::kMaxRecentFiles + 2; ++i) {
+      copies << temp_.filePath(QString("model_%1.tflite").arg(i));
+      QVERIFY(writeFile(copies.last(), readFile(kHello)));
+      QVERIFY(window.openModel(copies.last()));
+    }
+    QVERIFY(window.openModel(copies[5]));  // reopening moves it to the front
+    const QStringList recent = window.recentFiles();
+    QCOMPARE(recent.size(), MainWindow::kMaxRecentFiles);
+    QCOMPARE(recent.first(), copies[5]);
+    QCOMPARE(recent[1], copies.last());
+    QCOMPARE(recent.count(copies[5]), 1);
+    QVERIFY(!recent.contains(copies[0]));
+
+    // Ctrl+1..9 belong to the recent entries; triggering one opens it.
+    QList<QAction*> entries;
+    for (QAction* action : window.recentMenu()->actions()) {
+      if (!action->shortcut().isEmpty()) entries << action;
+    }
+    QCOMPARE(entries.size(), MainWindow::kMaxRecentFiles);
+    QCOMPARE(entries[0]->shortcut(), QKeySequence("Ctrl+1"));
+    QCOMPARE(entries[8]->shortcut(), QKeySequence("Ctrl+9"));
+    entries[2]->trigger();
+    QCOMPARE(window.currentPath(), recent[2]);
+
+    // A new window sees the same list (it lives in QSettings).
+    MainWindow other;
+    QCOMPARE(other.recentFiles().first(), recent[2]);
+  }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "main_window_test.moc"

@@ -1,0 +1,286 @@
+#include "views/model_report_view.h"
+
+#include <QApplication>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QPlainTextEdit>
+#include <QSplitter>
+#include <QStyle>
+#include <QTextBlock>
+#include <QTreeWidget>
+
+namespace gruwb::views {
+namespace {
+
+using tools::AnalyzerReport;
+using tools::OpReport;
+using tools::SubgraphReport;
+using tools::TensorReport;
+using RowKind = ModelReportView::RowKind;
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// Plain digits, as in the text report, so a figure found in one pane can be
+// searched for in the other.
+QString number(uint64_t value) { return QString::number(static_cast<qulonglong>(value)); }
+
+QString bytes(uint64_t value) { return number(value) + " bytes"; }
+
+// "1780 bytes (56.26%)": the share is only a presentation of two analyzer figures.
+QString bytesWithShare(uint64_t value, uint64_t total) {
+  if (total == 0) return bytes(value);
+  return QString("%1 (%2%)").arg(bytes(value)).arg(100.0 * value / total, 0, 'f', 2);
+}
+
+QString tensorList(const std::vector<int32_t>& indices) {
+  QStringList parts;
+  for (int32_t index : indices) parts << (index < 0 ? QString("-") : QString("T#%1").arg(index));
+  return parts.join(", ");
+}
+
+QString shapeText(const std::vector<int32_t>& shape) {
+  QStringList dims;
+  for (int32_t dim : shape) dims << QString::number(dim);
+  return "[" + dims.join(",") + "]";
+}
+
+QTreeWidgetItem* addRow(QTreeWidgetItem* parent, RowKind kind, const QStringList& columns) {
+  auto* item = new QTreeWidgetItem(parent, columns);
+  item->setData(0, ModelReportView::kKindRole, static_cast<int>(kind));
+  return item;
+}
+
+QTreeWidgetItem* addSummaryRow(QTreeWidgetItem* parent, const QString& name, const QString& value,
+                               const QString& details = {}) {
+  return addRow(parent, RowKind::kSummaryRow, {name, value, QString(), details});
+}
+
+void addOperator(QTreeWidgetItem* group, int subgraph, const OpReport& op) {
+  QString details = qs(op.options);
+  if (!op.called_subgraphs.empty()) {
+    QStringList called;
+    for (int32_t index : op.called_subgraphs) called << QString("Subgraph#%1").arg(index);
+    details = (details.isEmpty() ? QString() : details + "; ") + "calls " + called.join(", ");
+  }
+  QString macs = op.macs > 0 ? number(op.macs) + " MACs" : QString();
+  auto* item = addRow(group, RowKind::kOperator,
+                      {QString("Op#%1 %2").arg(op.index).arg(qs(op.name)),
+                       tensorList(op.inputs) + " -> " + tensorList(op.outputs), macs, details});
+  item->setData(0, ModelReportView::kSubgraphRole, subgraph);
+  item->setData(0, ModelReportView::kIndexRole, op.index);
+  if (!op.engine_supported) {
+    // Users decide from this mark whether the model can run or train here.
+    QString why = QString("The GRU Workbench engine cannot run %1 yet.").arg(qs(op.name));
+    item->setIcon(0, qApp->style()->standardIcon(QStyle::SP_MessageBoxWarning));
+    item->setForeground(0, QColor(0xb0, 0x3a, 0x2e));
+    for (int column = 0; column < ModelReportView::kColumnCount; ++column) {
+      item->setToolTip(column, why);
+    }
+  }
+}
+
+void addTensor(QTreeWidgetItem* group, int subgraph, const TensorReport& tensor) {
+  QString kind = tensor.is_constant   ? bytes(tensor.data_bytes)
+                 : tensor.is_variable ? QString("variable")
+                                      : QString();
+  QString details = qs(tensor.quantization);
+  if (!tensor.shape_signature.empty() && tensor.shape_signature != tensor.shape) {
+    details = (details.isEmpty() ? QString() : details + "; ") + "signature " +
+              shapeText(tensor.shape_signature);
+  }
+  auto* item = addRow(group, RowKind::kTensor,
+                      {QString("T#%1 %2").arg(tensor.index).arg(qs(tensor.name)),
+                       shapeText(tensor.shape) + " " + qs(tensor.type), kind, details});
+  item->setData(0, ModelReportView::kSubgraphRole, subgraph);
+  item->setData(0, ModelReportView::kIndexRole, tensor.index);
+  item->setToolTip(0, qs(tensor.name));
+}
+
+// Index of the first text block at or after `from` whose text, without
+// leading blanks, starts with `prefix` followed by a non-digit; -1 if none
+// before a block starting with `stop`.
+int findBlock(const QTextDocument* document, int from, const QString& prefix, const QString& stop) {
+  for (QTextBlock block = document->findBlockByNumber(from); block.isValid();
+       block = block.next()) {
+    const QString text = block.text().trimmed();
+    if (block.blockNumber() > from && !stop.isEmpty() && text.startsWith(stop)) return -1;
+    if (text.startsWith(prefix) &&
+        (text.size() == prefix.size() || !text.at(prefix.size()).isDigit())) {
+      return block.blockNumber();
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+ModelReportView::ModelReportView(QWidget* parent) : QWidget(parent) {
+  tree_ = new QTreeWidget;
+  tree_->setColumnCount(kColumnCount);
+  tree_->setHeaderLabels({tr("Item"), tr("Value"), tr("Cost"), tr("Details")});
+  tree_->setUniformRowHeights(true);
+  tree_->setAlternatingRowColors(true);
+  tree_->setAcceptDrops(false);  // model files dropped here go to the main window
+  tree_->header()->setStretchLastSection(true);
+
+  text_ = new QPlainTextEdit;
+  text_->setReadOnly(true);
+  text_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  text_->setAcceptDrops(false);
+  text_->viewport()->setAcceptDrops(false);
+
+  splitter_ = new QSplitter(Qt::Horizontal);
+  splitter_->addWidget(tree_);
+  splitter_->addWidget(text_);
+  splitter_->setStretchFactor(0, 3);
+  splitter_->setStretchFactor(1, 2);
+  splitter_->setChildrenCollapsible(false);
+
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(splitter_);
+
+  connect(tree_, &QTreeWidget::currentItemChanged, this,
+          [this](QTreeWidgetItem* item) { showTextLineFor(item); });
+}
+
+void ModelReportView::clear() {
+  tree_->clear();
+  text_->clear();
+}
+
+void ModelReportView::setReport(const AnalyzerReport& report) {
+  tree_->setUpdatesEnabled(false);
+  tree_->clear();
+  addSummary(report);
+  for (const SubgraphReport& subgraph : report.subgraphs) addSubgraph(subgraph);
+  for (int column = 0; column < kDetailsColumn; ++column) tree_->resizeColumnToContents(column);
+  tree_->setUpdatesEnabled(true);
+  text_->setPlainText(qs(tools::report_to_text(report)));
+}
+
+void ModelReportView::addSummary(const AnalyzerReport& report) {
+  auto* summary = new QTreeWidgetItem(tree_, {tr("Model"), qs(report.path)});
+  summary->setData(0, kKindRole, static_cast<int>(RowKind::kSummary));
+  summary->setToolTip(1, qs(report.path));
+  addSummaryRow(summary, tr("Format"),
+                QString("%1 (schema version %2)").arg(qs(report.format)).arg(report.version));
+  if (!report.description.empty())
+    addSummaryRow(summary, tr("Description"), qs(report.description));
+  addSummaryRow(summary, tr("Size"), bytes(report.model_bytes));
+  addSummaryRow(summary, tr("Non-data"), bytesWithShare(report.non_data_bytes, report.model_bytes));
+  addSummaryRow(summary, tr("Data"), bytesWithShare(report.data_bytes, report.model_bytes));
+  addSummaryRow(summary, tr("Zero buffers"), bytes(report.zero_value_buffers),
+                tr("bytes of buffers whose data is all zeros"));
+  addSummaryRow(summary, tr("Parameters"), number(report.parameters));
+  addSummaryRow(summary, tr("MACs"), number(report.macs), tr("multiply-accumulates per inference"));
+  addSummaryRow(summary, tr("Subgraphs"), number(report.subgraphs.size()));
+  if (!report.unsupported_ops.empty()) {
+    QStringList names;
+    for (const std::string& name : report.unsupported_ops) names << qs(name);
+    auto* row = addSummaryRow(summary, tr("Not runnable"), names.join(", "),
+                              tr("ops the engine cannot run yet"));
+    row->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxWarning));
+  }
+  if (!report.signatures.empty()) {
+    QStringList keys;
+    for (const std::string& key : report.signatures) keys << qs(key);
+    addSummaryRow(summary, tr("Signatures"), keys.join(", "));
+  }
+  if (!report.metadata.empty()) {
+    QStringList names;
+    for (const std::string& name : report.metadata) names << qs(name);
+    addSummaryRow(summary, tr("Metadata"), names.join(", "));
+  }
+  summary->setExpanded(true);
+}
+
+void ModelReportView::addSubgraph(const SubgraphReport& subgraph) {
+  QString title = QString("Subgraph#%1").arg(subgraph.index);
+  if (!subgraph.name.empty()) title += " " + qs(subgraph.name);
+  QString details = QString("%1 -> %2; %3 parameters")
+                        .arg(tensorList(subgraph.inputs), tensorList(subgraph.outputs),
+                             number(subgraph.parameters));
+  if (subgraph.macs > 0) details += "; " + number(subgraph.macs) + " MACs";
+  auto* item = new QTreeWidgetItem(
+      tree_, {title,
+              tr("%n op(s), ", nullptr, static_cast<int>(subgraph.ops.size())) +
+                  tr("%n tensor(s)", nullptr, static_cast<int>(subgraph.tensors.size())),
+              bytes(subgraph.data_bytes), details});
+  item->setData(0, kKindRole, static_cast<int>(RowKind::kSubgraph));
+  item->setData(0, kSubgraphRole, subgraph.index);
+  item->setToolTip(2, tr("data bytes of the tensors this subgraph lists"));
+
+  int unsupported = 0;
+  for (const OpReport& op : subgraph.ops) unsupported += op.engine_supported ? 0 : 1;
+  QString opsValue = number(subgraph.ops.size());
+  if (unsupported > 0) opsValue += tr(", %1 not runnable").arg(unsupported);
+  auto* ops = addRow(item, RowKind::kOperators, {tr("Operators"), opsValue});
+  ops->setData(0, kSubgraphRole, subgraph.index);
+  for (const OpReport& op : subgraph.ops) addOperator(ops, subgraph.index, op);
+
+  auto* tensors = addRow(item, RowKind::kTensors, {tr("Tensors"), number(subgraph.tensors.size())});
+  tensors->setData(0, kSubgraphRole, subgraph.index);
+  for (const TensorReport& tensor : subgraph.tensors) addTensor(tensors, subgraph.index, tensor);
+
+  item->setExpanded(true);
+  ops->setExpanded(true);
+}
+
+QTreeWidgetItem* ModelReportView::summaryItem() const {
+  for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* item = tree_->topLevelItem(i);
+    if (item->data(0, kKindRole).toInt() == static_cast<int>(RowKind::kSummary)) return item;
+  }
+  return nullptr;
+}
+
+QTreeWidgetItem* ModelReportView::subgraphItem(int index) const {
+  for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* item = tree_->topLevelItem(i);
+    if (item->data(0, kKindRole).toInt() == static_cast<int>(RowKind::kSubgraph) &&
+        item->data(0, kSubgraphRole).toInt() == index) {
+      return item;
+    }
+  }
+  return nullptr;
+}
+
+int ModelReportView::subgraphCount() const {
+  int count = 0;
+  for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
+    if (tree_->topLevelItem(i)->data(0, kKindRole).toInt() ==
+        static_cast<int>(RowKind::kSubgraph)) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+// Selecting a subgraph, op or tensor row scrolls the text report to its line,
+// so the two halves read as one document.
+void ModelReportView::showTextLineFor(QTreeWidgetItem* item) {
+  if (!item) return;
+  const auto kind = static_cast<RowKind>(item->data(0, kKindRole).toInt());
+  if (kind == RowKind::kSummary || kind == RowKind::kSummaryRow) return;
+  const QTextDocument* document = text_->document();
+  const int subgraph = item->data(0, kSubgraphRole).toInt();
+  int line = findBlock(document, 0, QString("Subgraph#%1").arg(subgraph), QString());
+  if (line < 0) return;
+  const int index = item->data(0, kIndexRole).toInt();
+  int target = line;
+  if (kind == RowKind::kOperator) {
+    target = findBlock(document, line, QString("Op#%1").arg(index), "Subgraph#");
+  } else if (kind == RowKind::kTensor) {
+    target = findBlock(document, line, QString("T#%1").arg(index), "Subgraph#");
+  }
+  if (target < 0) target = line;
+  QTextCursor cursor(document->findBlockByNumber(target));
+  cursor.select(QTextCursor::LineUnderCursor);
+  text_->setTextCursor(cursor);
+  text_->centerCursor();
+}
+
+}  // namespace gruwb::views

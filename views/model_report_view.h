@@ -1,0 +1,56 @@
+#pragma once
+// The analyzer report of one model: a tree (model summary, then each subgraph
+// with its operators and tensors) beside the analyzer's text report. The view
+// only lays out figures; every number comes from gruwb::tools::analyze_model.
+
+#include <QWidget>
+
+#include "engine/tools/analyzer.h"
+
+class QPlainTextEdit;
+class QSplitter;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace gruwb::views {
+
+class ModelReportView : public QWidget {
+  Q_OBJECT
+
+ public:
+  // What a tree row stands for (stored under kKindRole), so tests and later
+  // views (graph, tensor inspector) can map a row back to the model.
+  enum class RowKind { kSummary, kSummaryRow, kSubgraph, kOperators, kTensors, kOperator, kTensor };
+  static constexpr int kKindRole = Qt::UserRole;          // RowKind as int
+  static constexpr int kSubgraphRole = Qt::UserRole + 1;  // subgraph index
+  static constexpr int kIndexRole = Qt::UserRole + 2;     // op or tensor index
+
+  enum Column { kItemColumn, kValueColumn, kCostColumn, kDetailsColumn, kColumnCount };
+
+  explicit ModelReportView(QWidget* parent = nullptr);
+
+  // Replaces whatever was shown with `report` and its text form.
+  void setReport(const tools::AnalyzerReport& report);
+  void clear();
+
+  QTreeWidget* tree() const { return tree_; }
+  QPlainTextEdit* textView() const { return text_; }
+  QSplitter* splitter() const { return splitter_; }
+
+  // The "Model" summary row, or null when nothing is shown.
+  QTreeWidgetItem* summaryItem() const;
+  // The top-level row of subgraph `index`, or null.
+  QTreeWidgetItem* subgraphItem(int index) const;
+  int subgraphCount() const;
+
+ private:
+  void addSummary(const tools::AnalyzerReport& report);
+  void addSubgraph(const tools::SubgraphReport& subgraph);
+  void showTextLineFor(QTreeWidgetItem* item);
+
+  QSplitter* splitter_ = nullptr;
+  QTreeWidget* tree_ = nullptr;
+  QPlainTextEdit* text_ = nullptr;
+};
+
+}  // namespace gruwb::views
