@@ -1,0 +1,347 @@
+// Every .tflite model we ship gives the answers of a real TFLite runtime.
+//
+// The goldens in tests/fixtures/golden/<stem>.json were computed by TFLite's WASM build
+// (tests/fixtures/gen/tflite_golden.mjs); this test needs only the JSON files. Each file has
+// "cases" (each run on a freshly prepared interpreter) and "sequence" (the same inputs invoked
+// back to back on one interpreter, so LSTM states and resource variables carry over as in TFLite).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/interpreter.h"
+#include "engine/tools/model_file.h"
+#include "tests/engine/test_models.h"
+
+namespace gruwb {
+namespace {
+
+constexpr double kTolerance = 1e-5;  // absolute, on every float output element
+
+// ---- A minimal JSON reader (our fixture format only: no escapes beyond \" and \\) ----
+
+struct Json {
+  enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject } kind = Kind::kNull;
+  double number = 0;
+  std::string text;
+  std::vector<Json> items;
+  std::map<std::string, Json> fields;
+
+  const Json& operator[](const std::string& key) const {
+    static const Json kMissing;
+    auto it = fields.find(key);
+    return it == fields.end() ? kMissing : it->second;
+  }
+};
+
+class JsonParser {
+ public:
+  explicit JsonParser(const std::string& text) : text_(text) {}
+
+  bool parse(Json* out, std::string* error) {
+    bool ok = value(out) && (skip_space(), pos_ == text_.size());
+    if (!ok) *error = "JSON syntax error at byte " + std::to_string(pos_);
+    return ok;
+  }
+
+ private:
+  void skip_space() {
+    while (pos_ < text_.size() && std::strchr(" \t\r\n", text_[pos_])) ++pos_;
+  }
+  bool eat(char c) {
+    skip_space();
+    if (pos_ < text_.size() && text_[pos_] == c) return ++pos_, true;
+    return false;
+  }
+  bool literal(const char* word) {
+    size_t n = std::strlen(word);
+    if (text_.compare(pos_, n, word) != 0) return false;
+    pos_ += n;
+    return true;
+  }
+  bool string(std::string* out) {
+    if (!eat('"')) return false;
+    while (pos_ < text_.size() && text_[pos_] != '"') {
+      if (text_[pos_] == '\\') ++pos_;
+      out->push_back(text_[pos_++]);
+    }
+    return eat('"');
+  }
+  bool value(Json* out) {
+    skip_space();
+    if (pos_ >= text_.size()) return false;
+    char c = text_[pos_];
+    if (c == '{') {
+      out->kind = Json::Kind::kObject;
+      ++pos_;
+      if (eat('}')) return true;
+      do {
+        std::string key;
+        if (!string(&key) || !eat(':') || !value(&out->fields[key])) return false;
+      } while (eat(','));
+      return eat('}');
+    }
+    if (c == '[') {
+      out->kind = Json::Kind::kArray;
+      ++pos_;
+      if (eat(']')) return true;
+      do {
+        out->items.emplace_back();
+        if (!value(&out->items.back())) return false;
+      } while (eat(','));
+      return eat(']');
+    }
+    if (c == '"') return out->kind = Json::Kind::kString, string(&out->text);
+    if (literal("true")) return out->kind = Json::Kind::kBool, out->number = 1, true;
+    if (literal("false")) return out->kind = Json::Kind::kBool, true;
+    if (literal("null")) return true;
+    char* end = nullptr;
+    out->number = std::strtod(text_.c_str() + pos_, &end);
+    if (end == text_.c_str() + pos_) return false;
+    out->kind = Json::Kind::kNumber;
+    pos_ = static_cast<size_t>(end - text_.c_str());
+    return true;
+  }
+
+  const std::string& text_;
+  size_t pos_ = 0;
+};
+
+// ---- Fixture access ----------------------------------------------------------------------
+
+std::string golden_path(const std::string& model_file) {
+  std::string stem = model_file.substr(0, model_file.rfind('.'));
+  return std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/golden/" + stem + ".json";
+}
+
+bool load_golden(const std::string& path, Json* golden, std::string* error) {
+  std::vector<uint8_t> bytes;
+  if (!tools::read_file_bytes(path, &bytes, error)) return false;
+  std::string text(bytes.begin(), bytes.end());
+  if (!JsonParser(text).parse(golden, error)) return *error = path + ": " + *error, false;
+  return true;
+}
+
+// "float32" in the fixtures; the engine's TensorType names are "FLOAT32".
+std::string dtype_of(TensorType type) {
+  std::string name = tensor_type_name(type);
+  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  return name;
+}
+
+std::string shape_text(const Shape& shape) {
+  char text[128];
+  format_shape(shape, text, sizeof text);
+  return text;
+}
+
+std::string shape_text(const Json& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.items.size(); ++i) {
+    text += (i ? "," : "") + std::to_string(static_cast<int64_t>(dims.items[i].number));
+  }
+  return text + "]";
+}
+
+// ---- Running the engine ------------------------------------------------------------------
+
+// Owns a 16-byte aligned arena of exactly the size the interpreter asked for.
+struct PreparedModel {
+  std::vector<uint8_t> storage;
+  Interpreter interpreter;
+  size_t arena_bytes = 0;
+};
+
+// Prepares with a tiny arena first so the interpreter reports what it needs, then with that
+// size. A later stage of prepare can only report its needs once the earlier ones fitted, hence
+// the loop.
+Status prepare_sized(const Model& model, PreparedModel* out) {
+  size_t bytes = 256;
+  Status status;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    out->storage.assign(bytes + Interpreter::kAlignment, 0);
+    uintptr_t base = reinterpret_cast<uintptr_t>(out->storage.data());
+    uintptr_t aligned = (base + Interpreter::kAlignment - 1) & ~(Interpreter::kAlignment - 1);
+    out->arena_bytes = bytes;
+    status = out->interpreter.prepare(model, reinterpret_cast<uint8_t*>(aligned), bytes);
+    if (status.code() != StatusCode::kOutOfMemory) return status;
+    size_t needed = out->interpreter.arena_bytes_needed();
+    bytes = needed > bytes ? needed : bytes * 2;
+  }
+  return status;
+}
+
+// Copies one fixture tensor into an engine input, checking name-independent facts first.
+void fill_input(const Json& expected, int index, Tensor* tensor) {
+  SCOPED_TRACE("input " + std::to_string(index) + " '" + expected["name"].text + "'");
+  ASSERT_EQ(dtype_of(tensor->type), expected["dtype"].text);
+  ASSERT_EQ(shape_text(tensor->shape), shape_text(expected["shape"]));
+  const std::vector<Json>& data = expected["data"].items;
+  ASSERT_EQ(static_cast<size_t>(tensor->elements()), data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    switch (tensor->type) {
+      case TensorType::FLOAT32: tensor->f32()[i] = static_cast<float>(data[i].number); break;
+      case TensorType::INT32: tensor->i32()[i] = static_cast<int32_t>(data[i].number); break;
+      case TensorType::INT16:
+        reinterpret_cast<int16_t*>(tensor->data)[i] = static_cast<int16_t>(data[i].number);
+        break;
+      case TensorType::INT8:
+        reinterpret_cast<int8_t*>(tensor->data)[i] = static_cast<int8_t>(data[i].number);
+        break;
+      default: FAIL() << "input type " << dtype_of(tensor->type) << " not handled by this test";
+    }
+  }
+}
+
+double element(const Tensor& tensor, size_t i) {
+  switch (tensor.type) {
+    case TensorType::FLOAT32: return tensor.f32()[i];
+    case TensorType::INT32: return tensor.i32()[i];
+    case TensorType::INT16: return reinterpret_cast<const int16_t*>(tensor.data)[i];
+    case TensorType::INT8: return reinterpret_cast<const int8_t*>(tensor.data)[i];
+    case TensorType::BOOL: return tensor.data[i] ? 1 : 0;
+    default: return NAN;
+  }
+}
+
+// Compares one engine output with the fixture; floats to kTolerance, integers exactly.
+// Returns the largest absolute difference seen.
+double check_output(const Json& expected, int index, const Tensor& tensor) {
+  SCOPED_TRACE("output " + std::to_string(index) + " '" + expected["name"].text + "'");
+  EXPECT_EQ(dtype_of(tensor.type), expected["dtype"].text);
+  EXPECT_EQ(shape_text(tensor.shape), shape_text(expected["shape"]));
+  const std::vector<Json>& data = expected["data"].items;
+  if (static_cast<size_t>(tensor.elements()) != data.size()) {
+    ADD_FAILURE() << "engine gives " << tensor.elements() << " elements, TFLite " << data.size();
+    return INFINITY;
+  }
+  double worst = 0;
+  const double tolerance = tensor.type == TensorType::FLOAT32 ? kTolerance : 0;
+  for (size_t i = 0; i < data.size(); ++i) {
+    double got = element(tensor, i);
+    // The fixture holds the shortest decimal of a float32; compare against that float itself.
+    double want =
+        tensor.type == TensorType::FLOAT32 ? static_cast<float>(data[i].number) : data[i].number;
+    double error = std::fabs(got - want);
+    if (!(error <= tolerance)) {  // also catches NaN
+      ADD_FAILURE() << "element " << i << ": engine " << got << ", TFLite " << want;
+      return error;
+    }
+    worst = std::max(worst, error);
+  }
+  return worst;
+}
+
+// Fills the inputs of `test_case`, invokes, and checks `expected_outputs`.
+double run_case(Interpreter& interpreter, const Json& test_case, const Json& expected_outputs) {
+  const std::vector<Json>& inputs = test_case["inputs"].items;
+  EXPECT_EQ(static_cast<size_t>(interpreter.input_count()), inputs.size());
+  if (static_cast<size_t>(interpreter.input_count()) != inputs.size()) return INFINITY;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    fill_input(inputs[i], static_cast<int>(i), interpreter.input(static_cast<int>(i)));
+    if (testing::Test::HasFatalFailure()) return INFINITY;
+  }
+  Status status = interpreter.invoke();
+  EXPECT_TRUE(status.ok()) << status.message();
+  if (!status.ok()) return INFINITY;
+  const std::vector<Json>& outputs = expected_outputs.items;
+  EXPECT_EQ(static_cast<size_t>(interpreter.output_count()), outputs.size());
+  if (static_cast<size_t>(interpreter.output_count()) != outputs.size()) return INFINITY;
+  double worst = 0;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const Tensor& tensor = *interpreter.output(static_cast<int>(o));
+    worst = std::max(worst, check_output(outputs[o], static_cast<int>(o), tensor));
+  }
+  return worst;
+}
+
+// ---- Tests -------------------------------------------------------------------------------
+
+std::vector<std::string> tflite_model_files() {
+  std::vector<std::string> files;
+  for (const test::TestModel& model : test::all_test_models()) {
+    std::string file = model.file;
+    if (std::string(model.folder) == "tflite" && !test::is_circle(model)) files.push_back(file);
+  }
+  return files;
+}
+
+class GoldenModelTest : public testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(load_golden(golden_path(GetParam()), &golden_, &error)) << error;
+    ASSERT_EQ(golden_["model"].text, GetParam());
+    ASSERT_FALSE(golden_["cases"].items.empty());
+    ASSERT_TRUE(tools::load_model_file(test::model_path(GetParam()), &model_, &error)) << error;
+  }
+
+  // Prepares `prepared`; skips the test when the engine does not support the model yet.
+  void prepare(PreparedModel* prepared) {
+    Status status = prepare_sized(model_.model, prepared);
+    if (status.code() == StatusCode::kUnsupported) {
+      GTEST_SKIP() << (golden_["quantized"].number ? "full-integer model: " : "")
+                   << "engine does not run this model yet: " << status.message();
+    }
+    ASSERT_TRUE(status.ok()) << status_code_name(status.code()) << ": " << status.message();
+  }
+
+  Json golden_;
+  tools::LoadedModel model_;
+};
+
+// Each case on a freshly prepared interpreter: no state from earlier invokes.
+TEST_P(GoldenModelTest, MatchesTfliteOnFreshInterpreter) {
+  double worst = 0;
+  size_t arena_bytes = 0;
+  const std::vector<Json>& cases = golden_["cases"].items;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE("case " + std::to_string(c));
+    auto prepared = std::make_unique<PreparedModel>();
+    prepare(prepared.get());
+    if (IsSkipped() || HasFatalFailure()) return;
+    arena_bytes = prepared->arena_bytes;
+    worst = std::max(worst, run_case(prepared->interpreter, cases[c], cases[c]["outputs"]));
+    if (HasFatalFailure()) return;
+  }
+  RecordProperty("worst_abs_error", std::to_string(worst));
+  std::printf("%s: %zu cases, arena %zu bytes, worst abs error %.3g\n", GetParam().c_str(),
+              cases.size(), arena_bytes, worst);
+}
+
+// The cases' inputs back to back on one interpreter: variable tensors (LSTM h/c), resource
+// variables and CALL_ONCE keep their effect between invokes, as in TFLite.
+TEST_P(GoldenModelTest, MatchesTfliteAcrossInvokes) {
+  const std::vector<Json>& cases = golden_["cases"].items;
+  const std::vector<Json>& sequence = golden_["sequence"].items;
+  ASSERT_EQ(sequence.size(), cases.size());
+  auto prepared = std::make_unique<PreparedModel>();
+  prepare(prepared.get());
+  if (IsSkipped() || HasFatalFailure()) return;
+  double worst = 0;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE("invoke " + std::to_string(c));
+    worst = std::max(worst, run_case(prepared->interpreter, cases[c], sequence[c]["outputs"]));
+    if (HasFatalFailure()) return;
+  }
+  RecordProperty("worst_abs_error", std::to_string(worst));
+  std::printf("%s: %zu invokes in sequence, worst abs error %.3g\n", GetParam().c_str(),
+              cases.size(), worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(TfliteModels, GoldenModelTest, testing::ValuesIn(tflite_model_files()),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return test::test_name_for({"tflite", info.param.c_str()});
+                         });
+
+}  // namespace
+}  // namespace gruwb
