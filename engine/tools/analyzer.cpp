@@ -159,7 +159,6 @@ struct OptionsVisitor : public flatbuffers::IterationVisitor {
   std::vector<OptionValue> values;
   int table_depth = 0;
   int vector_depth = 0;
-  std::vector<size_t> vector_counts;
 
   OptionValue* current() { return values.empty() ? nullptr : &values.back(); }
   void append(const std::string& text, OptionValue::Kind kind) {
@@ -182,11 +181,14 @@ struct OptionsVisitor : public flatbuffers::IterationVisitor {
     }
   }
 
+  // Brackets are appended while still inside the nested value, so append()
+  // extends the field's text instead of replacing it.
   void StartSequence() override {
     if (++table_depth > 1) append("{", OptionValue::Kind::kOther);
   }
   void EndSequence() override {
-    if (table_depth-- > 1) append("}", OptionValue::Kind::kOther);
+    if (table_depth > 1) append("}", OptionValue::Kind::kOther);
+    --table_depth;
   }
   void Field(size_t, size_t set_idx, flatbuffers::ElementaryType, bool,
              const flatbuffers::TypeTable*, const char* name, const uint8_t* val) override {
@@ -215,12 +217,12 @@ struct OptionsVisitor : public flatbuffers::IterationVisitor {
   }
   void Unknown(const uint8_t*) override { append("?", OptionValue::Kind::kOther); }
   void StartVector() override {
-    append("[", OptionValue::Kind::kOther);
     ++vector_depth;
+    append("[", OptionValue::Kind::kOther);
   }
   void EndVector() override {
-    --vector_depth;
     append("]", OptionValue::Kind::kOther);
+    --vector_depth;
   }
   void Element(size_t i, flatbuffers::ElementaryType, const flatbuffers::TypeTable*,
                const uint8_t*) override {

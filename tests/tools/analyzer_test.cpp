@@ -341,6 +341,20 @@ TEST(AnalyzerTest, DecodesBuiltinOptionsWithDefaults) {
   EXPECT_EQ(gru_op.inputs[4], -1);
 }
 
+TEST(AnalyzerTest, DecodesVectorOptionsAndNonZeroDefaults) {
+  const AnalyzerReport r = analyze("tflm_micro_speech_quantized_legacy_opcodes.tflite");
+  const OpReport& reshape = r.subgraphs[0].ops[0];
+  EXPECT_EQ(reshape.options, "new_shape=[-1, 49, 40, 1]");
+  ASSERT_NE(option(reshape, "new_shape"), nullptr);
+  EXPECT_EQ(option(reshape, "new_shape")->kind, OptionValue::Kind::kOther);
+  // Schema default 1 (not 0) must show even when the file leaves the field out.
+  const OpReport& depthwise = r.subgraphs[0].ops[1];
+  ASSERT_NE(option(depthwise, "dilation_w_factor"), nullptr);
+  EXPECT_EQ(option(depthwise, "dilation_w_factor")->value, "1");
+  EXPECT_EQ(option(depthwise, "depth_multiplier")->value, "8");
+  EXPECT_EQ(option(depthwise, "padding")->value, "SAME");
+}
+
 TEST(AnalyzerTest, QuantizationIsDescribed) {
   const AnalyzerReport r = analyze("tflm_mnist_fused_lstm_int8.tflite");
   const TensorReport& input = r.subgraphs[0].tensors[r.subgraphs[0].inputs[0]];
