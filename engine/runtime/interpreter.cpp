@@ -415,8 +415,10 @@ Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_byt
   size_t table_bytes = 0;
   GRUWB_RETURN_IF_ERROR(layout_tables(&table_bytes));
   persistent_end_ = table_bytes;
-  GRUWB_RETURN_IF_ERROR(check_supported_ops());
+  // Tensors first: "full-integer model" is a more useful answer than the list
+  // of int8-only ops it contains.
   for (int s = 0; s < subgraph_count_; ++s) GRUWB_RETURN_IF_ERROR(init_tensors(s));
+  GRUWB_RETURN_IF_ERROR(check_supported_ops());
   GRUWB_RETURN_IF_ERROR(prepare_subgraph(0));
   GRUWB_RETURN_IF_ERROR(plan_activations());
   reset_variables();
