@@ -29,6 +29,18 @@ extern const KernelRegistration kReshapeKernel;
 extern const KernelRegistration kExpandDimsKernel;
 extern const KernelRegistration kSqueezeKernel;
 extern const KernelRegistration kWhileKernel;
+extern const KernelRegistration kGatherKernel;
+extern const KernelRegistration kStridedSliceKernel;
+extern const KernelRegistration kSliceKernel;
+extern const KernelRegistration kConcatenationKernel;
+extern const KernelRegistration kSplitKernel;
+extern const KernelRegistration kSplitVKernel;
+extern const KernelRegistration kPackKernel;
+extern const KernelRegistration kUnpackKernel;
+extern const KernelRegistration kTransposeKernel;
+extern const KernelRegistration kShapeKernel;
+extern const KernelRegistration kFillKernel;
+extern const KernelRegistration kCastKernel;
 extern const KernelRegistration kIfKernel;
 extern const KernelRegistration kCallOnceKernel;
 extern const KernelRegistration kVarHandleKernel;
@@ -45,6 +57,10 @@ const KernelRegistration* const kKernels[] = {
     &kSoftmaxKernel,      &kReshapeKernel,     &kExpandDimsKernel,   &kSqueezeKernel,
     &kWhileKernel,        &kIfKernel,          &kCallOnceKernel,     &kVarHandleKernel,
     &kAssignVariableKernel, &kReadVariableKernel,
+    // data movement
+    &kGatherKernel, &kStridedSliceKernel, &kSliceKernel, &kConcatenationKernel,
+    &kSplitKernel, &kSplitVKernel, &kPackKernel, &kUnpackKernel,
+    &kTransposeKernel, &kShapeKernel, &kFillKernel, &kCastKernel,
 };
 
 }  // namespace

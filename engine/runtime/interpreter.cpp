@@ -378,7 +378,9 @@ Status Interpreter::plan_activations() {
     if (candidate + size > high_water) high_water = candidate + size;
   }
   activations_offset_ = persistent;
-  usage_.activation_bytes = high_water;
+  // The work lists above sit in the same tail, so a model with almost no
+  // activations (all folded, or tiny) needs room for them instead.
+  usage_.activation_bytes = high_water > work_bytes ? high_water : work_bytes;
   usage_.persistent_bytes = persistent - usage_.metadata_bytes;
   if (persistent + high_water > arena_bytes_) {
     return Status::error(StatusCode::kOutOfMemory,

@@ -1,0 +1,97 @@
+// CONCATENATION along one axis (negative counts from the end), any byte-sized
+// type; float32 outputs take the fused activation.
+
+#include <cstring>
+
+#include "engine/kernels/data_util.h"
+#include "engine/kernels/kernel_util.h"
+
+namespace gruwb {
+namespace {
+
+struct Params {
+  int32_t axis;
+  Activation activation;
+};
+
+Params params_of(const OpContext& ctx) {
+  const auto* options = ctx.op().options<fb::ConcatenationOptions>();
+  Params p{options ? options->axis() : 0,
+           options ? options->fused_activation_function() : Activation::NONE};
+  if (p.axis < 0) p.axis += ctx.input(0)->shape.rank;
+  return p;
+}
+
+Status prepare(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 1, 1 << 16));
+  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+  const Tensor* first = ctx.input(0);
+  const auto* options = ctx.op().options<fb::ConcatenationOptions>();
+  int32_t axis = 0;
+  GRUWB_RETURN_IF_ERROR(
+      normalize_axis(options ? options->axis() : 0, first->shape.rank, first, &axis));
+  Activation activation = options ? options->fused_activation_function() : Activation::NONE;
+  GRUWB_RETURN_IF_ERROR(check_activation(activation));
+  if (activation != Activation::NONE && first->type != TensorType::FLOAT32) {
+    return Status::error(StatusCode::kUnsupported, "fused activation %s on %s input '%s'",
+                         fb::EnumNameActivationFunctionType(activation),
+                         tensor_type_name(first->type), first->name);
+  }
+  size_t element_bytes = 0;
+  GRUWB_RETURN_IF_ERROR(element_size(first, "input", &element_bytes));
+  Shape shape = first->shape;
+  for (int i = 1; i < ctx.input_count(); ++i) {
+    const Tensor* input = ctx.input(i);
+    if (!input) return Status::error(StatusCode::kInvalidModel, "input %d is omitted", i);
+    GRUWB_RETURN_IF_ERROR(expect_type(input, first->type, "input"));
+    bool compatible = input->shape.rank == first->shape.rank;
+    for (int32_t d = 0; compatible && d < shape.rank; ++d) {
+      compatible = d == axis || input->shape.dims[d] == first->shape.dims[d];
+    }
+    if (!compatible) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "input %d '%s' %s does not match input 0 '%s' %s outside axis %d", i,
+                           input->name, ShapeText(input->shape).text, first->name,
+                           ShapeText(first->shape).text, static_cast<int>(axis));
+    }
+    shape.dims[axis] += input->shape.dims[axis];
+  }
+  Tensor* output = ctx.output(0);
+  output->type = first->type;
+  set_output_shape(output, shape);
+  return Status();
+}
+
+Status eval(OpContext& ctx) {
+  const Params p = params_of(ctx);
+  Tensor* output = ctx.output(0);
+  const size_t element_bytes = element_bytes_of(output->type);
+  const int64_t outer = dims_product(output->shape, 0, p.axis);
+  const int64_t inner = dims_product(output->shape, p.axis + 1, output->shape.rank);
+  const int n = ctx.input_count();
+  uint8_t* out = output->data;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int i = 0; i < n; ++i) {
+      const Tensor* input = ctx.input(i);
+      const size_t chunk = static_cast<size_t>(input->shape.dims[p.axis] * inner) * element_bytes;
+      memcpy(out, input->data + static_cast<size_t>(o) * chunk, chunk);
+      out += chunk;
+    }
+  }
+  if (output->type == TensorType::FLOAT32) {
+    apply_activation(p.activation, output->f32(), output->elements());
+  }
+  return Status();
+}
+
+Status prepare_and_fold(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(prepare(ctx));
+  return fold_if_constant(ctx, eval);
+}
+
+}  // namespace
+
+extern const KernelRegistration kConcatenationKernel = {
+    static_cast<int32_t>(BuiltinOperator::CONCATENATION), nullptr, prepare_and_fold, eval};
+
+}  // namespace gruwb
