@@ -41,6 +41,10 @@ extern const KernelRegistration kTransposeKernel;
 extern const KernelRegistration kShapeKernel;
 extern const KernelRegistration kFillKernel;
 extern const KernelRegistration kCastKernel;
+extern const KernelRegistration kUnidirectionalSequenceLstmKernel;
+extern const KernelRegistration kUnidirectionalSequenceRnnKernel;
+extern const KernelRegistration kGruKernel;
+extern const KernelRegistration kGruCustomKernel;
 extern const KernelRegistration kIfKernel;
 extern const KernelRegistration kCallOnceKernel;
 extern const KernelRegistration kVarHandleKernel;
@@ -61,6 +65,9 @@ const KernelRegistration* const kKernels[] = {
     &kGatherKernel, &kStridedSliceKernel, &kSliceKernel, &kConcatenationKernel,
     &kSplitKernel, &kSplitVKernel, &kPackKernel, &kUnpackKernel,
     &kTransposeKernel, &kShapeKernel, &kFillKernel, &kCastKernel,
+    // recurrent
+    &kUnidirectionalSequenceLstmKernel, &kUnidirectionalSequenceRnnKernel, &kGruKernel,
+    &kGruCustomKernel,
 };
 
 }  // namespace

@@ -1,0 +1,136 @@
+// Circle GRU (op -5), as onert-micro runs it (shared/research/onert-micro.md §1):
+//   0 x [T,B,I]: dim 0 is time whatever GRUOptions.time_major says (onert-micro
+//     ignores the option; files it runs carry time_major=false with [T,1,I]),
+//   1 W_x [3H,I] (luci calls it "hidden_hidden"; it multiplies x),
+//   2 b_x [3H] (optional),
+//   3 W_h [3H,H] (luci calls it "hidden_input"; it multiplies h),
+//   4 b_h [3H] (optional),
+//   5 initial state [B,H]: a constant (zeros in converted models), an
+//     activation, or a variable tensor, which then carries the final state
+//     over to the next invoke.
+// Gates z | r | n, reset after the recurrent product (Keras reset_after=True).
+// Output: the last state (return_sequences=false; onert-micro's only mode),
+// or every step [T,B,H]. The file's output shape is kept when its size fits
+// ([1,1,H] and [1,H] both occur), since the following ops were built for it.
+// The input-name inversion is verified numerically by gru_test.cpp on
+// onert-micro's gru_float.circle.
+
+#include <cstdio>
+
+#include "engine/kernels/gru_cell.h"
+
+namespace gruwb {
+namespace {
+
+enum Input { kX = 0, kInputKernel, kInputBias, kRecurrentKernel, kRecurrentBias, kState };
+
+struct GruLayout {
+  int32_t time;
+  int32_t batch;
+  int32_t input_size;
+  int32_t units;
+};
+
+GruLayout layout_of(OpContext& ctx) {
+  const Tensor* x = ctx.input(kX);
+  return GruLayout{x->shape.dims[0], x->shape.dims[1], x->shape.dims[2],
+                   ctx.input(kRecurrentKernel)->shape.dims[1]};
+}
+
+Status prepare(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(expect_input_count(ctx, 6, 6));
+  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+  const Tensor* x = ctx.input(kX);
+  const Tensor* recurrent_kernel = ctx.input(kRecurrentKernel);
+  const Tensor* state = ctx.input(kState);
+  Tensor* output = ctx.output(0);
+  GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
+  if (x->shape.rank != 3) return shape_error(x, "input", "[time,batch,features]");
+  if (!recurrent_kernel || recurrent_kernel->shape.rank != 2) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "input 3 (W_h, named hidden_input) must be a [3H,H] matrix");
+  }
+  const auto* options = ctx.op().options<fb::GRUOptions>();
+  if (options && options->fused_activation_function() != Activation::NONE) {
+    return Status::error(StatusCode::kUnsupported,
+                         "GRU fused activation %s: onert-micro ignores it and we do not guess "
+                         "its meaning",
+                         fb::EnumNameActivationFunctionType(options->fused_activation_function()));
+  }
+  GruLayout l = layout_of(ctx);
+  GRUWB_RETURN_IF_ERROR(
+      check_dense_weights(recurrent_kernel, 3 * l.units, l.units, "W_h (input 3, hidden_input)"));
+  GRUWB_RETURN_IF_ERROR(check_dense_weights(ctx.input(kInputKernel), 3 * l.units, l.input_size,
+                                            "W_x (input 1, hidden_hidden)"));
+  if (ctx.input(kInputBias)) {
+    GRUWB_RETURN_IF_ERROR(check_float_vector(ctx.input(kInputBias), 3 * l.units, "b_x (input 2)"));
+  }
+  if (ctx.input(kRecurrentBias)) {
+    GRUWB_RETURN_IF_ERROR(
+        check_float_vector(ctx.input(kRecurrentBias), 3 * l.units, "b_h (input 4)"));
+  }
+  if (!state) return Status::error(StatusCode::kInvalidModel, "input 5 (state) is missing");
+  GRUWB_RETURN_IF_ERROR(expect_float(state, "state"));
+  if (state->elements() != static_cast<int64_t>(l.batch) * l.units) {
+    char expected[32];
+    snprintf(expected, sizeof expected, "%d values ([%d,%d])", l.batch * l.units, l.batch, l.units);
+    return shape_error(state, "state (input 5)", expected);
+  }
+  bool return_sequences = options && options->return_sequences();
+  int64_t out_elements = static_cast<int64_t>(l.batch) * l.units * (return_sequences ? l.time : 1);
+  output->type = TensorType::FLOAT32;
+  if (output->shape.rank == 0 || output->elements() != out_elements) {
+    set_output_shape(output, return_sequences ? make_shape({l.time, l.batch, l.units})
+                                              : make_shape({l.batch, l.units}));
+  }
+  int slot = 0;
+  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
+      sizeof(float) * static_cast<size_t>(gru_step_scratch_floats(l.units)), &slot));
+  return Status();
+}
+
+Status eval(OpContext& ctx) {
+  GruLayout l = layout_of(ctx);
+  const Tensor* bx = ctx.input(kInputBias);
+  const Tensor* bh = ctx.input(kRecurrentBias);
+  Tensor* state = ctx.input(kState);
+  GruCell cell;
+  cell.input_size = l.input_size;
+  cell.units = l.units;
+  cell.input_kernel = dense_weights(ctx.input(kInputKernel));
+  cell.recurrent_kernel = dense_weights(ctx.input(kRecurrentKernel));
+  cell.input_bias = bx ? bx->f32() : nullptr;
+  cell.recurrent_bias = bh ? bh->f32() : nullptr;
+  const auto* options = ctx.op().options<fb::GRUOptions>();
+  bool return_sequences = options && options->return_sequences();
+  float* scratch = static_cast<float*>(ctx.scratch(0));
+  float* out = ctx.output(0)->f32();
+  const float* x = ctx.input(kX)->f32();
+  const int64_t state_size = static_cast<int64_t>(l.batch) * l.units;
+  // Return-last runs the state in the output buffer; return-sequences writes
+  // step t into slot t and reads step t-1 from the slot before.
+  const float* h_prev = state->f32();
+  if (!return_sequences) {
+    memcpy(out, h_prev, sizeof(float) * static_cast<size_t>(state_size));
+    h_prev = out;
+  }
+  for (int32_t t = 0; t < l.time; ++t) {
+    float* h_next = return_sequences ? out + t * state_size : out;
+    for (int32_t b = 0; b < l.batch; ++b) {
+      const float* xt = x + (static_cast<int64_t>(t) * l.batch + b) * l.input_size;
+      gru_step(cell, xt, h_prev + b * l.units, h_next + b * l.units, scratch);
+    }
+    h_prev = h_next;
+  }
+  if (state->kind == TensorKind::kVariable && l.time > 0) {
+    memcpy(state->f32(), h_prev, sizeof(float) * static_cast<size_t>(state_size));
+  }
+  return Status();
+}
+
+}  // namespace
+
+extern const KernelRegistration kGruKernel = {static_cast<int32_t>(BuiltinOperator::GRU), nullptr,
+                                              prepare, eval};
+
+}  // namespace gruwb

@@ -1,0 +1,39 @@
+#pragma once
+// One GRU time step, shared by the Circle GRU op (gru.cpp) and our GRUWB_GRU
+// custom op (gru_custom.cpp). Keras conventions: weight rows are gate blocks
+// z | r | h (each `units` rows, FC layout [out, in]), h' = z*h + (1-z)*h~.
+//   reset_after = true:  h~ = act(Wh x + bx_h + r * (Uh h + bh_h))   (Keras 2/3
+//                        default, PyTorch, ONNX linear_before_reset=1, onert-micro)
+//   reset_after = false: h~ = act(Wh x + bx_h + Uh (r * h))            (no
+//                        recurrent bias: Keras keeps a single [3H] bias)
+// z and r use the recurrent activation on (W x + bx) + (U h + bh).
+
+#include <cstdint>
+
+#include "engine/kernels/recurrent_util.h"
+
+namespace gruwb {
+
+enum class GruActivation : uint8_t { kTanh, kLinear, kRelu };
+enum class GruGateActivation : uint8_t { kSigmoid, kHardSigmoid };
+
+struct GruCell {
+  int32_t input_size = 0;
+  int32_t units = 0;
+  bool reset_after = true;
+  GruActivation activation = GruActivation::kTanh;
+  GruGateActivation recurrent_activation = GruGateActivation::kSigmoid;
+  DenseWeights input_kernel;              // [3H, I]
+  DenseWeights recurrent_kernel;          // [3H, H]
+  const float* input_bias = nullptr;      // [3H] or null
+  const float* recurrent_bias = nullptr;  // [3H] or null (reset_after only)
+};
+
+// Floats of scratch one step needs.
+inline int32_t gru_step_scratch_floats(int32_t units) { return 6 * units; }
+
+// h_next may alias h_prev. `scratch` holds gru_step_scratch_floats(units).
+void gru_step(const GruCell& cell, const float* x, const float* h_prev, float* h_next,
+              float* scratch);
+
+}  // namespace gruwb

@@ -1,0 +1,214 @@
+// GRUWB_GRU: our fused Keras GRU for .tflite files, a CUSTOM op because TFLite
+// has no builtin GRU (docs/fused-gru-op.md is the specification).
+//   0 x [B,T,I] ([T,B,I] with time_major)
+//   1 kernel W_x [3H,I], rows z | r | h (the Keras kernel transposed)
+//   2 recurrent kernel W_h [3H,H]
+//   3 bias (optional): [2,3H] (input row, recurrent row) for reset_after,
+//     [3H] otherwise
+//   4 initial state [B,H] (optional: zeros); a variable tensor here receives
+//     the final state, so a stateful model carries it to the next invoke.
+// Output: [B,H], or [B,T,H] / [T,B,H] with return_sequences.
+// Options: a FlexBuffer map {reset_after, activation, recurrent_activation,
+// return_sequences, time_major}; missing keys take Keras's defaults.
+
+#include <cstdio>
+#include <cstring>
+
+#include "engine/kernels/flexbuffer_map.h"
+#include "engine/kernels/gru_cell.h"
+
+namespace gruwb {
+namespace {
+
+enum Input { kX = 0, kInputKernel, kRecurrentKernel, kBias, kState };
+
+struct Options {
+  bool reset_after = true;
+  bool return_sequences = false;
+  bool time_major = false;
+  GruActivation activation = GruActivation::kTanh;
+  GruGateActivation recurrent_activation = GruGateActivation::kSigmoid;
+};
+
+Status read_bool(const FlexMap& map, const FlexValue& value, const char* key, bool* out) {
+  if (!map.as_bool(value, out)) {
+    return Status::error(StatusCode::kInvalidModel, "GRUWB_GRU option '%s' must be a bool", key);
+  }
+  return Status();
+}
+
+Status parse_options(Span<uint8_t> bytes, Options* options) {
+  *options = Options();
+  if (bytes.empty()) return Status();
+  FlexMap map;
+  if (!map.parse(bytes.data, bytes.size)) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "GRUWB_GRU custom options (%u bytes) are not a FlexBuffer map",
+                         static_cast<unsigned>(bytes.size));
+  }
+  for (size_t i = 0; i < map.size(); ++i) {
+    const char* key = map.key(i);
+    FlexValue value;
+    if (!key || !map.value_at(i, &value)) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "GRUWB_GRU custom options: entry %u is "
+                           "malformed",
+                           static_cast<unsigned>(i));
+    }
+    if (strcmp(key, "reset_after") == 0) {
+      GRUWB_RETURN_IF_ERROR(read_bool(map, value, key, &options->reset_after));
+    } else if (strcmp(key, "return_sequences") == 0) {
+      GRUWB_RETURN_IF_ERROR(read_bool(map, value, key, &options->return_sequences));
+    } else if (strcmp(key, "time_major") == 0) {
+      GRUWB_RETURN_IF_ERROR(read_bool(map, value, key, &options->time_major));
+    } else if (strcmp(key, "activation") == 0 || strcmp(key, "recurrent_activation") == 0) {
+      const char* name = nullptr;
+      if (!map.as_string(value, &name)) {
+        return Status::error(StatusCode::kInvalidModel, "GRUWB_GRU option '%s' must be a string",
+                             key);
+      }
+      if (key[0] == 'a') {
+        if (strcmp(name, "tanh") == 0) {
+          options->activation = GruActivation::kTanh;
+        } else if (strcmp(name, "linear") == 0) {
+          options->activation = GruActivation::kLinear;
+        } else if (strcmp(name, "relu") == 0) {
+          options->activation = GruActivation::kRelu;
+        } else {
+          return Status::error(StatusCode::kUnsupported,
+                               "GRUWB_GRU activation '%s' (supported: tanh, linear, relu)", name);
+        }
+      } else if (strcmp(name, "sigmoid") == 0) {
+        options->recurrent_activation = GruGateActivation::kSigmoid;
+      } else if (strcmp(name, "hard_sigmoid") == 0) {
+        options->recurrent_activation = GruGateActivation::kHardSigmoid;
+      } else {
+        return Status::error(StatusCode::kUnsupported,
+                             "GRUWB_GRU recurrent_activation '%s' (supported: sigmoid, "
+                             "hard_sigmoid)",
+                             name);
+      }
+    } else {
+      // Every option changes the maths: running with one we do not know
+      // would give wrong numbers silently.
+      return Status::error(StatusCode::kUnsupported, "GRUWB_GRU option '%s' is unknown", key);
+    }
+  }
+  return Status();
+}
+
+Status prepare(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 3, 5));
+  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(Options), &memory));
+  Options* options = static_cast<Options*>(memory);
+  GRUWB_RETURN_IF_ERROR(parse_options(ctx.op().custom_options, options));
+  ctx.set_user_data(options);
+
+  const Tensor* x = ctx.input(kX);
+  const Tensor* recurrent_kernel = ctx.input(kRecurrentKernel);
+  GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
+  SequenceLayout layout;
+  GRUWB_RETURN_IF_ERROR(sequence_layout(x, options->time_major, &layout));
+  if (!recurrent_kernel || recurrent_kernel->shape.rank != 2) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "input 2 (recurrent kernel) must be a [3H,H] matrix");
+  }
+  const int32_t units = recurrent_kernel->shape.dims[1];
+  const int32_t input_size = x->shape.dims[2];
+  GRUWB_RETURN_IF_ERROR(
+      check_dense_weights(recurrent_kernel, 3 * units, units, "recurrent kernel (input 2)"));
+  GRUWB_RETURN_IF_ERROR(
+      check_dense_weights(ctx.input(kInputKernel), 3 * units, input_size, "kernel (input 1)"));
+  if (const Tensor* bias = ctx.input(kBias)) {
+    GRUWB_RETURN_IF_ERROR(expect_float(bias, "bias"));
+    bool fits = options->reset_after ? bias->shape.rank == 2 && bias->shape.dims[0] == 2 &&
+                                           bias->shape.dims[1] == 3 * units
+                                     : bias->shape.rank == 1 && bias->shape.dims[0] == 3 * units;
+    if (!fits) {
+      char expected[48];
+      snprintf(expected, sizeof expected, options->reset_after ? "[2,%d] (reset_after)" : "[%d]",
+               static_cast<int>(3 * units));
+      return shape_error(bias, "bias (input 3)", expected);
+    }
+  }
+  if (const Tensor* state = ctx.input(kState)) {
+    GRUWB_RETURN_IF_ERROR(expect_float(state, "initial state"));
+    if (state->shape.rank != 2 || state->shape.dims[0] != layout.batch ||
+        state->shape.dims[1] != units) {
+      char expected[32];
+      snprintf(expected, sizeof expected, "[%d,%d]", static_cast<int>(layout.batch),
+               static_cast<int>(units));
+      return shape_error(state, "initial state (input 4)", expected);
+    }
+  }
+  Tensor* output = ctx.output(0);
+  output->type = TensorType::FLOAT32;
+  set_output_shape(output, options->return_sequences ? sequence_shape(layout, units)
+                                                     : make_shape({layout.batch, units}));
+  int slot = 0;
+  return ctx.request_scratch(sizeof(float) * static_cast<size_t>(gru_step_scratch_floats(units)),
+                             &slot);
+}
+
+Status eval(OpContext& ctx) {
+  const Options& options = *static_cast<const Options*>(ctx.user_data());
+  const Tensor* x = ctx.input(kX);
+  const Tensor* bias = ctx.input(kBias);
+  Tensor* state = ctx.input(kState);
+  GruCell cell;
+  cell.recurrent_kernel = dense_weights(ctx.input(kRecurrentKernel));
+  cell.input_kernel = dense_weights(ctx.input(kInputKernel));
+  cell.units = cell.recurrent_kernel.cols;
+  cell.input_size = cell.input_kernel.cols;
+  cell.reset_after = options.reset_after;
+  cell.activation = options.activation;
+  cell.recurrent_activation = options.recurrent_activation;
+  const int32_t units = cell.units;
+  if (bias) {
+    cell.input_bias = bias->f32();
+    cell.recurrent_bias = options.reset_after ? bias->f32() + 3 * units : nullptr;
+  }
+  SequenceLayout layout;
+  sequence_layout(x, options.time_major, &layout);
+  float* scratch = static_cast<float*>(ctx.scratch(0));
+  float* out = ctx.output(0)->f32();
+  const size_t state_bytes = sizeof(float) * static_cast<size_t>(units);
+  for (int32_t b = 0; b < layout.batch; ++b) {
+    const float* initial = state ? state->f32() + static_cast<int64_t>(b) * units : nullptr;
+    // Return-last runs the state in its output row; return-sequences reads
+    // step t-1 from the slot before (the initial state, or a zeroed step 0).
+    const float* h_prev = initial;
+    if (!options.return_sequences) {
+      float* last = out + static_cast<int64_t>(b) * units;
+      if (initial) {
+        memcpy(last, initial, state_bytes);
+      } else {
+        memset(last, 0, state_bytes);
+      }
+      h_prev = last;
+    }
+    for (int32_t t = 0; t < layout.time; ++t) {
+      const float* xt = x->f32() + layout.offset(b, t, cell.input_size);
+      float* h_next = options.return_sequences ? out + layout.offset(b, t, units)
+                                               : out + static_cast<int64_t>(b) * units;
+      if (!h_prev) {
+        memset(h_next, 0, state_bytes);
+        h_prev = h_next;
+      }
+      gru_step(cell, xt, h_prev, h_next, scratch);
+      h_prev = h_next;
+    }
+    if (state && state->kind == TensorKind::kVariable && layout.time > 0) {
+      memcpy(state->f32() + static_cast<int64_t>(b) * units, h_prev, state_bytes);
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+extern const KernelRegistration kGruCustomKernel = {kOpCustom, "GRUWB_GRU", prepare, eval};
+
+}  // namespace gruwb

@@ -1,0 +1,154 @@
+#pragma once
+// Shared pieces of the recurrent kernels (UNIDIRECTIONAL_SEQUENCE_LSTM/RNN,
+// the Circle GRU and our GRUWB_GRU custom op): weight matrices that are float
+// or INT8 with scales (hybrid models), sequence layouts, and the gate
+// nonlinearities.
+//
+// The nonlinearities run once per unit per time step, so with 60 units and
+// 60 steps they cost as much as the matrix products when taken from libm
+// (glibc's tanhf is ~15 ns). vector_sigmoid/vector_tanh use our own exp
+// (range reduction + degree-6 Taylor polynomial): max error ~2e-7 absolute,
+// far below the 1e-5 our golden tests allow, branch-free so the compiler can
+// vectorize it, and the same code on the host and on a Cortex-M4F.
+
+#include <cstdint>
+#include <cstring>
+
+#include "engine/kernels/kernel_util.h"
+#include "engine/kernels/matmul.h"
+
+namespace gruwb {
+
+// A [rows, cols] weight matrix: float, or INT8 with one scale per tensor or
+// per row (zero point 0: TFLite's hybrid weights are symmetric).
+struct DenseWeights {
+  const float* f32 = nullptr;
+  const int8_t* i8 = nullptr;
+  const float* scales = nullptr;
+  bool per_row_scale = false;
+  int32_t rows = 0;
+  int32_t cols = 0;
+
+  bool present() const { return f32 || i8; }
+};
+
+// No checks: prepare ran check_dense_weights on the same tensor.
+DenseWeights dense_weights(const Tensor* tensor);
+
+// prepare: `tensor` is float or INT8 (scales as above) with shape
+// [rows, cols]. Names the role, the tensor and both shapes when it fails.
+Status check_dense_weights(const Tensor* tensor, int32_t rows, int32_t cols, const char* role);
+// prepare: a float vector of `size` values (biases, peepholes, layer norm).
+Status check_float_vector(const Tensor* tensor, int32_t size, const char* role);
+// prepare: the op lists between min_count and max_count inputs, any of which
+// may be omitted (-1); each kernel checks the ones it needs.
+Status expect_input_count(const OpContext& ctx, int min_count, int max_count);
+// prepare: an error naming the tensor, what was expected and what it has.
+Status shape_error(const Tensor* tensor, const char* role, const char* expected);
+
+inline float dot_i8(const int8_t* w, const float* x, int32_t n) {
+  float partial[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int32_t j = 0; j < 8; ++j) partial[j] += static_cast<float>(w[i + j]) * x[i + j];
+  }
+  float sum = ((partial[0] + partial[4]) + (partial[1] + partial[5])) +
+              ((partial[2] + partial[6]) + (partial[3] + partial[7]));
+  for (; i < n; ++i) sum += static_cast<float>(w[i]) * x[i];
+  return sum;
+}
+
+// out[r] += W[first_row + r, :] . x for r < rows.
+inline void matvec_accumulate(const DenseWeights& w, int32_t first_row, int32_t rows,
+                              const float* x, float* out) {
+  const int32_t cols = w.cols;
+  if (w.f32) {
+    const float* row = w.f32 + static_cast<int64_t>(first_row) * cols;
+    for (int32_t r = 0; r < rows; ++r, row += cols) out[r] += dot(row, x, cols);
+  } else {
+    const int8_t* row = w.i8 + static_cast<int64_t>(first_row) * cols;
+    for (int32_t r = 0; r < rows; ++r, row += cols) {
+      float scale = w.scales[w.per_row_scale ? first_row + r : 0];
+      out[r] += scale * dot_i8(row, x, cols);
+    }
+  }
+}
+
+// out[r] = (bias ? bias[r] : 0) + W[first_row + r, :] . x.
+inline void matvec_assign(const DenseWeights& w, int32_t first_row, int32_t rows, const float* x,
+                          const float* bias, float* out) {
+  if (w.f32) {
+    matvec(w.f32 + static_cast<int64_t>(first_row) * w.cols, rows, w.cols, x, bias, out);
+    return;
+  }
+  for (int32_t r = 0; r < rows; ++r) out[r] = bias ? bias[r] : 0.f;
+  matvec_accumulate(w, first_row, rows, x, out);
+}
+
+// Where step t of batch row b starts in a [B,T,F] (batch-major) or [T,B,F]
+// (time-major) sequence.
+struct SequenceLayout {
+  int32_t batch = 0;
+  int32_t time = 0;
+  bool time_major = false;
+
+  int64_t offset(int32_t b, int32_t t, int32_t features) const {
+    int64_t row =
+        time_major ? static_cast<int64_t>(t) * batch + b : static_cast<int64_t>(b) * time + t;
+    return row * features;
+  }
+};
+
+// prepare: reads B and T from a rank-3 sequence; fails naming the tensor.
+Status sequence_layout(const Tensor* input, bool time_major, SequenceLayout* out);
+// [B,T,F] or [T,B,F].
+Shape sequence_shape(const SequenceLayout& layout, int32_t features);
+
+// exp(x) for float x, clamped to [-87, 88] (no inf, no denormals):
+// x = k ln2 + r with |r| <= ln2/2, exp(r) by its Taylor polynomial to r^6
+// (relative error < 2e-7), 2^k written straight into the exponent bits.
+inline float fast_exp(float x) {
+  x = x < -87.f ? -87.f : (x > 88.f ? 88.f : x);
+  // Adding and removing 1.5 * 2^23 rounds to the nearest integer without a
+  // libm call (valid for |value| < 2^22).
+  const float kRound = 12582912.f;
+  float k = (x * 1.44269504f + kRound) - kRound;
+  // ln2 split in two (Cody-Waite) so k * ln2 is exact enough.
+  float r = x - k * 0.693359375f;
+  r = r + k * 2.12194440e-4f;
+  float p = 1.f / 720.f;
+  p = p * r + 1.f / 120.f;
+  p = p * r + 1.f / 24.f;
+  p = p * r + 1.f / 6.f;
+  p = p * r + 0.5f;
+  p = p * r + 1.f;
+  p = p * r + 1.f;
+  int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+inline float fast_sigmoid(float x) { return 1.f / (1.f + fast_exp(-x)); }
+
+inline float fast_tanh(float x) {
+  // tanh(|x|) = (1 - e) / (1 + e) with e = exp(-2|x|) in (0, 1]: no overflow.
+  float a = x < 0.f ? -x : x;
+  float e = fast_exp(-2.f * a);
+  float t = (1.f - e) / (1.f + e);
+  return x < 0.f ? -t : t;
+}
+
+// Keras 2's hard sigmoid (tf.keras.backend.hard_sigmoid before Keras 3).
+inline float hard_sigmoid(float x) {
+  float y = 0.2f * x + 0.5f;
+  return y < 0.f ? 0.f : (y > 1.f ? 1.f : y);
+}
+
+void vector_sigmoid(float* x, int32_t n);
+void vector_tanh(float* x, int32_t n);
+void vector_hard_sigmoid(float* x, int32_t n);
+// A fused activation over a vector (TANH through fast_tanh).
+void vector_activation(Activation activation, float* x, int32_t n);
+
+}  // namespace gruwb
