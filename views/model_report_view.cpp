@@ -4,6 +4,7 @@
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QPixmap>
 #include <QPlainTextEdit>
 #include <QSplitter>
 #include <QStyle>
@@ -56,27 +57,48 @@ QTreeWidgetItem* addSummaryRow(QTreeWidgetItem* parent, const QString& name, con
   return addRow(parent, RowKind::kSummaryRow, {name, value, QString(), details});
 }
 
-void addOperator(QTreeWidgetItem* group, int subgraph, const OpReport& op) {
-  QString details = qs(op.options);
+void addOperator(QTreeWidgetItem* group, const AnalyzerReport& report, int subgraph,
+                 const OpReport& op) {
+  // Called subgraphs first: for WHILE/IF/CALL_ONCE they matter more than options.
+  QStringList details;
   if (!op.called_subgraphs.empty()) {
     QStringList called;
-    for (int32_t index : op.called_subgraphs) called << QString("Subgraph#%1").arg(index);
-    details = (details.isEmpty() ? QString() : details + "; ") + "calls " + called.join(", ");
+    for (int32_t index : op.called_subgraphs) {
+      QString name = QString("Subgraph#%1").arg(index);
+      if (index >= 0 && index < static_cast<int>(report.subgraphs.size()) &&
+          !report.subgraphs[index].name.empty()) {
+        name += " " + qs(report.subgraphs[index].name);
+      }
+      called << name;
+    }
+    details << "calls " + called.join(", ");
   }
+  if (!op.options.empty()) details << qs(op.options);
   QString macs = op.macs > 0 ? number(op.macs) + " MACs" : QString();
-  auto* item = addRow(group, RowKind::kOperator,
-                      {QString("Op#%1 %2").arg(op.index).arg(qs(op.name)),
-                       tensorList(op.inputs) + " -> " + tensorList(op.outputs), macs, details});
+  auto* item =
+      addRow(group, RowKind::kOperator,
+             {QString("Op#%1 %2").arg(op.index).arg(qs(op.name)),
+              tensorList(op.inputs) + " -> " + tensorList(op.outputs), macs, details.join("; ")});
   item->setData(0, ModelReportView::kSubgraphRole, subgraph);
   item->setData(0, ModelReportView::kIndexRole, op.index);
-  if (!op.engine_supported) {
+  item->setToolTip(ModelReportView::kDetailsColumn, details.join("\n"));
+  if (!op.macs_formula.empty()) item->setToolTip(ModelReportView::kCostColumn, qs(op.macs_formula));
+  item->setData(0, ModelReportView::kRunnableRole, op.engine_supported);
+  if (op.engine_supported) {
+    // A blank icon of the same size keeps op names aligned with marked ones.
+    static const QIcon blank = [] {
+      QPixmap pixmap(16, 16);
+      pixmap.fill(Qt::transparent);
+      return QIcon(pixmap);
+    }();
+    item->setIcon(0, blank);
+  } else {
     // Users decide from this mark whether the model can run or train here.
     QString why = QString("The GRU Workbench engine cannot run %1 yet.").arg(qs(op.name));
     item->setIcon(0, qApp->style()->standardIcon(QStyle::SP_MessageBoxWarning));
     item->setForeground(0, QColor(0xb0, 0x3a, 0x2e));
-    for (int column = 0; column < ModelReportView::kColumnCount; ++column) {
-      item->setToolTip(column, why);
-    }
+    item->setToolTip(ModelReportView::kItemColumn, why);
+    item->setToolTip(ModelReportView::kValueColumn, why);
   }
 }
 
@@ -95,6 +117,8 @@ void addTensor(QTreeWidgetItem* group, int subgraph, const TensorReport& tensor)
   item->setData(0, ModelReportView::kSubgraphRole, subgraph);
   item->setData(0, ModelReportView::kIndexRole, tensor.index);
   item->setToolTip(0, qs(tensor.name));
+  if (!tensor.data_preview.empty()) item->setToolTip(2, qs(tensor.data_preview));
+  if (!details.isEmpty()) item->setToolTip(3, details);
 }
 
 // Index of the first text block at or after `from` whose text, without
@@ -118,7 +142,7 @@ int findBlock(const QTextDocument* document, int from, const QString& prefix, co
 ModelReportView::ModelReportView(QWidget* parent) : QWidget(parent) {
   tree_ = new QTreeWidget;
   tree_->setColumnCount(kColumnCount);
-  tree_->setHeaderLabels({tr("Item"), tr("Value"), tr("Cost"), tr("Details")});
+  tree_->setHeaderLabels({tr("Item"), tr("Value"), tr("Size / MACs"), tr("Details")});
   tree_->setUniformRowHeights(true);
   tree_->setAlternatingRowColors(true);
   tree_->setAcceptDrops(false);  // model files dropped here go to the main window
@@ -155,16 +179,24 @@ void ModelReportView::setReport(const AnalyzerReport& report) {
   tree_->setUpdatesEnabled(false);
   tree_->clear();
   addSummary(report);
-  for (const SubgraphReport& subgraph : report.subgraphs) addSubgraph(subgraph);
+  // Small models read best fully open; big ones start with tensors folded.
+  size_t tensor_rows = 0;
+  for (const SubgraphReport& subgraph : report.subgraphs) tensor_rows += subgraph.tensors.size();
+  for (const SubgraphReport& subgraph : report.subgraphs) {
+    addSubgraph(report, subgraph, tensor_rows <= kExpandTensorRows);
+  }
   for (int column = 0; column < kDetailsColumn; ++column) tree_->resizeColumnToContents(column);
   tree_->setUpdatesEnabled(true);
   text_->setPlainText(qs(tools::report_to_text(report)));
 }
 
 void ModelReportView::addSummary(const AnalyzerReport& report) {
-  auto* summary = new QTreeWidgetItem(tree_, {tr("Model"), qs(report.path)});
+  // The file name keeps the value column narrow; the full path goes last.
+  const QString path = qs(report.path);
+  auto* summary = new QTreeWidgetItem(tree_, {tr("Model"), path.section('/', -1), QString(), path});
   summary->setData(0, kKindRole, static_cast<int>(RowKind::kSummary));
-  summary->setToolTip(1, qs(report.path));
+  summary->setToolTip(1, path);
+  summary->setToolTip(3, path);
   addSummaryRow(summary, tr("Format"),
                 QString("%1 (schema version %2)").arg(qs(report.format)).arg(report.version));
   if (!report.description.empty())
@@ -172,8 +204,9 @@ void ModelReportView::addSummary(const AnalyzerReport& report) {
   addSummaryRow(summary, tr("Size"), bytes(report.model_bytes));
   addSummaryRow(summary, tr("Non-data"), bytesWithShare(report.non_data_bytes, report.model_bytes));
   addSummaryRow(summary, tr("Data"), bytesWithShare(report.data_bytes, report.model_bytes));
-  addSummaryRow(summary, tr("Zero buffers"), bytes(report.zero_value_buffers),
-                tr("bytes of buffers whose data is all zeros"));
+  addSummaryRow(
+      summary, tr("Zero buffers"), bytes(report.zero_value_buffers),
+      tr("%n all-zero buffer(s)", nullptr, static_cast<int>(report.zero_value_buffer_count)));
   addSummaryRow(summary, tr("Parameters"), number(report.parameters));
   addSummaryRow(summary, tr("MACs"), number(report.macs), tr("multiply-accumulates per inference"));
   addSummaryRow(summary, tr("Subgraphs"), number(report.subgraphs.size()));
@@ -197,13 +230,14 @@ void ModelReportView::addSummary(const AnalyzerReport& report) {
   summary->setExpanded(true);
 }
 
-void ModelReportView::addSubgraph(const SubgraphReport& subgraph) {
+void ModelReportView::addSubgraph(const AnalyzerReport& report, const SubgraphReport& subgraph,
+                                  bool expand_tensors) {
   QString title = QString("Subgraph#%1").arg(subgraph.index);
   if (!subgraph.name.empty()) title += " " + qs(subgraph.name);
-  QString details = QString("%1 -> %2; %3 parameters")
+  QString details = QString("%1 -> %2; parameters: %3")
                         .arg(tensorList(subgraph.inputs), tensorList(subgraph.outputs),
                              number(subgraph.parameters));
-  if (subgraph.macs > 0) details += "; " + number(subgraph.macs) + " MACs";
+  if (subgraph.macs > 0) details += "; MACs: " + number(subgraph.macs);
   auto* item = new QTreeWidgetItem(
       tree_, {title,
               tr("%n op(s), ", nullptr, static_cast<int>(subgraph.ops.size())) +
@@ -212,6 +246,7 @@ void ModelReportView::addSubgraph(const SubgraphReport& subgraph) {
   item->setData(0, kKindRole, static_cast<int>(RowKind::kSubgraph));
   item->setData(0, kSubgraphRole, subgraph.index);
   item->setToolTip(2, tr("data bytes of the tensors this subgraph lists"));
+  item->setToolTip(3, details);
 
   int unsupported = 0;
   for (const OpReport& op : subgraph.ops) unsupported += op.engine_supported ? 0 : 1;
@@ -219,7 +254,7 @@ void ModelReportView::addSubgraph(const SubgraphReport& subgraph) {
   if (unsupported > 0) opsValue += tr(", %1 not runnable").arg(unsupported);
   auto* ops = addRow(item, RowKind::kOperators, {tr("Operators"), opsValue});
   ops->setData(0, kSubgraphRole, subgraph.index);
-  for (const OpReport& op : subgraph.ops) addOperator(ops, subgraph.index, op);
+  for (const OpReport& op : subgraph.ops) addOperator(ops, report, subgraph.index, op);
 
   auto* tensors = addRow(item, RowKind::kTensors, {tr("Tensors"), number(subgraph.tensors.size())});
   tensors->setData(0, kSubgraphRole, subgraph.index);
@@ -227,6 +262,7 @@ void ModelReportView::addSubgraph(const SubgraphReport& subgraph) {
 
   item->setExpanded(true);
   ops->setExpanded(true);
+  tensors->setExpanded(expand_tensors);
 }
 
 QTreeWidgetItem* ModelReportView::summaryItem() const {

@@ -24,8 +24,11 @@ class ModelReportView : public QWidget {
   static constexpr int kKindRole = Qt::UserRole;          // RowKind as int
   static constexpr int kSubgraphRole = Qt::UserRole + 1;  // subgraph index
   static constexpr int kIndexRole = Qt::UserRole + 2;     // op or tensor index
+  static constexpr int kRunnableRole = Qt::UserRole + 3;  // op rows: engine can run it
 
   enum Column { kItemColumn, kValueColumn, kCostColumn, kDetailsColumn, kColumnCount };
+  // Tensor groups start expanded when the whole model has at most this many tensors.
+  static constexpr size_t kExpandTensorRows = 40;
 
   explicit ModelReportView(QWidget* parent = nullptr);
 
@@ -45,7 +48,8 @@ class ModelReportView : public QWidget {
 
  private:
   void addSummary(const tools::AnalyzerReport& report);
-  void addSubgraph(const tools::SubgraphReport& subgraph);
+  void addSubgraph(const tools::AnalyzerReport& report, const tools::SubgraphReport& subgraph,
+                   bool expand_tensors);
   void showTextLineFor(QTreeWidgetItem* item);
 
   QSplitter* splitter_ = nullptr;

@@ -97,7 +97,7 @@ void MainWindow::createCentralArea() {
   error_banner_->hide();
 
   auto* placeholder = new QLabel(tr(
-      "<p style='font-size:large'>No model open</p>"
+      "<p style='font-size:16pt'>No model open</p>"
       "<p>Drop a <b>.tflite</b> or <b>.circle</b> file here, or use File &gt; Open (Ctrl+O).</p>"));
   placeholder->setAlignment(Qt::AlignCenter);
   placeholder->setEnabled(false);

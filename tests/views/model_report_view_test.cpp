@@ -141,13 +141,16 @@ class ModelReportViewTest : public QObject {
     // Which ops the engine runs changes as kernels land; pin one of each.
     report.subgraphs[0].ops[0].engine_supported = true;
     report.subgraphs[0].ops[1].engine_supported = false;
+    report.subgraphs[0].ops[2].engine_supported = true;
     ModelReportView view;
     view.setReport(report);
     QTreeWidgetItem* ops = childOfKind(view.subgraphItem(0), RowKind::kOperators);
-    QVERIFY(ops->child(0)->icon(0).isNull());
+    QVERIFY(ops->child(0)->data(0, ModelReportView::kRunnableRole).toBool());
     QVERIFY(ops->child(0)->toolTip(0).isEmpty());
-    QVERIFY(!ops->child(1)->icon(0).isNull());
+    QVERIFY(!ops->child(1)->data(0, ModelReportView::kRunnableRole).toBool());
     QVERIFY(ops->child(1)->toolTip(0).contains("cannot run FULLY_CONNECTED"));
+    QVERIFY(ops->child(0)->icon(0).cacheKey() != ops->child(1)->icon(0).cacheKey());
+    QCOMPARE(ops->text(ModelReportView::kValueColumn), QString("3, 1 not runnable"));
   }
 
   void newReportReplacesTheOldOne() {
