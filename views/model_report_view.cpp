@@ -10,6 +10,7 @@
 #include <QStyle>
 #include <QTextBlock>
 #include <QTreeWidget>
+#include <algorithm>
 
 namespace gruwb::views {
 namespace {
@@ -185,7 +186,15 @@ void ModelReportView::setReport(const AnalyzerReport& report) {
   for (const SubgraphReport& subgraph : report.subgraphs) {
     addSubgraph(report, subgraph, tensor_rows <= kExpandTensorRows);
   }
-  for (int column = 0; column < kDetailsColumn; ++column) tree_->resizeColumnToContents(column);
+  // Fit columns to their text, but cap them: converter tensor names run to
+  // 80+ characters and would push sizes and details out of sight (the full
+  // text stays in the tooltip).
+  const int char_width = tree_->fontMetrics().averageCharWidth();
+  const int caps[kDetailsColumn] = {42 * char_width, 34 * char_width, 16 * char_width};
+  for (int column = 0; column < kDetailsColumn; ++column) {
+    tree_->resizeColumnToContents(column);
+    tree_->setColumnWidth(column, std::min(tree_->columnWidth(column), caps[column]));
+  }
   tree_->setUpdatesEnabled(true);
   text_->setPlainText(qs(tools::report_to_text(report)));
 }
