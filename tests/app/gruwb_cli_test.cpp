@@ -11,56 +11,15 @@
 #include <QTemporaryDir>
 #include <string>
 
-#include "tests/engine/test_models.h"
+#include "tests/app/cli_test_util.h"
 
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  QString out;
-  QString err;
-};
-
-CliResult run_gruwb(const QStringList& args) {
-  QProcess process;
-  process.start(QStringLiteral(GRUWB_CLI), args);
-  CliResult run;
-  if (!process.waitForFinished(60000) || process.exitStatus() != QProcess::NormalExit) {
-    ADD_FAILURE() << "gruwb did not finish normally: " << GRUWB_CLI << " "
-                  << args.join(' ').toStdString();
-    process.kill();
-    return run;
-  }
-  run.exit_code = process.exitCode();
-  run.out = QString::fromUtf8(process.readAllStandardOutput());
-  run.err = QString::fromUtf8(process.readAllStandardError());
-  return run;
-}
-
-QString model(const char* file) {
-  const std::string path = gruwb::test::model_path(file);
-  EXPECT_FALSE(path.empty()) << file;
-  return QString::fromStdString(path);
-}
-
-// Bad input must give exactly one line "gruwb: <file>: <problem>" on stderr.
-void expect_one_error_line(const CliResult& run, const QString& file, const char* problem) {
-  EXPECT_EQ(run.exit_code, 2);
-  EXPECT_TRUE(run.out.isEmpty()) << run.out.toStdString();
-  ASSERT_TRUE(run.err.endsWith('\n')) << run.err.toStdString();
-  EXPECT_EQ(run.err.count('\n'), 1) << run.err.toStdString();
-  EXPECT_TRUE(run.err.startsWith("gruwb: " + file + ": ")) << run.err.toStdString();
-  EXPECT_TRUE(run.err.contains(QString::fromUtf8(problem))) << run.err.toStdString();
-}
-
-QJsonObject parse_json(const QString& text) {
-  QJsonParseError error{};
-  const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &error);
-  EXPECT_EQ(error.error, QJsonParseError::NoError)
-      << error.errorString().toStdString() << " at offset " << error.offset;
-  EXPECT_TRUE(doc.isObject());
-  return doc.object();
-}
+using gruwb::test::CliResult;
+using gruwb::test::expect_one_error_line;
+using gruwb::test::model;
+using gruwb::test::parse_json;
+using gruwb::test::run_gruwb;
 
 TEST(GruwbCliTest, InspectPrintsTheAnalyzerFigures) {
   const CliResult run = run_gruwb({"inspect", model("tflm_hello_world_float.tflite")});

@@ -1,0 +1,95 @@
+#include "app/cli/command.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "app/core/inspect.h"
+
+namespace gruwb::cli {
+
+std::string ParsedArgs::value(const std::string& name, const std::string& fallback) const {
+  auto it = options.find(name);
+  return it == options.end() || it->second.empty() ? fallback : it->second.back();
+}
+
+int usage_error(const std::string& message, const Command* command) {
+  std::fprintf(stderr, "gruwb: %s\n\n", message.c_str());
+  if (command) {
+    std::fputs(command->help, stderr);
+  } else {
+    print_usage(stderr);
+  }
+  return app::kExitBadInput;
+}
+
+bool parse_args(const Command& command, const std::vector<std::string>& args,
+                const std::vector<OptionSpec>& spec, ParsedArgs* parsed, int* exit_code) {
+  bool options_done = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (options_done || arg.size() < 2 || arg[0] != '-') {
+      parsed->positional.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      options_done = true;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(command.help, stdout);
+      *exit_code = app::kExitOk;
+      return false;
+    }
+    std::string name = arg;
+    std::string inline_value;
+    bool has_inline = false;
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      inline_value = arg.substr(eq + 1);
+      has_inline = true;
+    }
+    const OptionSpec* option = nullptr;
+    for (const OptionSpec& candidate : spec) {
+      if (name == candidate.name) option = &candidate;
+    }
+    if (!option) {
+      *exit_code = usage_error(std::string(command.name) + ": unknown option '" + arg + "'",
+                               &command);
+      return false;
+    }
+    std::vector<std::string>& values = parsed->options[name];
+    if (!option->takes_value) {
+      if (has_inline) {
+        *exit_code = usage_error(std::string(command.name) + ": " + name + " takes no value",
+                                 &command);
+        return false;
+      }
+      values.push_back("");
+    } else if (has_inline) {
+      values.push_back(inline_value);
+    } else if (i + 1 < args.size()) {
+      values.push_back(args[++i]);
+    } else {
+      *exit_code = usage_error(std::string(command.name) + ": " + name + " needs a value",
+                               &command);
+      return false;
+    }
+  }
+  return true;
+}
+
+int finish(int code, const std::string& out, const std::string& err) {
+  if (code != app::kExitOk) {
+    std::fprintf(stderr, "gruwb: %s\n", err.c_str());
+    return code;
+  }
+  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "gruwb: cannot write to standard output: %s\n", std::strerror(errno));
+    return app::kExitFailure;
+  }
+  return app::kExitOk;
+}
+
+}  // namespace gruwb::cli

@@ -1,0 +1,52 @@
+#pragma once
+// gruwb subcommands: each lives in its own <name>_command.cpp, parses its
+// arguments with parse_args() and calls one function of app/core, which the
+// GUI calls too. Exit codes: 0 ok, 1 internal failure, 2 bad input or usage.
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gruwb::cli {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  const char* help;  // full help: usage line, description, options, example
+  int (*run)(const std::vector<std::string>& args);
+};
+
+struct OptionSpec {
+  const char* name;  // "--input"
+  bool takes_value;
+};
+
+struct ParsedArgs {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> options;  // repeated options keep every value
+
+  bool has(const std::string& name) const { return options.count(name) > 0; }
+  std::string value(const std::string& name, const std::string& fallback = "") const;
+};
+
+// Parses `args` (after the subcommand). Handles --help (prints the command's
+// help) and usage errors (one line + help on stderr). Returns false with
+// *exit_code set when the command should stop there.
+bool parse_args(const Command& command, const std::vector<std::string>& args,
+                const std::vector<OptionSpec>& spec, ParsedArgs* parsed, int* exit_code);
+
+// Prints "gruwb: <message>", the command's help (or the general usage when
+// command is null) to stderr; returns 2.
+int usage_error(const std::string& message, const Command* command);
+
+// The end of every command: on success writes `out` to stdout, otherwise
+// "gruwb: <err>" to stderr. Returns the exit code to use.
+int finish(int code, const std::string& out, const std::string& err);
+
+void print_usage(FILE* stream);
+const Command* find_command(const std::string& name);
+
+extern const Command kInspectCommand;
+extern const Command kRunCommand;
+
+}  // namespace gruwb::cli

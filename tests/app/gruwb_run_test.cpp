@@ -1,0 +1,111 @@
+// `gruwb run` as a user runs it: .npy in, outputs out, arena figures, errors
+// that name the input and both shapes.
+
+#include <QDir>
+#include <QJsonArray>
+#include <QTemporaryDir>
+
+#include "engine/tools/model_file.h"
+#include "engine/tools/model_runner.h"
+#include "engine/tools/npy.h"
+#include "tests/app/cli_test_util.h"
+
+namespace {
+
+using gruwb::test::CliResult;
+using gruwb::test::expect_one_error_line;
+using gruwb::test::model;
+using gruwb::test::parse_json;
+using gruwb::test::run_gruwb;
+using gruwb::tools::NpyArray;
+
+QString save_floats(const QTemporaryDir& dir, const char* name, std::vector<int64_t> shape,
+                    const std::vector<float>& values, const char* dtype = "<f4") {
+  NpyArray array;
+  array.dtype = dtype;
+  array.shape = std::move(shape);
+  array.data.resize(values.size() * sizeof(float));
+  std::memcpy(array.data.data(), values.data(), array.data.size());
+  const QString path = dir.filePath(name);
+  std::string error;
+  EXPECT_TRUE(gruwb::tools::write_npy(path.toStdString(), array, &error)) << error;
+  return path;
+}
+
+// onert-micro's reference vector for gru_float.circle (README of the model folder).
+const std::vector<float> kGruInput = {7.899295f,  -4.584313f, -2.9251342f,
+                                      -2.1820352f, -10.649105f, 1.3530581f};
+const std::vector<float> kGruExpected = {-0.9979859f, -0.90550894f, 0.025957875f, -0.39570245f,
+                                         -0.8868108f};
+
+TEST(GruwbRunTest, CircleGruMatchesTheOnertMicroReferenceAndWritesNpy) {
+  QTemporaryDir dir;
+  const QString input = save_floats(dir, "x.npy", {1, 1, 6}, kGruInput);
+  const CliResult run = run_gruwb({"run", model("gru_float.circle"), "--input", input, "--json",
+                                   "--output-dir", dir.path()});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  const QJsonObject report = parse_json(run.out);
+  const QJsonArray outputs = report["outputs"].toArray();
+  ASSERT_EQ(outputs.size(), 1);
+  const QJsonArray data = outputs[0].toObject()["data"].toArray();
+  ASSERT_EQ(data.size(), 5);
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(data[i].toDouble(), kGruExpected[i], 1e-5) << i;
+
+  // The .npy written beside it holds the same numbers.
+  NpyArray written;
+  std::string error;
+  ASSERT_TRUE(gruwb::tools::read_npy(outputs[0].toObject()["file"].toString().toStdString(),
+                                     &written, &error))
+      << error;
+  EXPECT_EQ(written.dtype, "<f4");
+  EXPECT_EQ(written.shape, (std::vector<int64_t>{1, 5}));
+  const float* values = reinterpret_cast<const float*>(written.data.data());
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(values[i], kGruExpected[i], 1e-5) << i;
+}
+
+TEST(GruwbRunTest, ArenaFigureIsTheOneTheEnginePlans) {
+  gruwb::tools::LoadedModel loaded;
+  std::string error;
+  const QString path = model("tflm_hello_world_float.tflite");
+  ASSERT_TRUE(gruwb::tools::load_model_file(path.toStdString(), &loaded, &error)) << error;
+  gruwb::tools::ModelRunner runner;
+  ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
+
+  const CliResult run = run_gruwb({"run", path, "--arena"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_TRUE(run.out.startsWith(QString("Arena: %1 bytes (").arg(runner.arena_bytes())))
+      << run.out.toStdString();
+}
+
+TEST(GruwbRunTest, ShapeMismatchNamesTheInputAndBothShapes) {
+  QTemporaryDir dir;
+  const QString input = save_floats(dir, "wrong.npy", {1, 2}, {0.f, 1.f});
+  const CliResult run = run_gruwb({"run", model("tflm_hello_world_float.tflite"), "--input", input});
+  expect_one_error_line(run, input, "input 0 'serving_default_dense_input:0' has shape (1, 1)");
+  EXPECT_TRUE(run.err.contains("the array has (1, 2)")) << run.err.toStdString();
+}
+
+TEST(GruwbRunTest, WrongInputCountListsTheModelInputs) {
+  const CliResult run = run_gruwb({"run", model("tflm_hello_world_float.tflite"), "--arena",
+                                   "--input", "a.npy", "--input", "b.npy"});
+  expect_one_error_line(run, model("tflm_hello_world_float.tflite"), "got 2 --input file(s)");
+}
+
+TEST(GruwbRunTest, FullIntegerModelIsRefusedClearly) {
+  const CliResult run = run_gruwb({"run", model("tflm_mnist_fused_lstm_int8.tflite"), "--arena"});
+  expect_one_error_line(run, model("tflm_mnist_fused_lstm_int8.tflite"),
+                        "full-integer quantized models are not supported yet");
+}
+
+TEST(GruwbRunTest, NotAnNpyFileIsNamed) {
+  QTemporaryDir dir;
+  QFile file(dir.filePath("x.npy"));
+  ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+  file.write("hello");
+  file.close();
+  const CliResult run =
+      run_gruwb({"run", model("tflm_hello_world_float.tflite"), "--input", file.fileName()});
+  expect_one_error_line(run, file.fileName(), "not a NumPy .npy file");
+}
+
+}  // namespace
