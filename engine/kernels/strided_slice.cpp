@@ -182,9 +182,9 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(element_size(input, "input", &element_bytes));
   GRUWB_RETURN_IF_ERROR(expect_index_type(begin, "begin"));
   if (begin->shape.rank != 1 || begin->shape.dims[0] > kMaxSliceSpecs) {
-    return Status::error(StatusCode::kInvalidModel,
-                         "begin '%s' has shape %s, expected 1-D with at most %d values",
-                         begin->name, ShapeText(begin->shape).text, kMaxSliceSpecs);
+    return Status::error(
+        StatusCode::kInvalidModel, "begin '%s' has shape %s, expected 1-D with at most %d values",
+        begin->name, ShapeText(begin->shape).text, static_cast<int>(kMaxSliceSpecs));
   }
   const int32_t specs = begin->shape.dims[0];
   GRUWB_RETURN_IF_ERROR(check_index_vector(end, "end", specs));
