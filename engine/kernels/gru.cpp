@@ -85,7 +85,7 @@ Status prepare(OpContext& ctx) {
   }
   int slot = 0;
   GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
-      sizeof(float) * static_cast<size_t>(gru_step_scratch_floats(l.units)), &slot));
+      sizeof(float) * static_cast<size_t>(gru_scratch_floats(l.input_size, l.units)), &slot));
   return Status();
 }
 
@@ -107,23 +107,17 @@ Status eval(OpContext& ctx) {
   float* out = ctx.output(0)->f32();
   const float* x = ctx.input(kX)->f32();
   const int64_t state_size = static_cast<int64_t>(l.batch) * l.units;
-  // Return-last runs the state in the output buffer; return-sequences writes
-  // step t into slot t and reads step t-1 from the slot before.
-  const float* h_prev = state->f32();
-  if (!return_sequences) {
-    memcpy(out, h_prev, sizeof(float) * static_cast<size_t>(state_size));
-    h_prev = out;
+  // Time-major [T,B,I]: consecutive steps of one batch row are B rows apart.
+  // Return-last keeps the running state in the output row (stride 0).
+  for (int32_t b = 0; b < l.batch; ++b) {
+    const int64_t row = static_cast<int64_t>(b) * l.units;
+    gru_sequence(cell, x + static_cast<int64_t>(b) * l.input_size,
+                 static_cast<int64_t>(l.batch) * l.input_size, l.time, state->f32() + row,
+                 out + row, return_sequences ? state_size : 0, scratch);
   }
-  for (int32_t t = 0; t < l.time; ++t) {
-    float* h_next = return_sequences ? out + t * state_size : out;
-    for (int32_t b = 0; b < l.batch; ++b) {
-      const float* xt = x + (static_cast<int64_t>(t) * l.batch + b) * l.input_size;
-      gru_step(cell, xt, h_prev + b * l.units, h_next + b * l.units, scratch);
-    }
-    h_prev = h_next;
-  }
+  const float* last = return_sequences && l.time > 0 ? out + (l.time - 1) * state_size : out;
   if (state->kind == TensorKind::kVariable && l.time > 0) {
-    memcpy(state->f32(), h_prev, sizeof(float) * static_cast<size_t>(state_size));
+    memcpy(state->f32(), last, sizeof(float) * static_cast<size_t>(state_size));
   }
   return Status();
 }

@@ -29,11 +29,16 @@ struct GruCell {
   const float* recurrent_bias = nullptr;  // [3H] or null (reset_after only)
 };
 
-// Floats of scratch one step needs.
-inline int32_t gru_step_scratch_floats(int32_t units) { return 6 * units; }
+// Floats of scratch gru_sequence needs.
+inline int32_t gru_scratch_floats(int32_t input_size, int32_t units) {
+  return kTimeBlock * (3 * units + input_size) + 7 * units;
+}
 
-// h_next may alias h_prev. `scratch` holds gru_step_scratch_floats(units).
-void gru_step(const GruCell& cell, const float* x, const float* h_prev, float* h_next,
-              float* scratch);
+// Runs one batch row through `steps` steps. Step s reads x + s * x_stride and
+// writes its state to out + s * out_stride; out_stride 0 keeps only the last
+// state (each step overwrites the previous one in place). h0 == nullptr
+// starts from zeros. `scratch` holds gru_scratch_floats(input_size, units).
+void gru_sequence(const GruCell& cell, const float* x, int64_t x_stride, int32_t steps,
+                  const float* h0, float* out, int64_t out_stride, float* scratch);
 
 }  // namespace gruwb

@@ -148,8 +148,8 @@ Status prepare(OpContext& ctx) {
   set_output_shape(output, options->return_sequences ? sequence_shape(layout, units)
                                                      : make_shape({layout.batch, units}));
   int slot = 0;
-  return ctx.request_scratch(sizeof(float) * static_cast<size_t>(gru_step_scratch_floats(units)),
-                             &slot);
+  return ctx.request_scratch(
+      sizeof(float) * static_cast<size_t>(gru_scratch_floats(input_size, units)), &slot);
 }
 
 Status eval(OpContext& ctx) {
@@ -175,33 +175,19 @@ Status eval(OpContext& ctx) {
   float* scratch = static_cast<float*>(ctx.scratch(0));
   float* out = ctx.output(0)->f32();
   const size_t state_bytes = sizeof(float) * static_cast<size_t>(units);
+  const int64_t x_stride =
+      layout.offset(0, 1, cell.input_size) - layout.offset(0, 0, cell.input_size);
+  const int64_t out_stride = layout.offset(0, 1, units) - layout.offset(0, 0, units);
   for (int32_t b = 0; b < layout.batch; ++b) {
     const float* initial = state ? state->f32() + static_cast<int64_t>(b) * units : nullptr;
-    // Return-last runs the state in its output row; return-sequences reads
-    // step t-1 from the slot before (the initial state, or a zeroed step 0).
-    const float* h_prev = initial;
-    if (!options.return_sequences) {
-      float* last = out + static_cast<int64_t>(b) * units;
-      if (initial) {
-        memcpy(last, initial, state_bytes);
-      } else {
-        memset(last, 0, state_bytes);
-      }
-      h_prev = last;
-    }
-    for (int32_t t = 0; t < layout.time; ++t) {
-      const float* xt = x->f32() + layout.offset(b, t, cell.input_size);
-      float* h_next = options.return_sequences ? out + layout.offset(b, t, units)
-                                               : out + static_cast<int64_t>(b) * units;
-      if (!h_prev) {
-        memset(h_next, 0, state_bytes);
-        h_prev = h_next;
-      }
-      gru_step(cell, xt, h_prev, h_next, scratch);
-      h_prev = h_next;
-    }
+    // Return-last keeps the running state in its output row (stride 0).
+    float* h = options.return_sequences ? out + layout.offset(b, 0, units)
+                                        : out + static_cast<int64_t>(b) * units;
+    gru_sequence(cell, x->f32() + layout.offset(b, 0, cell.input_size), x_stride, layout.time,
+                 initial, h, options.return_sequences ? out_stride : 0, scratch);
     if (state && state->kind == TensorKind::kVariable && layout.time > 0) {
-      memcpy(state->f32() + static_cast<int64_t>(b) * units, h_prev, state_bytes);
+      const float* last = options.return_sequences ? h + (layout.time - 1) * out_stride : h;
+      memcpy(state->f32() + static_cast<int64_t>(b) * units, last, state_bytes);
     }
   }
   return Status();

@@ -95,12 +95,137 @@ Shape sequence_shape(const SequenceLayout& layout, int32_t features) {
                            : make_shape({layout.batch, layout.time, features});
 }
 
-void vector_sigmoid(float* x, int32_t n) {
-  for (int32_t i = 0; i < n; ++i) x[i] = fast_sigmoid(x[i]);
+// Hot loops get an AVX2 clone on x86-64 Linux (chosen once at load time by
+// an ifunc resolver); everywhere else, including the Cortex-M4F build, one
+// plain version. GCC contracts a*b+c into FMA in the AVX2 clone, so the two
+// clones may differ in the last bit (far below the kernels' 1e-5 tests).
+#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define GRUWB_HOT_LOOP __attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+#endif
+#ifndef GRUWB_HOT_LOOP
+#define GRUWB_HOT_LOOP
+#endif
+
+namespace {
+
+// dot()'s reduction order.
+inline float reduce8(const float* p) {
+  return ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
 }
 
+}  // namespace
+
+GRUWB_HOT_LOOP
+void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, const float* bias,
+                 bool accumulate, float* out) {
+  const int32_t full = cols - cols % 8;
+  int32_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const float* w0 = w + static_cast<int64_t>(r) * cols;
+    const float* w1 = w0 + cols;
+    const float* w2 = w1 + cols;
+    const float* w3 = w2 + cols;
+    float a0[8] = {}, a1[8] = {}, a2[8] = {}, a3[8] = {};
+    for (int32_t i = 0; i < full; i += 8) {
+      for (int32_t j = 0; j < 8; ++j) {
+        const float xv = x[i + j];
+        a0[j] += w0[i + j] * xv;
+        a1[j] += w1[i + j] * xv;
+        a2[j] += w2[i + j] * xv;
+        a3[j] += w3[i + j] * xv;
+      }
+    }
+    int32_t i = full;
+    if (cols - i >= 4) {  // a half block still fits 4 lanes: cheaper than 4 scalar steps
+      for (int32_t j = 0; j < 4; ++j) {
+        const float xv = x[i + j];
+        a0[j] += w0[i + j] * xv;
+        a1[j] += w1[i + j] * xv;
+        a2[j] += w2[i + j] * xv;
+        a3[j] += w3[i + j] * xv;
+      }
+      i += 4;
+    }
+    // Sum the four rows' partials together (halves, then pairs) instead of one
+    // row at a time: the compiler keeps this in vector registers.
+    float h[4][4];
+    for (int32_t j = 0; j < 4; ++j) {
+      h[0][j] = a0[j] + a0[j + 4];
+      h[1][j] = a1[j] + a1[j + 4];
+      h[2][j] = a2[j] + a2[j + 4];
+      h[3][j] = a3[j] + a3[j + 4];
+    }
+    float p[4] = {h[0][0] + h[0][2], h[1][0] + h[1][2], h[2][0] + h[2][2], h[3][0] + h[3][2]};
+    float q[4] = {h[0][1] + h[0][3], h[1][1] + h[1][3], h[2][1] + h[2][3], h[3][1] + h[3][3]};
+    float s[4];
+    for (int32_t k = 0; k < 4; ++k) s[k] = p[k] + q[k];
+    for (; i < cols; ++i) {
+      s[0] += w0[i] * x[i];
+      s[1] += w1[i] * x[i];
+      s[2] += w2[i] * x[i];
+      s[3] += w3[i] * x[i];
+    }
+    for (int32_t k = 0; k < 4; ++k) {
+      float base = accumulate ? out[r + k] : (bias ? bias[r + k] : 0.f);
+      out[r + k] = base + s[k];
+    }
+  }
+  for (; r < rows; ++r) {
+    float base = accumulate ? out[r] : (bias ? bias[r] : 0.f);
+    out[r] = base + dot(w + static_cast<int64_t>(r) * cols, x, cols);
+  }
+}
+
+GRUWB_HOT_LOOP
+void project_steps(const DenseWeights& w, const float* x, int64_t x_stride, int32_t steps,
+                   const float* bias, float* xt, float* out) {
+  const int32_t cols = w.cols;
+  for (int32_t k = 0; k < cols; ++k) {  // transpose: xt[k][s]
+    for (int32_t s = 0; s < kTimeBlock; ++s)
+      xt[k * kTimeBlock + s] = s < steps ? x[s * x_stride + k] : 0.f;
+  }
+  for (int32_t r = 0; r < w.rows; ++r) {
+    float acc[kTimeBlock] = {};
+    if (w.f32) {
+      const float* row = w.f32 + static_cast<int64_t>(r) * cols;
+      for (int32_t k = 0; k < cols; ++k) {
+        const float wk = row[k];
+        for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] += wk * xt[k * kTimeBlock + s];
+      }
+    } else {
+      const int8_t* row = w.i8 + static_cast<int64_t>(r) * cols;
+      for (int32_t k = 0; k < cols; ++k) {
+        const float wk = static_cast<float>(row[k]);
+        for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] += wk * xt[k * kTimeBlock + s];
+      }
+      const float scale = w.scales[w.per_row_scale ? r : 0];
+      for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] *= scale;
+    }
+    const float b = bias ? bias[r] : 0.f;
+    for (int32_t s = 0; s < kTimeBlock; ++s) out[r * kTimeBlock + s] = b + acc[s];
+  }
+}
+
+// Blocks of 8 with a fixed trip count let the compiler vectorize the
+// polynomial even at -O2 (its cheap cost model refuses open-ended loops).
+GRUWB_HOT_LOOP
+void vector_sigmoid(float* x, int32_t n) {
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int32_t j = 0; j < 8; ++j) x[i + j] = fast_sigmoid(x[i + j]);
+  }
+  for (; i < n; ++i) x[i] = fast_sigmoid(x[i]);
+}
+
+GRUWB_HOT_LOOP
 void vector_tanh(float* x, int32_t n) {
-  for (int32_t i = 0; i < n; ++i) x[i] = fast_tanh(x[i]);
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int32_t j = 0; j < 8; ++j) x[i + j] = fast_tanh(x[i + j]);
+  }
+  for (; i < n; ++i) x[i] = fast_tanh(x[i]);
 }
 
 void vector_hard_sigmoid(float* x, int32_t n) {

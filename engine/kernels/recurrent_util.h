@@ -58,19 +58,27 @@ inline float dot_i8(const int8_t* w, const float* x, int32_t n) {
   return sum;
 }
 
+// out[r] = (accumulate ? out[r] : bias ? bias[r] : 0) + W[r, :] . x for a
+// float [rows, cols] matrix. The recurrent products are the hot loop of every
+// RNN kernel, so this works on 4 rows at once (x is loaded once for all four)
+// with 8 partial sums per row (a 4-column remainder joins the first 4). On
+// x86-64 Linux hosts an AVX2 clone is picked at load time; the compiler fuses
+// its multiply-adds (FMA), so its last bits can differ from the SSE2 build's.
+void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, const float* bias,
+                 bool accumulate, float* out);
+
 // out[r] += W[first_row + r, :] . x for r < rows.
 inline void matvec_accumulate(const DenseWeights& w, int32_t first_row, int32_t rows,
                               const float* x, float* out) {
   const int32_t cols = w.cols;
   if (w.f32) {
-    const float* row = w.f32 + static_cast<int64_t>(first_row) * cols;
-    for (int32_t r = 0; r < rows; ++r, row += cols) out[r] += dot(row, x, cols);
-  } else {
-    const int8_t* row = w.i8 + static_cast<int64_t>(first_row) * cols;
-    for (int32_t r = 0; r < rows; ++r, row += cols) {
-      float scale = w.scales[w.per_row_scale ? first_row + r : 0];
-      out[r] += scale * dot_i8(row, x, cols);
-    }
+    matvec_rows(w.f32 + static_cast<int64_t>(first_row) * cols, rows, cols, x, nullptr, true, out);
+    return;
+  }
+  const int8_t* row = w.i8 + static_cast<int64_t>(first_row) * cols;
+  for (int32_t r = 0; r < rows; ++r, row += cols) {
+    float scale = w.scales[w.per_row_scale ? first_row + r : 0];
+    out[r] += scale * dot_i8(row, x, cols);
   }
 }
 
@@ -78,12 +86,23 @@ inline void matvec_accumulate(const DenseWeights& w, int32_t first_row, int32_t 
 inline void matvec_assign(const DenseWeights& w, int32_t first_row, int32_t rows, const float* x,
                           const float* bias, float* out) {
   if (w.f32) {
-    matvec(w.f32 + static_cast<int64_t>(first_row) * w.cols, rows, w.cols, x, bias, out);
+    matvec_rows(w.f32 + static_cast<int64_t>(first_row) * w.cols, rows, w.cols, x, bias, false,
+                out);
     return;
   }
   for (int32_t r = 0; r < rows; ++r) out[r] = bias ? bias[r] : 0.f;
   matvec_accumulate(w, first_row, rows, x, out);
 }
+
+// The input-side products of up to kTimeBlock consecutive steps at once:
+// out[r * kTimeBlock + s] = (bias ? bias[r] : 0) + W[r, :] . x_s for s < steps,
+// where x_s = x + s * x_stride. With few input features (3 for the
+// reference model) a per-step dot product is mostly loop overhead; across
+// 8 steps each weight multiplies a vector of 8 inputs. `xt` is scratch for
+// cols * kTimeBlock floats.
+constexpr int32_t kTimeBlock = 8;
+void project_steps(const DenseWeights& w, const float* x, int64_t x_stride, int32_t steps,
+                   const float* bias, float* xt, float* out);
 
 // Where step t of batch row b starts in a [B,T,F] (batch-major) or [T,B,F]
 // (time-major) sequence.
