@@ -73,7 +73,8 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_float(state, "state"));
   if (state->elements() != static_cast<int64_t>(l.batch) * l.units) {
     char expected[32];
-    snprintf(expected, sizeof expected, "%d values ([%d,%d])", l.batch * l.units, l.batch, l.units);
+    snprintf(expected, sizeof expected, "%d values ([%d,%d])", static_cast<int>(l.batch * l.units),
+             static_cast<int>(l.batch), static_cast<int>(l.units));
     return shape_error(state, "state (input 5)", expected);
   }
   bool return_sequences = options && options->return_sequences();
