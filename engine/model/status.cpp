@@ -5,6 +5,16 @@
 #include <cstring>
 
 namespace gruwb {
+namespace {
+
+// strnlen is POSIX, not C++17: newlib hides it in strict mode.
+size_t bounded_length(const char* text, size_t limit) {
+  size_t n = 0;
+  while (n < limit && text[n] != '\0') ++n;
+  return n;
+}
+
+}  // namespace
 
 const char* status_code_name(StatusCode code) {
   switch (code) {
@@ -39,8 +49,8 @@ Status& Status::prefix(const char* format, ...) {
   va_end(args);
   if (head_len <= 0) return *this;
   // Shift the old message right to make room for the head (truncating the tail).
-  size_t head_bytes = strnlen(head, kMessageCapacity - 1);
-  size_t tail_bytes = strnlen(message_, kMessageCapacity);
+  size_t head_bytes = bounded_length(head, kMessageCapacity - 1);
+  size_t tail_bytes = bounded_length(message_, kMessageCapacity);
   if (head_bytes + tail_bytes > kMessageCapacity - 1) tail_bytes = kMessageCapacity - 1 - head_bytes;
   memmove(message_ + head_bytes, message_, tail_bytes);
   memcpy(message_, head, head_bytes);
