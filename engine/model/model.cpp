@@ -31,6 +31,9 @@ void format_shape(Span<int32_t> shape, char* out, size_t capacity) {
   if (used < capacity) snprintf(out + used, capacity - used, "]");
 }
 
+// Names in messages are capped at 64 characters ('%.64s') so that converter
+// names of 150+ characters cannot push the sizes off the end of a Status.
+
 // Context shared by the validation steps.
 struct Validator {
   const fb::Model* model;
@@ -76,7 +79,7 @@ Status check_tensor(const Validator& v, uint32_t sg, uint32_t index) {
   const char* name = str_or_empty(tensor->name());
   Span<int32_t> shape = span_of(tensor->shape());
   if (shape.size > static_cast<size_t>(kMaxRank)) {
-    return Status::error(StatusCode::kInvalidModel, "tensor %u '%s': rank %u exceeds %d",
+    return Status::error(StatusCode::kInvalidModel, "tensor %u '%.64s': rank %u exceeds %d",
                          index, name, static_cast<unsigned>(shape.size), kMaxRank);
   }
   uint64_t elements = 1;
@@ -84,28 +87,28 @@ Status check_tensor(const Validator& v, uint32_t sg, uint32_t index) {
     int64_t dim = shape[d];
     if (dim < 0 || dim > kMaxDimension) {
       return Status::error(StatusCode::kInvalidModel,
-                           "tensor %u '%s': dimension %u is %lld (must be 0..%lld)", index, name,
+                           "tensor %u '%.64s': dimension %u is %lld (must be 0..%lld)", index, name,
                            static_cast<unsigned>(d), static_cast<long long>(dim),
                            static_cast<long long>(kMaxDimension));
     }
     elements *= static_cast<uint64_t>(dim);
     if (elements > kMaxTensorElements) {
       return Status::error(StatusCode::kInvalidModel,
-                           "tensor %u '%s': more than %llu elements", index, name,
+                           "tensor %u '%.64s': more than %llu elements", index, name,
                            static_cast<unsigned long long>(kMaxTensorElements));
     }
   }
   for (int32_t dim : span_of(tensor->shape_signature())) {
     if (dim < -1 || dim > kMaxDimension) {
       return Status::error(StatusCode::kInvalidModel,
-                           "tensor %u '%s': shape_signature has dimension %d (must be -1..%lld)",
+                           "tensor %u '%.64s': shape_signature has dimension %d (must be -1..%lld)",
                            index, name, static_cast<int>(dim),
                            static_cast<long long>(kMaxDimension));
     }
   }
   if (tensor->buffer() >= v.buffer_count && !(tensor->buffer() == 0 && v.buffer_count == 0)) {
     return Status::error(StatusCode::kInvalidModel,
-                         "tensor %u '%s': buffer index %u out of range (model has %u buffers)",
+                         "tensor %u '%.64s': buffer index %u out of range (model has %u buffers)",
                          index, name, static_cast<unsigned>(tensor->buffer()),
                          static_cast<unsigned>(v.buffer_count));
   }
@@ -117,7 +120,7 @@ Status check_tensor(const Validator& v, uint32_t sg, uint32_t index) {
     char shape_text[64];
     format_shape(shape, shape_text, sizeof shape_text);
     return Status::error(StatusCode::kInvalidModel,
-                         "tensor %u '%s': buffer %u has %u bytes, shape %s %s needs %llu", index,
+                         "tensor %u '%.64s': buffer %u has %u bytes, shape %s %s needs %llu", index,
                          name, static_cast<unsigned>(tensor->buffer()),
                          static_cast<unsigned>(data_bytes), shape_text,
                          tensor_type_name(tensor->type()),
@@ -293,8 +296,8 @@ Status check_no_recursion(const Validator& v) {
       uint32_t callee = static_cast<uint32_t>(callees[slot]);
       if (color[callee] == kOnStack) {
         return Status::error(StatusCode::kInvalidModel,
-                             "recursive control flow: subgraph %u '%s' op %u (%s) calls "
-                             "subgraph %u '%s', which is already being executed",
+                             "recursive control flow: subgraph %u '%.64s' op %u (%s) calls "
+                             "subgraph %u '%.64s', which is already being executed",
                              static_cast<unsigned>(sg), str_or_empty(v.subgraph(sg)->name()),
                              static_cast<unsigned>(op_index),
                              v.op_label(v.subgraph(sg)->operators()->Get(op_index)),
@@ -319,7 +322,7 @@ Status check_signatures_and_metadata(const Validator& v) {
     const char* key = str_or_empty(def->signature_key());
     if (def->subgraph_index() >= v.subgraph_count) {
       return Status::error(StatusCode::kInvalidModel,
-                           "signature %u '%s': subgraph index %u out of range (model has %u "
+                           "signature %u '%.64s': subgraph index %u out of range (model has %u "
                            "subgraphs)",
                            static_cast<unsigned>(s), key,
                            static_cast<unsigned>(def->subgraph_index()),
@@ -331,7 +334,7 @@ Status check_signatures_and_metadata(const Validator& v) {
         const fb::TensorMap* map = maps->Get(m);
         if (map->tensor_index() >= tensors) {
           return Status::error(StatusCode::kInvalidModel,
-                               "signature %u '%s': '%s' maps to tensor %u, but subgraph %u has "
+                               "signature %u '%.64s': '%.64s' maps to tensor %u, but subgraph %u has "
                                "%u tensors",
                                static_cast<unsigned>(s), key, str_or_empty(map->name()),
                                static_cast<unsigned>(map->tensor_index()),
@@ -345,7 +348,7 @@ Status check_signatures_and_metadata(const Validator& v) {
   for (uint32_t m = 0; m < count_of(metadata); ++m) {
     if (metadata->Get(m)->buffer() >= v.buffer_count) {
       return Status::error(StatusCode::kInvalidModel,
-                           "metadata '%s': buffer index %u out of range (model has %u buffers)",
+                           "metadata '%.64s': buffer index %u out of range (model has %u buffers)",
                            str_or_empty(metadata->Get(m)->name()),
                            static_cast<unsigned>(metadata->Get(m)->buffer()),
                            static_cast<unsigned>(v.buffer_count));
@@ -386,7 +389,7 @@ Status check_identifier(const uint8_t* data, size_t size, ModelFormat* format) {
                                            (c >= 0x20 && c < 0x7f) ? "%c" : "\\x%02x", c));
     }
     return Status::error(StatusCode::kNotAModel,
-                         "missing file identifier: bytes 4..7 are '%s', expected 'TFL3' "
+                         "missing file identifier: bytes 4..7 are '%.64s', expected 'TFL3' "
                          "(.tflite) or 'CIR0' (.circle)",
                          shown);
   }
@@ -511,7 +514,7 @@ Status Model::load(const uint8_t* data, size_t size, Model* out) {
   for (uint32_t sg = 0; sg < v.subgraph_count; ++sg) {
     Status status = check_subgraph(v, sg);
     if (!status.ok()) {
-      return status.prefix("subgraph %u '%s' ", static_cast<unsigned>(sg),
+      return status.prefix("subgraph %u '%.64s' ", static_cast<unsigned>(sg),
                            str_or_empty(v.subgraph(sg)->name()));
     }
   }
