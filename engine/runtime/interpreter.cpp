@@ -273,7 +273,14 @@ Status Interpreter::plan_activations() {
     for (int t = 0; t < state.tensor_count; ++t) {
       buffers_[state.first_buffer + t] = PlannedBuffer{0, 0, kNever, 0};
     }
-    for (int32_t t : sg.inputs) buffers_[state.first_buffer + t].first = state.start_time;
+    // Inputs are written by the caller when the subgraph starts, so they live
+    // at least then, even when no op reads them (a WHILE cond that ignores
+    // some loop values); otherwise their [first, last] would be empty and
+    // the planner would overlap them with live tensors.
+    for (int32_t t : sg.inputs) {
+      buffers_[state.first_buffer + t].first = state.start_time;
+      buffers_[state.first_buffer + t].last = state.start_time;
+    }
     for (int o = 0; o < state.op_count; ++o) {
       const OpNode& node = state.nodes[o];
       for (int32_t t : node.op.outputs) {

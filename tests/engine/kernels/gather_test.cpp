@@ -94,6 +94,61 @@ TEST(GatherTest, ScalarIndexDropsTheAxisAsTheConvertersTimeStepDoes) {
   }
 }
 
+// The converter's TensorListGetItem inside a WHILE body: acc += sequence[t]
+// for t < 4, with t a loop-carried int32 counter. The cond reads only t, as
+// converter-made conds do (this once exposed unused cond inputs being
+// planned on top of live tensors).
+TEST(GatherTest, TimeStepsInsideAWhileLoop) {
+  const std::vector<int32_t> shape = {4, 1, 3};
+  const std::vector<float> data = iota_floats(12, 0.5f, -2.f);
+  OpModelBuilder b;
+  const int cond = b.add_subgraph("cond");
+  const int body = b.add_subgraph("body");
+  // main: (t, acc, sequence) = WHILE(0, zeros, sequence)
+  int sequence = b.input("sequence", shape);
+  int t0 = b.constant_i32("t0", {}, {0});
+  int acc0 = b.constant("acc0", {1, 3}, {0, 0, 0});
+  int t_out = b.output("t_out", {}, TensorType::INT32);
+  int acc_out = b.output("acc_out");
+  int seq_out = b.tensor("seq_out");
+  fb::WhileOptionsT loop;
+  loop.cond_subgraph_index = cond;
+  loop.body_subgraph_index = body;
+  b.op(BuiltinOperator::WHILE, {t0, acc0, sequence}, {t_out, acc_out, seq_out}, loop);
+  // cond: t < 4
+  b.use_subgraph(cond);
+  int ct = b.input("t", {}, TensorType::INT32);
+  b.input("acc", {1, 3});
+  b.input("sequence", shape);
+  int steps = b.constant_i32("steps", {}, {4});
+  int more = b.output("more", {}, TensorType::BOOL);
+  b.op(BuiltinOperator::LESS, {ct, steps}, {more});
+  // body: x = GATHER(sequence, t); acc += x; t += 1
+  b.use_subgraph(body);
+  int bt = b.input("t", {}, TensorType::INT32);
+  int bacc = b.input("acc", {1, 3});
+  int bseq = b.input("sequence", shape);
+  int x = b.tensor("x");
+  b.op(BuiltinOperator::GATHER, {bseq, bt}, {x}, gather_options(0));
+  int one = b.constant_i32("one", {}, {1});
+  int next_t = b.output("next_t", {}, TensorType::INT32);
+  int next_acc = b.tensor("next_acc");
+  b.op(BuiltinOperator::ADD, {bt, one}, {next_t}, fb::AddOptionsT());
+  b.op(BuiltinOperator::ADD, {bacc, x}, {next_acc}, fb::AddOptionsT());
+  b.mark_output(next_acc);
+  b.mark_output(bseq);
+
+  auto out = run(b, {Values::f32(shape, data)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].ints(), (std::vector<int32_t>{4}));
+  EXPECT_EQ(out[1].shape, (std::vector<int32_t>{1, 3}));
+  std::vector<float> expected(3, 0.f);
+  for (int t = 0; t < 4; ++t) {
+    for (int i = 0; i < 3; ++i) expected[i] += data[static_cast<size_t>(t * 3 + i)];
+  }
+  EXPECT_TRUE(floats_near(expected, out[1].floats(), 1e-6f));
+}
+
 TEST(GatherTest, Int32Data) {
   OpModelBuilder b;
   int params = b.input("params", {5}, TensorType::INT32);
