@@ -48,5 +48,6 @@ const Command* find_command(const std::string& name);
 
 extern const Command kInspectCommand;
 extern const Command kRunCommand;
+extern const Command kBuildCommand;
 
 }  // namespace gruwb::cli

@@ -13,7 +13,7 @@
 
 namespace gruwb::cli {
 
-const Command* const kCommands[] = {&kInspectCommand, &kRunCommand};
+const Command* const kCommands[] = {&kInspectCommand, &kRunCommand, &kBuildCommand};
 
 const Command* find_command(const std::string& name) {
   for (const Command* command : kCommands) {
