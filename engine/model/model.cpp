@@ -74,7 +74,7 @@ Status check_buffers(const Validator& v) {
   return Status();
 }
 
-Status check_tensor(const Validator& v, uint32_t sg, uint32_t index) {
+Status check_tensor(const Validator& v, uint32_t sg, unsigned index) {  // unsigned: %u
   const fb::Tensor* tensor = v.subgraph(sg)->tensors()->Get(index);
   const char* name = str_or_empty(tensor->name());
   Span<int32_t> shape = span_of(tensor->shape());
