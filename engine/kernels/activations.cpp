@@ -24,28 +24,49 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
+// Training: dx += dy * f'(x), with f' written in terms of the output y.
+template <typename F>
+Status backward(OpContext& ctx) {
+  const Tensor* output = ctx.output(0);
+  const Tensor* dy = ctx.gradient(output);
+  Tensor* dx = ctx.gradient(ctx.input(0));
+  if (!dy || !dx) return Status();
+  const float* y = output->f32();
+  const float* g = dy->f32();
+  float* d = dx->f32();
+  int64_t n = output->elements();
+  F f;
+  for (int64_t i = 0; i < n; ++i) d[i] += g[i] * f.derivative(y[i]);
+  return Status();
+}
+
 struct LogisticFn {
   float operator()(float x) const { return sigmoid(x); }
+  float derivative(float y) const { return y * (1.f - y); }
 };
 struct TanhFn {
   float operator()(float x) const { return std::tanh(x); }
+  float derivative(float y) const { return 1.f - y * y; }
 };
 struct ReluFn {
   float operator()(float x) const { return x < 0.f ? 0.f : x; }
+  float derivative(float y) const { return y > 0.f ? 1.f : 0.f; }
 };
 struct Relu6Fn {
   float operator()(float x) const { return x < 0.f ? 0.f : (x > 6.f ? 6.f : x); }
+  float derivative(float y) const { return y > 0.f && y < 6.f ? 1.f : 0.f; }
 };
 
 }  // namespace
 
-extern const KernelRegistration kLogisticKernel = {
-    static_cast<int32_t>(BuiltinOperator::LOGISTIC), nullptr, prepare, eval<LogisticFn>};
-extern const KernelRegistration kTanhKernel = {static_cast<int32_t>(BuiltinOperator::TANH),
-                                               nullptr, prepare, eval<TanhFn>};
-extern const KernelRegistration kReluKernel = {static_cast<int32_t>(BuiltinOperator::RELU),
-                                               nullptr, prepare, eval<ReluFn>};
+extern const KernelRegistration kLogisticKernel = {static_cast<int32_t>(BuiltinOperator::LOGISTIC),
+                                                   nullptr, prepare, eval<LogisticFn>,
+                                                   backward<LogisticFn>};
+extern const KernelRegistration kTanhKernel = {static_cast<int32_t>(BuiltinOperator::TANH), nullptr,
+                                               prepare, eval<TanhFn>, backward<TanhFn>};
+extern const KernelRegistration kReluKernel = {static_cast<int32_t>(BuiltinOperator::RELU), nullptr,
+                                               prepare, eval<ReluFn>, backward<ReluFn>};
 extern const KernelRegistration kRelu6Kernel = {static_cast<int32_t>(BuiltinOperator::RELU6),
-                                                nullptr, prepare, eval<Relu6Fn>};
+                                                nullptr, prepare, eval<Relu6Fn>, backward<Relu6Fn>};
 
 }  // namespace gruwb

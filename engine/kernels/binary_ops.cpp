@@ -92,14 +92,16 @@ Status eval_comparison(OpContext& ctx) {
   return Status();
 }
 
-#define GRUWB_SCALAR_FN(Name, expr)                \
-  struct Name {                                    \
-    template <typename T>                          \
-    auto operator()(T a, T b) const { return expr; } \
+#define GRUWB_SCALAR_FN(Name, expr)   \
+  struct Name {                       \
+    template <typename T>             \
+    auto operator()(T a, T b) const { \
+      return expr;                    \
+    }                                 \
   }
 GRUWB_SCALAR_FN(AddFn, a + b);
 GRUWB_SCALAR_FN(SubFn, a - b);
-GRUWB_SCALAR_FN(MulFn, a * b);
+GRUWB_SCALAR_FN(MulFn, a* b);
 GRUWB_SCALAR_FN(MinFn, a < b ? a : b);
 GRUWB_SCALAR_FN(MaxFn, a > b ? a : b);
 GRUWB_SCALAR_FN(LessFn, a < b);
@@ -110,10 +112,71 @@ GRUWB_SCALAR_FN(EqualFn, a == b);
 GRUWB_SCALAR_FN(NotEqualFn, a != b);
 #undef GRUWB_SCALAR_FN
 
-template <BuiltinOperator kOp, typename Options, typename F>
+// Training: the partial derivatives of z = f(a, b), given a, b and dz.
+struct AddGrad {
+  void operator()(float, float, float g, float* da, float* db) const {
+    *da = g;
+    *db = g;
+  }
+};
+struct SubGrad {
+  void operator()(float, float, float g, float* da, float* db) const {
+    *da = g;
+    *db = -g;
+  }
+};
+struct MulGrad {
+  void operator()(float a, float b, float g, float* da, float* db) const {
+    *da = g * b;
+    *db = g * a;
+  }
+};
+// Ties go to the first input (as the forward picks `b` only when strictly better).
+struct MinGrad {
+  void operator()(float a, float b, float g, float* da, float* db) const {
+    *da = a <= b ? g : 0.f;
+    *db = a <= b ? 0.f : g;
+  }
+};
+struct MaxGrad {
+  void operator()(float a, float b, float g, float* da, float* db) const {
+    *da = a >= b ? g : 0.f;
+    *db = a >= b ? 0.f : g;
+  }
+};
+
+// Broadcast inputs receive the sum over the dimensions they were repeated in.
+template <typename Options, typename G>
+Status backward_arithmetic(OpContext& ctx) {
+  const Tensor* a = ctx.input(0);
+  const Tensor* b = ctx.input(1);
+  const Tensor* out = ctx.output(0);
+  const Tensor* dz = ctx.gradient(out);
+  Tensor* da = ctx.gradient(a);
+  Tensor* db = ctx.gradient(b);
+  if (!dz || (!da && !db)) return Status();
+  const Activation activation = fused_activation<Options>(ctx);
+  const float* x = a->f32();
+  const float* y = b->f32();
+  const float* z = out->f32();
+  const float* g = dz->f32();
+  float* gx = da ? da->f32() : nullptr;
+  float* gy = db ? db->f32() : nullptr;
+  G grad;
+  for_each_broadcast(out->shape, a->shape, b->shape, [&](int64_t o, int64_t i, int64_t j) {
+    float go = g[o] * activation_derivative(activation, z[o]);
+    float ga = 0.f, gb = 0.f;
+    grad(x[i], y[j], go, &ga, &gb);
+    if (gx) gx[i] += ga;
+    if (gy) gy[j] += gb;
+  });
+  return Status();
+}
+
+template <BuiltinOperator kOp, typename Options, typename F, typename G>
 constexpr KernelRegistration arithmetic() {
   return {static_cast<int32_t>(kOp), nullptr, prepare_arithmetic<Options, F>,
-          eval_arithmetic<Options, F>};
+          eval_arithmetic<Options, F>, backward_arithmetic<Options, G>};
 }
 
 template <BuiltinOperator kOp, typename F>
@@ -124,20 +187,19 @@ constexpr KernelRegistration comparison() {
 }  // namespace
 
 extern const KernelRegistration kAddKernel =
-    arithmetic<BuiltinOperator::ADD, fb::AddOptions, AddFn>();
+    arithmetic<BuiltinOperator::ADD, fb::AddOptions, AddFn, AddGrad>();
 extern const KernelRegistration kSubKernel =
-    arithmetic<BuiltinOperator::SUB, fb::SubOptions, SubFn>();
+    arithmetic<BuiltinOperator::SUB, fb::SubOptions, SubFn, SubGrad>();
 extern const KernelRegistration kMulKernel =
-    arithmetic<BuiltinOperator::MUL, fb::MulOptions, MulFn>();
+    arithmetic<BuiltinOperator::MUL, fb::MulOptions, MulFn, MulGrad>();
 extern const KernelRegistration kMinimumKernel =
-    arithmetic<BuiltinOperator::MINIMUM, NoOptions, MinFn>();
+    arithmetic<BuiltinOperator::MINIMUM, NoOptions, MinFn, MinGrad>();
 extern const KernelRegistration kMaximumKernel =
-    arithmetic<BuiltinOperator::MAXIMUM, NoOptions, MaxFn>();
+    arithmetic<BuiltinOperator::MAXIMUM, NoOptions, MaxFn, MaxGrad>();
 extern const KernelRegistration kLessKernel = comparison<BuiltinOperator::LESS, LessFn>();
 extern const KernelRegistration kLessEqualKernel =
     comparison<BuiltinOperator::LESS_EQUAL, LessEqualFn>();
-extern const KernelRegistration kGreaterKernel =
-    comparison<BuiltinOperator::GREATER, GreaterFn>();
+extern const KernelRegistration kGreaterKernel = comparison<BuiltinOperator::GREATER, GreaterFn>();
 extern const KernelRegistration kGreaterEqualKernel =
     comparison<BuiltinOperator::GREATER_EQUAL, GreaterEqualFn>();
 extern const KernelRegistration kEqualKernel = comparison<BuiltinOperator::EQUAL, EqualFn>();

@@ -32,9 +32,8 @@ Status prepare(OpContext& ctx) {
     const fb::QuantizationParameters* q = weights->quantization;
     if (!q || !q->scale() || q->scale()->size() == 0 ||
         (q->scale()->size() != 1 && q->scale()->size() != static_cast<uint32_t>(units))) {
-      return Status::error(StatusCode::kInvalidModel,
-                           "INT8 weights '%s' need 1 or %d scales", weights->name,
-                           static_cast<int>(units));
+      return Status::error(StatusCode::kInvalidModel, "INT8 weights '%s' need 1 or %d scales",
+                           weights->name, static_cast<int>(units));
     }
   } else {
     GRUWB_RETURN_IF_ERROR(expect_float(weights, "weights"));
@@ -64,6 +63,11 @@ Status prepare(OpContext& ctx) {
   }
   output->type = TensorType::FLOAT32;
   set_output_shape(output, out_shape);
+  if (ctx.training() && weights->type != TensorType::FLOAT32) {
+    return Status::error(StatusCode::kUnsupported,
+                         "training through FULLY_CONNECTED needs float32 weights ('%s' is %s)",
+                         weights->name, tensor_type_name(weights->type));
+  }
   return Status();
 }
 
@@ -105,9 +109,48 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
+// dz = dy * act'(y); dx += dz W; dW += dz^T x; db += sum over rows of dz.
+Status backward(OpContext& ctx) {
+  const Tensor* input = ctx.input(0);
+  const Tensor* weights = ctx.input(1);
+  const Tensor* output = ctx.output(0);
+  const Tensor* dy = ctx.gradient(output);
+  if (!dy) return Status();
+  const auto* options = ctx.op().options<fb::FullyConnectedOptions>();
+  Activation activation = options ? options->fused_activation_function() : Activation::NONE;
+  Tensor* dx = ctx.gradient(input);
+  Tensor* dw = ctx.gradient(weights);
+  Tensor* db = ctx.gradient(ctx.input(2));
+  const int32_t units = weights->shape.dims[0];
+  const int32_t depth = weights->shape.dims[1];
+  const int64_t batches = input->elements() / depth;
+  const float* w = weights->f32();
+  for (int64_t n = 0; n < batches; ++n) {
+    const float* g = dy->f32() + n * units;
+    const float* y = output->f32() + n * units;
+    const float* x = input->f32() + n * depth;
+    for (int32_t r = 0; r < units; ++r) {
+      const float gr =
+          activation == Activation::NONE ? g[r] : g[r] * activation_derivative(activation, y[r]);
+      if (gr == 0.f) continue;
+      const float* row = w + static_cast<int64_t>(r) * depth;
+      if (dx) {
+        float* d = dx->f32() + n * depth;
+        for (int32_t i = 0; i < depth; ++i) d[i] += gr * row[i];
+      }
+      if (dw) {
+        float* d = dw->f32() + static_cast<int64_t>(r) * depth;
+        for (int32_t i = 0; i < depth; ++i) d[i] += gr * x[i];
+      }
+      if (db) db->f32()[r] += gr;
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 extern const KernelRegistration kFullyConnectedKernel = {
-    static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED), nullptr, prepare, eval};
+    static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED), nullptr, prepare, eval, backward};
 
 }  // namespace gruwb

@@ -87,6 +87,18 @@ Status prepare(OpContext& ctx) {
   int slot = 0;
   GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
       sizeof(float) * static_cast<size_t>(gru_scratch_floats(l.input_size, l.units)), &slot));
+  if (ctx.training()) {
+    if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
+        recurrent_kernel->type != TensorType::FLOAT32) {
+      return Status::error(StatusCode::kUnsupported,
+                           "training through a GRU needs float32 kernels (hybrid INT8 here)");
+    }
+    GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(l.batch) *
+                                           static_cast<size_t>(l.time) *
+                                           static_cast<size_t>(gru_tape_floats(l.units))));
+    GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(
+        sizeof(float) * static_cast<size_t>(gru_backward_scratch_floats(l.units)), &slot));
+  }
   return Status();
 }
 
@@ -112,9 +124,11 @@ Status eval(OpContext& ctx) {
   // Return-last keeps the running state in the output row (stride 0).
   for (int32_t b = 0; b < l.batch; ++b) {
     const int64_t row = static_cast<int64_t>(b) * l.units;
+    float* tape = static_cast<float*>(ctx.tape());
+    if (tape) tape += static_cast<int64_t>(b) * l.time * gru_tape_floats(l.units);
     gru_sequence(cell, x + static_cast<int64_t>(b) * l.input_size,
                  static_cast<int64_t>(l.batch) * l.input_size, l.time, state->f32() + row,
-                 out + row, return_sequences ? state_size : 0, scratch);
+                 out + row, return_sequences ? state_size : 0, scratch, tape);
   }
   const float* last = return_sequences && l.time > 0 ? out + (l.time - 1) * state_size : out;
   if (state->kind == TensorKind::kVariable && l.time > 0) {
@@ -123,9 +137,50 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
+Status backward(OpContext& ctx) {
+  GruLayout l = layout_of(ctx);
+  const Tensor* dout = ctx.gradient(ctx.output(0));
+  const float* tape = static_cast<const float*>(ctx.tape());
+  if (!dout || !tape) return Status();
+  const Tensor* bx = ctx.input(kInputBias);
+  const Tensor* bh = ctx.input(kRecurrentBias);
+  GruCell cell;
+  cell.input_size = l.input_size;
+  cell.units = l.units;
+  cell.input_kernel = dense_weights(ctx.input(kInputKernel));
+  cell.recurrent_kernel = dense_weights(ctx.input(kRecurrentKernel));
+  cell.input_bias = bx ? bx->f32() : nullptr;
+  cell.recurrent_bias = bh ? bh->f32() : nullptr;
+  GruGradients grads;
+  Tensor* g = ctx.gradient(ctx.input(kInputKernel));
+  grads.input_kernel = g ? g->f32() : nullptr;
+  g = ctx.gradient(ctx.input(kRecurrentKernel));
+  grads.recurrent_kernel = g ? g->f32() : nullptr;
+  g = ctx.gradient(bx);
+  grads.input_bias = g ? g->f32() : nullptr;
+  g = ctx.gradient(bh);
+  grads.recurrent_bias = g ? g->f32() : nullptr;
+  const auto* options = ctx.op().options<fb::GRUOptions>();
+  bool return_sequences = options && options->return_sequences();
+  Tensor* dx = ctx.gradient(ctx.input(kX));
+  Tensor* dstate = ctx.gradient(ctx.input(kState));
+  const int64_t state_size = static_cast<int64_t>(l.batch) * l.units;
+  float* scratch = static_cast<float*>(ctx.backward_scratch(0));
+  for (int32_t b = 0; b < l.batch; ++b) {
+    const int64_t row = static_cast<int64_t>(b) * l.units;
+    gru_sequence_backward(cell, ctx.input(kX)->f32() + static_cast<int64_t>(b) * l.input_size,
+                          static_cast<int64_t>(l.batch) * l.input_size, l.time,
+                          tape + static_cast<int64_t>(b) * l.time * gru_tape_floats(l.units),
+                          dout->f32() + row, return_sequences ? state_size : 0,
+                          dx ? dx->f32() + static_cast<int64_t>(b) * l.input_size : nullptr,
+                          dstate ? dstate->f32() + row : nullptr, grads, scratch);
+  }
+  return Status();
+}
+
 }  // namespace
 
 extern const KernelRegistration kGruKernel = {static_cast<int32_t>(BuiltinOperator::GRU), nullptr,
-                                              prepare, eval};
+                                              prepare, eval, backward};
 
 }  // namespace gruwb

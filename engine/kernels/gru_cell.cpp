@@ -28,8 +28,11 @@ namespace {
 // One step; `input_part` holds W_x x + b_x (3H, blocks z | r | h) and is
 // overwritten. h_next may alias h_prev.
 void gru_step(const GruCell& cell, float* input_part, const float* h_prev, float* h_next,
-              float* recurrent_part) {
+              float* recurrent_part, float* tape) {
   const int32_t units = cell.units;
+  if (tape) {
+    for (int32_t i = 0; i < units; ++i) tape[i] = h_prev[i];  // before h_next may overwrite it
+  }
   float* z = input_part;
   float* r = input_part + units;
   float* candidate = input_part + 2 * units;
@@ -38,6 +41,9 @@ void gru_step(const GruCell& cell, float* input_part, const float* h_prev, float
     for (int32_t i = 0; i < 2 * units; ++i) z[i] += recurrent_part[i];  // z and r blocks
     gate_activation(cell.recurrent_activation, z, 2 * units);
     const float* recurrent_candidate = recurrent_part + 2 * units;
+    if (tape) {
+      for (int32_t i = 0; i < units; ++i) tape[4 * units + i] = recurrent_candidate[i];
+    }
     for (int32_t i = 0; i < units; ++i) candidate[i] += r[i] * recurrent_candidate[i];
   } else {
     matvec_assign(cell.recurrent_kernel, 0, 2 * units, h_prev, nullptr, recurrent_part);
@@ -48,6 +54,9 @@ void gru_step(const GruCell& cell, float* input_part, const float* h_prev, float
     matvec_accumulate(cell.recurrent_kernel, 2 * units, units, reset_state, candidate);
   }
   candidate_activation(cell.activation, candidate, units);
+  if (tape) {
+    for (int32_t i = 0; i < 3 * units; ++i) tape[units + i] = z[i];  // z | r | h~
+  }
   for (int32_t i = 0; i < units; ++i) {
     h_next[i] = z[i] * h_prev[i] + (1.f - z[i]) * candidate[i];
   }
@@ -56,7 +65,7 @@ void gru_step(const GruCell& cell, float* input_part, const float* h_prev, float
 }  // namespace
 
 void gru_sequence(const GruCell& cell, const float* x, int64_t x_stride, int32_t steps,
-                  const float* h0, float* out, int64_t out_stride, float* scratch) {
+                  const float* h0, float* out, int64_t out_stride, float* scratch, float* tape) {
   const int32_t units = cell.units;
   const int32_t gates = 3 * units;
   float* projected = scratch;                                     // [3H, kTimeBlock]
@@ -76,12 +85,131 @@ void gru_sequence(const GruCell& cell, const float* x, int64_t x_stride, int32_t
     for (int32_t s = 0; s < block; ++s) {
       for (int32_t i = 0; i < gates; ++i) input_part[i] = projected[i * kTimeBlock + s];
       float* h_next = out + (t0 + s) * out_stride;
-      gru_step(cell, input_part, h_prev, h_next, recurrent_part);
+      gru_step(cell, input_part, h_prev, h_next, recurrent_part,
+               tape ? tape + static_cast<int64_t>(t0 + s) * gru_tape_floats(units) : nullptr);
       h_prev = h_next;
     }
   }
   if (steps == 0 && out_stride == 0) {
     for (int32_t i = 0; i < units; ++i) out[i] = h0[i];
+  }
+}
+
+namespace {
+
+// Derivatives from the activation's output (the tape keeps outputs only).
+inline float gate_derivative(GruGateActivation activation, float y) {
+  if (activation == GruGateActivation::kSigmoid) return y * (1.f - y);
+  return y > 0.f && y < 1.f ? 0.2f : 0.f;  // Keras 2 hard sigmoid: 0.2 x + 0.5, clipped
+}
+
+inline float candidate_derivative(GruActivation activation, float y) {
+  switch (activation) {
+    case GruActivation::kTanh: return 1.f - y * y;
+    case GruActivation::kRelu: return y > 0.f ? 1.f : 0.f;
+    case GruActivation::kLinear: return 1.f;
+  }
+  return 1.f;
+}
+
+// w [rows, cols]: out[c] += sum_r w[r, c] * g[r] (a transposed product).
+void add_transposed_product(const float* w, int32_t rows, int32_t cols, const float* g,
+                            float* out) {
+  for (int32_t r = 0; r < rows; ++r) {
+    const float gr = g[r];
+    if (gr == 0.f) continue;
+    const float* row = w + static_cast<int64_t>(r) * cols;
+    for (int32_t c = 0; c < cols; ++c) out[c] += gr * row[c];
+  }
+}
+
+// grad [rows, cols] += g (rows) outer v (cols).
+void add_outer(float* grad, int32_t rows, int32_t cols, const float* g, const float* v) {
+  for (int32_t r = 0; r < rows; ++r) {
+    const float gr = g[r];
+    if (gr == 0.f) continue;
+    float* row = grad + static_cast<int64_t>(r) * cols;
+    for (int32_t c = 0; c < cols; ++c) row[c] += gr * v[c];
+  }
+}
+
+}  // namespace
+
+void gru_sequence_backward(const GruCell& cell, const float* x, int64_t x_stride, int32_t steps,
+                           const float* tape, const float* dout, int64_t dout_stride, float* dx,
+                           float* dh0, const GruGradients& grads, float* scratch) {
+  const int32_t units = cell.units;
+  const int32_t in = cell.input_size;
+  const float* wx = cell.input_kernel.f32;
+  const float* wh = cell.recurrent_kernel.f32;
+  float* dh = scratch;                           // dL/dh_t
+  float* dh_prev = dh + units;                   // dL/dh_{t-1}
+  float* d_input = dh_prev + units;              // [3H] gradient of W_x x + b_x
+  float* d_recurrent = d_input + 3 * units;      // [3H] gradient of U_h h + b_h
+  float* reset_state = d_recurrent + 3 * units;  // [H] r * h_prev (reset_after false)
+  for (int32_t i = 0; i < units; ++i) dh[i] = 0.f;
+  if (steps > 0 && dout_stride == 0) {
+    for (int32_t i = 0; i < units; ++i) dh[i] = dout[i];
+  }
+  for (int32_t t = steps - 1; t >= 0; --t) {
+    if (dout_stride != 0) {
+      const float* g = dout + t * dout_stride;
+      for (int32_t i = 0; i < units; ++i) dh[i] += g[i];
+    }
+    const float* step = tape + static_cast<int64_t>(t) * gru_tape_floats(units);
+    const float* h_prev = step;
+    const float* z = step + units;
+    const float* r = z + units;
+    const float* n = r + units;
+    const float* recurrent_candidate = n + units;  // reset_after only
+    const float* xt = x + t * x_stride;
+    float* dz = d_input;
+    float* dr = d_input + units;
+    float* dn = d_input + 2 * units;
+    for (int32_t i = 0; i < units; ++i) {
+      dz[i] = dh[i] * (h_prev[i] - n[i]) * gate_derivative(cell.recurrent_activation, z[i]);
+      dn[i] = dh[i] * (1.f - z[i]) * candidate_derivative(cell.activation, n[i]);
+      dh_prev[i] = dh[i] * z[i];
+    }
+    if (cell.reset_after) {
+      for (int32_t i = 0; i < units; ++i) {
+        dr[i] = dn[i] * recurrent_candidate[i] * gate_derivative(cell.recurrent_activation, r[i]);
+        d_recurrent[2 * units + i] = dn[i] * r[i];
+      }
+      for (int32_t i = 0; i < 2 * units; ++i) d_recurrent[i] = d_input[i];
+      add_transposed_product(wh, 3 * units, units, d_recurrent, dh_prev);
+      if (grads.recurrent_kernel)
+        add_outer(grads.recurrent_kernel, 3 * units, units, d_recurrent, h_prev);
+      if (grads.recurrent_bias) {
+        for (int32_t i = 0; i < 3 * units; ++i) grads.recurrent_bias[i] += d_recurrent[i];
+      }
+    } else {
+      // candidate = W_n x + b_n + U_n (r * h_prev)
+      float* d_reset_state = d_recurrent + 2 * units;  // [H] U_n^T dn
+      for (int32_t i = 0; i < units; ++i) d_reset_state[i] = 0.f;
+      const float* wh_n = wh + static_cast<int64_t>(2 * units) * units;
+      add_transposed_product(wh_n, units, units, dn, d_reset_state);
+      for (int32_t i = 0; i < units; ++i) {
+        dr[i] = d_reset_state[i] * h_prev[i] * gate_derivative(cell.recurrent_activation, r[i]);
+        dh_prev[i] += d_reset_state[i] * r[i];
+        reset_state[i] = r[i] * h_prev[i];
+      }
+      add_transposed_product(wh, 2 * units, units, d_input, dh_prev);
+      if (grads.recurrent_kernel) {
+        add_outer(grads.recurrent_kernel, 2 * units, units, d_input, h_prev);
+        add_outer(grads.recurrent_kernel + static_cast<int64_t>(2 * units) * units, units, units,
+                  dn, reset_state);
+      }
+    }
+    if (dx) add_transposed_product(wx, 3 * units, in, d_input, dx + t * x_stride);
+    if (grads.input_kernel) add_outer(grads.input_kernel, 3 * units, in, d_input, xt);
+    if (grads.input_bias) {
+      for (int32_t i = 0; i < 3 * units; ++i) grads.input_bias[i] += d_input[i];
+    }
+    for (int32_t i = 0; i < units; ++i) dh[i] = dh_prev[i];
+  }
+  if (dh0) {
+    for (int32_t i = 0; i < units; ++i) dh0[i] += dh[i];
   }
 }
 

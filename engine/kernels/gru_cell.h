@@ -38,7 +38,30 @@ inline int32_t gru_scratch_floats(int32_t input_size, int32_t units) {
 // writes its state to out + s * out_stride; out_stride 0 keeps only the last
 // state (each step overwrites the previous one in place). h0 == nullptr
 // starts from zeros. `scratch` holds gru_scratch_floats(input_size, units).
+// `tape` (training, may be nullptr) receives gru_tape_floats(units) floats per
+// step: h_prev, z, r, the candidate h~ and (reset_after) U_h h + b_h of the
+// candidate block; gru_sequence_backward reads them back.
 void gru_sequence(const GruCell& cell, const float* x, int64_t x_stride, int32_t steps,
-                  const float* h0, float* out, int64_t out_stride, float* scratch);
+                  const float* h0, float* out, int64_t out_stride, float* scratch,
+                  float* tape = nullptr);
+
+inline int32_t gru_tape_floats(int32_t units) { return 5 * units; }
+inline int32_t gru_backward_scratch_floats(int32_t units) { return 9 * units; }
+
+// Where gru_sequence_backward ACCUMULATES weight gradients (nullptr: frozen).
+struct GruGradients {
+  float* input_kernel = nullptr;      // [3H, I]
+  float* recurrent_kernel = nullptr;  // [3H, H]
+  float* input_bias = nullptr;        // [3H]
+  float* recurrent_bias = nullptr;    // [3H] (reset_after only)
+};
+
+// Backpropagation through time over one batch row, float weights only.
+// `dout` holds dL/dh_t at out + t * dout_stride, or (dout_stride 0) dL/dh_T of
+// the last step only. Accumulates into dx (step t at dx + t * x_stride), dh0
+// and `grads`; each may be nullptr. `scratch`: gru_backward_scratch_floats.
+void gru_sequence_backward(const GruCell& cell, const float* x, int64_t x_stride, int32_t steps,
+                           const float* tape, const float* dout, int64_t dout_stride, float* dx,
+                           float* dh0, const GruGradients& grads, float* scratch);
 
 }  // namespace gruwb

@@ -148,8 +148,39 @@ Status prepare(OpContext& ctx) {
   set_output_shape(output, options->return_sequences ? sequence_shape(layout, units)
                                                      : make_shape({layout.batch, units}));
   int slot = 0;
-  return ctx.request_scratch(
-      sizeof(float) * static_cast<size_t>(gru_scratch_floats(input_size, units)), &slot);
+  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
+      sizeof(float) * static_cast<size_t>(gru_scratch_floats(input_size, units)), &slot));
+  if (ctx.training()) {
+    if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
+        recurrent_kernel->type != TensorType::FLOAT32) {
+      return Status::error(StatusCode::kUnsupported,
+                           "training through a GRU needs float32 kernels (hybrid INT8 here)");
+    }
+    // Backpropagation through time reads every step's gates and states.
+    GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(layout.batch) *
+                                           static_cast<size_t>(layout.time) *
+                                           static_cast<size_t>(gru_tape_floats(units))));
+    GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(
+        sizeof(float) * static_cast<size_t>(gru_backward_scratch_floats(units)), &slot));
+  }
+  return Status();
+}
+
+GruCell make_cell(OpContext& ctx, const Options& options) {
+  const Tensor* bias = ctx.input(kBias);
+  GruCell cell;
+  cell.recurrent_kernel = dense_weights(ctx.input(kRecurrentKernel));
+  cell.input_kernel = dense_weights(ctx.input(kInputKernel));
+  cell.units = cell.recurrent_kernel.cols;
+  cell.input_size = cell.input_kernel.cols;
+  cell.reset_after = options.reset_after;
+  cell.activation = options.activation;
+  cell.recurrent_activation = options.recurrent_activation;
+  if (bias) {
+    cell.input_bias = bias->f32();
+    cell.recurrent_bias = options.reset_after ? bias->f32() + 3 * cell.units : nullptr;
+  }
+  return cell;
 }
 
 Status eval(OpContext& ctx) {
@@ -183,8 +214,10 @@ Status eval(OpContext& ctx) {
     // Return-last keeps the running state in its output row (stride 0).
     float* h = options.return_sequences ? out + layout.offset(b, 0, units)
                                         : out + static_cast<int64_t>(b) * units;
+    float* tape = static_cast<float*>(ctx.tape());
+    if (tape) tape += static_cast<int64_t>(b) * layout.time * gru_tape_floats(units);
     gru_sequence(cell, x->f32() + layout.offset(b, 0, cell.input_size), x_stride, layout.time,
-                 initial, h, options.return_sequences ? out_stride : 0, scratch);
+                 initial, h, options.return_sequences ? out_stride : 0, scratch, tape);
     if (state && state->kind == TensorKind::kVariable && layout.time > 0) {
       const float* last = options.return_sequences ? h + (layout.time - 1) * out_stride : h;
       memcpy(state->f32() + static_cast<int64_t>(b) * units, last, state_bytes);
@@ -193,8 +226,49 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
+Status backward(OpContext& ctx) {
+  const Options& options = *static_cast<const Options*>(ctx.user_data());
+  const Tensor* x = ctx.input(kX);
+  const Tensor* state = ctx.input(kState);
+  const Tensor* dout = ctx.gradient(ctx.output(0));
+  const float* tape = static_cast<const float*>(ctx.tape());
+  if (!dout || !tape) return Status();
+  GruCell cell = make_cell(ctx, options);
+  const int32_t units = cell.units;
+  GruGradients grads;
+  Tensor* g = ctx.gradient(ctx.input(kInputKernel));
+  grads.input_kernel = g ? g->f32() : nullptr;
+  g = ctx.gradient(ctx.input(kRecurrentKernel));
+  grads.recurrent_kernel = g ? g->f32() : nullptr;
+  g = ctx.gradient(ctx.input(kBias));
+  if (g) {
+    grads.input_bias = g->f32();
+    grads.recurrent_bias = options.reset_after ? g->f32() + 3 * units : nullptr;
+  }
+  Tensor* dx = ctx.gradient(x);
+  Tensor* dstate = state ? ctx.gradient(state) : nullptr;
+  SequenceLayout layout;
+  sequence_layout(x, options.time_major, &layout);
+  const int64_t x_stride =
+      layout.offset(0, 1, cell.input_size) - layout.offset(0, 0, cell.input_size);
+  const int64_t out_stride = layout.offset(0, 1, units) - layout.offset(0, 0, units);
+  float* scratch = static_cast<float*>(ctx.backward_scratch(0));
+  for (int32_t b = 0; b < layout.batch; ++b) {
+    const float* d = options.return_sequences ? dout->f32() + layout.offset(b, 0, units)
+                                              : dout->f32() + static_cast<int64_t>(b) * units;
+    gru_sequence_backward(
+        cell, x->f32() + layout.offset(b, 0, cell.input_size), x_stride, layout.time,
+        tape + static_cast<int64_t>(b) * layout.time * gru_tape_floats(units), d,
+        options.return_sequences ? out_stride : 0,
+        dx ? dx->f32() + layout.offset(b, 0, cell.input_size) : nullptr,
+        dstate ? dstate->f32() + static_cast<int64_t>(b) * units : nullptr, grads, scratch);
+  }
+  return Status();
+}
+
 }  // namespace
 
-extern const KernelRegistration kGruCustomKernel = {kOpCustom, "GRUWB_GRU", prepare, eval};
+extern const KernelRegistration kGruCustomKernel = {kOpCustom, "GRUWB_GRU", prepare, eval,
+                                                    backward};
 
 }  // namespace gruwb

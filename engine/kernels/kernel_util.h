@@ -28,6 +28,19 @@ inline void apply_activation(Activation activation, float* data, int64_t n) {
 
 Status check_activation(Activation activation);
 
+// Training: d act(x) / dx expressed through the output y = act(x), which is
+// what backward kernels have (the pre-activation is not kept).
+inline float activation_derivative(Activation activation, float y) {
+  switch (activation) {
+    case Activation::RELU: return y > 0.f ? 1.f : 0.f;
+    case Activation::RELU6: return y > 0.f && y < 6.f ? 1.f : 0.f;
+    case Activation::RELU_N1_TO_1: return y > -1.f && y < 1.f ? 1.f : 0.f;
+    case Activation::TANH: return 1.f - y * y;
+    case Activation::SIGN_BIT: return 0.f;
+    default: return 1.f;
+  }
+}
+
 inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 
 // NumPy broadcasting of two shapes into `out` (fails naming both shapes).

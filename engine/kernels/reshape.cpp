@@ -46,7 +46,8 @@ Status resolve_shape(const Tensor* input, const int32_t* dims, int32_t rank, Sha
       known *= dims[i];
     }
   }
-  if (unknown >= 0) shape.dims[unknown] = known ? static_cast<int32_t>(input->elements() / known) : 0;
+  if (unknown >= 0)
+    shape.dims[unknown] = known ? static_cast<int32_t>(input->elements() / known) : 0;
   if (shape.elements() != input->elements()) {
     char from[48], to[48];
     format_shape(input->shape, from, sizeof from);
@@ -103,7 +104,8 @@ Status prepare_expand_dims(OpContext& ctx) {
   }
   Shape shape;
   shape.rank = input->shape.rank + 1;
-  for (int32_t i = 0, j = 0; i < shape.rank; ++i) shape.dims[i] = i == axis ? 1 : input->shape.dims[j++];
+  for (int32_t i = 0, j = 0; i < shape.rank; ++i)
+    shape.dims[i] = i == axis ? 1 : input->shape.dims[j++];
   return finish(ctx, shape);
 }
 
@@ -139,13 +141,24 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
+// Same elements in the same order: the gradient passes through unchanged.
+Status backward(OpContext& ctx) {
+  const Tensor* dy = ctx.gradient(ctx.output(0));
+  Tensor* dx = ctx.gradient(ctx.input(0));
+  if (!dy || !dx) return Status();
+  const int64_t n = dx->elements();
+  for (int64_t i = 0; i < n; ++i) dx->f32()[i] += dy->f32()[i];
+  return Status();
+}
+
 }  // namespace
 
 extern const KernelRegistration kReshapeKernel = {static_cast<int32_t>(BuiltinOperator::RESHAPE),
-                                                  nullptr, prepare_reshape, eval};
+                                                  nullptr, prepare_reshape, eval, backward};
 extern const KernelRegistration kExpandDimsKernel = {
-    static_cast<int32_t>(BuiltinOperator::EXPAND_DIMS), nullptr, prepare_expand_dims, eval};
+    static_cast<int32_t>(BuiltinOperator::EXPAND_DIMS), nullptr, prepare_expand_dims, eval,
+    backward};
 extern const KernelRegistration kSqueezeKernel = {static_cast<int32_t>(BuiltinOperator::SQUEEZE),
-                                                  nullptr, prepare_squeeze, eval};
+                                                  nullptr, prepare_squeeze, eval, backward};
 
 }  // namespace gruwb

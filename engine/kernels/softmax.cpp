@@ -11,8 +11,7 @@ Status prepare(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
   if (input->shape.rank < 1) {
-    return Status::error(StatusCode::kInvalidModel, "input '%s' must have rank >= 1",
-                         input->name);
+    return Status::error(StatusCode::kInvalidModel, "input '%s' must have rank >= 1", input->name);
   }
   ctx.output(0)->type = TensorType::FLOAT32;
   set_output_shape(ctx.output(0), input->shape);
@@ -41,9 +40,31 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
+// dx_i = beta * y_i * (dy_i - sum_j dy_j y_j) per row.
+Status backward(OpContext& ctx) {
+  const Tensor* input = ctx.input(0);
+  const Tensor* output = ctx.output(0);
+  const Tensor* dy = ctx.gradient(output);
+  Tensor* dx = ctx.gradient(input);
+  if (!dy || !dx) return Status();
+  const auto* options = ctx.op().options<fb::SoftmaxOptions>();
+  float beta = options ? options->beta() : 1.f;
+  int32_t depth = input->shape.dims[input->shape.rank - 1];
+  int64_t rows = depth ? input->elements() / depth : 0;
+  const float* y = output->f32();
+  const float* g = dy->f32();
+  float* d = dx->f32();
+  for (int64_t r = 0; r < rows; ++r, y += depth, g += depth, d += depth) {
+    float dot = 0.f;
+    for (int32_t i = 0; i < depth; ++i) dot += g[i] * y[i];
+    for (int32_t i = 0; i < depth; ++i) d[i] += beta * y[i] * (g[i] - dot);
+  }
+  return Status();
+}
+
 }  // namespace
 
 extern const KernelRegistration kSoftmaxKernel = {static_cast<int32_t>(BuiltinOperator::SOFTMAX),
-                                                  nullptr, prepare, eval};
+                                                  nullptr, prepare, eval, backward};
 
 }  // namespace gruwb

@@ -52,6 +52,35 @@ void* OpContext::scratch(int slot) const {
 }
 
 void* OpContext::user_data() const { return node_->user_data; }
+
+bool OpContext::training() const {
+  OpTraining* op = subgraph_ == 0 ? interpreter_->op_training(op_index_) : nullptr;
+  return op && op->on_path;
+}
+
+Tensor* OpContext::gradient(const Tensor* tensor) const {
+  return interpreter_->gradient(subgraph_, tensor);
+}
+
+Status OpContext::request_tape(size_t bytes) {
+  return interpreter_->add_tape(subgraph_, op_index_, bytes);
+}
+
+void* OpContext::tape() const {
+  OpTraining* op = subgraph_ == 0 ? interpreter_->op_training(op_index_) : nullptr;
+  if (!op || op->tape_buffer < 0) return nullptr;
+  return interpreter_->scratch_data(op->tape_buffer);
+}
+
+Status OpContext::request_backward_scratch(size_t bytes, int* slot) {
+  return interpreter_->add_backward_scratch(subgraph_, op_index_, bytes, slot);
+}
+
+void* OpContext::backward_scratch(int slot) const {
+  OpTraining* op = subgraph_ == 0 ? interpreter_->op_training(op_index_) : nullptr;
+  if (!op || slot < 0 || slot > 1 || op->backward_scratch[slot] < 0) return nullptr;
+  return interpreter_->scratch_data(op->backward_scratch[slot]);
+}
 void OpContext::set_user_data(void* data) { node_->user_data = data; }
 
 // ---- Interpreter: tables and tensors --------------------------------------
@@ -65,11 +94,20 @@ Status Interpreter::layout_tables(size_t* table_bytes) {
     total_ops += sg.operator_count;
   }
   buffer_capacity_ = total_tensors + kMaxScratchPerOp * total_ops;
+  // Training: one gradient buffer per tensor of subgraph 0, a tape and two
+  // backward scratch buffers per op of subgraph 0.
+  const size_t train_tensors =
+      training_ ? static_cast<size_t>(model_->subgraph(0).tensor_count) : 0;
+  const size_t train_ops = training_ ? static_cast<size_t>(model_->subgraph(0).operator_count) : 0;
+  buffer_capacity_ += static_cast<int32_t>(train_tensors + 3 * train_ops);
   size_t subgraph_bytes = align_up(sizeof(SubgraphState) * static_cast<size_t>(subgraph_count_));
   size_t tensor_bytes = align_up(sizeof(Tensor) * static_cast<size_t>(total_tensors));
   size_t node_bytes = align_up(sizeof(OpNode) * static_cast<size_t>(total_ops));
   size_t buffer_bytes = align_up(sizeof(PlannedBuffer) * static_cast<size_t>(buffer_capacity_));
-  *table_bytes = subgraph_bytes + tensor_bytes + node_bytes + buffer_bytes;
+  size_t train_tensor_bytes = align_up(sizeof(TensorTraining) * train_tensors);
+  size_t train_op_bytes = align_up(sizeof(OpTraining) * train_ops);
+  *table_bytes = subgraph_bytes + tensor_bytes + node_bytes + buffer_bytes + train_tensor_bytes +
+                 train_op_bytes;
   usage_.metadata_bytes = *table_bytes;
   if (*table_bytes > arena_bytes_) {
     return Status::error(StatusCode::kOutOfMemory,
@@ -84,6 +122,12 @@ Status Interpreter::layout_tables(size_t* table_bytes) {
   OpNode* nodes = new (cursor) OpNode[total_ops];
   cursor += node_bytes;
   buffers_ = reinterpret_cast<PlannedBuffer*>(cursor);
+  cursor += buffer_bytes;
+  if (training_) {
+    tensor_training_ = new (cursor) TensorTraining[train_tensors];
+    cursor += train_tensor_bytes;
+    op_training_ = new (cursor) OpTraining[train_ops];
+  }
   for (int s = 0; s < subgraph_count_; ++s) {
     SubgraphView sg = model_->subgraph(s);
     SubgraphState& state = subgraphs_[s];
@@ -129,6 +173,36 @@ Status Interpreter::add_scratch(int subgraph, int op, size_t bytes, int* slot) {
   }
   return Status::error(StatusCode::kInternal, "more than %d scratch buffers requested",
                        kMaxScratchPerOp);
+}
+
+Status Interpreter::add_tape(int subgraph, int op, size_t bytes) {
+  if (!training_ || subgraph != 0 || !op_training_[op].on_path || bytes == 0) return Status();
+  OpTraining& train = op_training_[op];
+  if (train.tape_buffer >= 0) {
+    return Status::error(StatusCode::kInternal, "op %d requested a second tape", op);
+  }
+  if (buffer_count_ >= buffer_capacity_) {
+    return Status::error(StatusCode::kInternal, "no planned buffer left for op %d's tape", op);
+  }
+  train.tape_buffer = buffer_count_;
+  buffers_[buffer_count_++] = PlannedBuffer{bytes, 0, 0, 0};
+  training_usage_.tape_bytes += bytes;
+  return Status();
+}
+
+Status Interpreter::add_backward_scratch(int subgraph, int op, size_t bytes, int* slot) {
+  *slot = -1;
+  if (!training_ || subgraph != 0 || !op_training_[op].on_path || bytes == 0) return Status();
+  OpTraining& train = op_training_[op];
+  for (int s = 0; s < 2; ++s) {
+    if (train.backward_scratch[s] >= 0) continue;
+    if (buffer_count_ >= buffer_capacity_) break;
+    train.backward_scratch[s] = buffer_count_;
+    buffers_[buffer_count_++] = PlannedBuffer{bytes, 0, 0, 0};
+    *slot = s;
+    return Status();
+  }
+  return Status::error(StatusCode::kInternal, "op %d: more than 2 backward scratch buffers", op);
 }
 
 Status Interpreter::find_or_add_resource(const char* container, const char* shared_name,
@@ -206,7 +280,9 @@ Status Interpreter::check_supported_ops() {
       if (strstr(names, name)) continue;
       ++missing;
       int n = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", name);
-      if (n > 0) used = used + static_cast<size_t>(n) < sizeof names ? used + static_cast<size_t>(n) : sizeof names - 1;
+      if (n > 0)
+        used = used + static_cast<size_t>(n) < sizeof names ? used + static_cast<size_t>(n)
+                                                            : sizeof names - 1;
     }
   }
   if (missing == 0) return Status();
@@ -227,8 +303,8 @@ Status Interpreter::prepare_subgraph(int index) {
     OpContext ctx(this, index, o, state.tensors, &state.nodes[o]);
     Status status = state.nodes[o].kernel->prepare(ctx);
     if (!status.ok()) {
-      return status.prefix("subgraph %d '%s' op %d (%s): ", index, model_->subgraph(index).name,
-                           o, state.nodes[o].op.name());
+      return status.prefix("subgraph %d '%s' op %d (%s): ", index, model_->subgraph(index).name, o,
+                           state.nodes[o].op.name());
     }
   }
   state.preparing = false;
@@ -311,8 +387,8 @@ Status Interpreter::plan_activations() {
         continue;
       }
       if (!tensor_bytes(tensor.type, tensor.shape, &tensor.bytes)) {
-        return Status::error(StatusCode::kUnsupported, "subgraph %d tensor %d '%s': %s tensors",
-                             s, t, tensor.name, tensor_type_name(tensor.type));
+        return Status::error(StatusCode::kUnsupported, "subgraph %d tensor %d '%s': %s tensors", s,
+                             t, tensor.name, tensor_type_name(tensor.type));
       }
       b.bytes = tensor.bytes;
       if (state.call_sites > 1) {
@@ -332,6 +408,7 @@ Status Interpreter::plan_activations() {
   if (subgraphs_[0].prepared) {
     for (int32_t t : model_->subgraph(0).outputs) buffers_[t].last = end_of_time;
   }
+  if (training_) plan_training_lifetimes(end_of_time);
 
   // Greedy by size (largest first), each at the lowest offset that does not
   // collide with an already placed buffer alive at the same time. The
@@ -390,14 +467,13 @@ Status Interpreter::plan_activations() {
   usage_.activation_bytes = high_water > work_bytes ? high_water : work_bytes;
   usage_.persistent_bytes = persistent - usage_.metadata_bytes;
   if (persistent + high_water > arena_bytes_) {
-    return Status::error(StatusCode::kOutOfMemory,
-                         "arena too small: the model needs %u bytes (tables %u, persistent %u, "
-                         "activations %u), the arena has %u",
-                         static_cast<unsigned>(usage_.total()),
-                         static_cast<unsigned>(usage_.metadata_bytes),
-                         static_cast<unsigned>(usage_.persistent_bytes),
-                         static_cast<unsigned>(usage_.activation_bytes),
-                         static_cast<unsigned>(arena_bytes_));
+    return Status::error(
+        StatusCode::kOutOfMemory,
+        "arena too small: the model needs %u bytes (tables %u, persistent %u, "
+        "activations %u), the arena has %u",
+        static_cast<unsigned>(usage_.total()), static_cast<unsigned>(usage_.metadata_bytes),
+        static_cast<unsigned>(usage_.persistent_bytes),
+        static_cast<unsigned>(usage_.activation_bytes), static_cast<unsigned>(arena_bytes_));
   }
   for (int s = 0; s < subgraph_count_; ++s) {
     SubgraphState& state = subgraphs_[s];
@@ -407,11 +483,249 @@ Status Interpreter::plan_activations() {
       tensor.data = arena_ + activations_offset_ + buffers_[state.first_buffer + t].offset;
     }
   }
+  if (training_) {
+    for (int t = 0; t < subgraphs_[0].tensor_count; ++t) {
+      TensorTraining& train = tensor_training_[t];
+      if (train.grad_buffer >= 0)
+        train.gradient.data = arena_ + activations_offset_ + buffers_[train.grad_buffer].offset;
+    }
+  }
   return Status();
 }
 
-Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_bytes) {
+// ---- training -------------------------------------------------------------
+
+Status Interpreter::init_training() {
+  SubgraphView sg = model_->subgraph(0);
+  SubgraphState& state = subgraphs_[0];
+  const TrainingOptions& options = training_options_;
+  if (options.optimizer_slots < 0 || options.optimizer_slots > 2) {
+    return Status::error(StatusCode::kInvalidArgument, "%d optimizer slots (0..2)",
+                         options.optimizer_slots);
+  }
+  for (int t = 0; t < state.tensor_count; ++t) {
+    Tensor& tensor = state.tensors[t];
+    TensorTraining& train = tensor_training_[t];
+    if (options.trainable && options.trainable[t]) {
+      if (tensor.kind != TensorKind::kConstant || tensor.type != TensorType::FLOAT32 ||
+          tensor.bytes == 0) {
+        return Status::error(StatusCode::kInvalidArgument,
+                             "tensor %d '%s' cannot be trained: only constant float32 weights "
+                             "can (it is a %s %s tensor)",
+                             t, tensor.name,
+                             tensor.kind == TensorKind::kConstant ? "constant" : "non-constant",
+                             tensor_type_name(tensor.type));
+      }
+      // The model's bytes stay read-only (flash on a board): train a copy.
+      void* copy = nullptr;
+      GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &copy));
+      memcpy(copy, tensor.data, tensor.bytes);
+      tensor.data = static_cast<uint8_t*>(copy);
+      training_usage_.weight_bytes += tensor.bytes;
+      void* grad = nullptr;
+      GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &grad));
+      train.gradient = tensor;
+      train.gradient.data = static_cast<uint8_t*>(grad);
+      training_usage_.weight_gradient_bytes += tensor.bytes;
+      for (int slot = 0; slot < options.optimizer_slots; ++slot) {
+        void* memory = nullptr;
+        GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &memory));
+        train.state[slot] = static_cast<float*>(memory);
+        training_usage_.optimizer_bytes += tensor.bytes;
+      }
+      train.trainable = true;
+      train.requires_grad = true;
+    }
+  }
+  if (options.input_gradients) {
+    for (int32_t t : sg.inputs) {
+      if (state.tensors[t].type == TensorType::FLOAT32) tensor_training_[t].requires_grad = true;
+    }
+  }
+  // Forward: an op is on the gradient path when it reads a tensor that
+  // depends on a trainable weight (or a model input with input_gradients).
+  for (int o = 0; o < state.op_count; ++o) {
+    const OperatorView& op = state.nodes[o].op;
+    bool reads_grad = false;
+    for (int32_t t : op.inputs) reads_grad |= t >= 0 && tensor_training_[t].requires_grad;
+    if (!reads_grad) continue;
+    for (int32_t t : op.outputs) {
+      if (t < 0 || state.tensors[t].type != TensorType::FLOAT32 ||
+          state.tensors[t].kind != TensorKind::kActivation) {
+        continue;
+      }
+      tensor_training_[t].requires_grad = true;
+      op_training_[o].on_path = true;
+    }
+  }
+  // Backward: only ops whose outputs reach the model outputs run backward.
+  for (int32_t t : sg.outputs) tensor_training_[t].needed = true;
+  for (int o = state.op_count - 1; o >= 0; --o) {
+    OpTraining& train = op_training_[o];
+    if (!train.on_path) continue;
+    const OperatorView& op = state.nodes[o].op;
+    bool needed = false;
+    for (int32_t t : op.outputs) needed |= t >= 0 && tensor_training_[t].needed;
+    if (!needed) {
+      train.on_path = false;
+      continue;
+    }
+    for (int32_t t : op.inputs) {
+      if (t >= 0) tensor_training_[t].needed = true;
+    }
+    if (!state.nodes[o].kernel->backward) {
+      return Status::error(StatusCode::kUnsupported,
+                           "subgraph 0 op %d (%s) lies between a trainable weight and the loss "
+                           "but has no backward kernel yet",
+                           o, state.nodes[o].op.name());
+    }
+  }
+  for (int t = 0; t < state.tensor_count; ++t) {
+    TensorTraining& train = tensor_training_[t];
+    if (!train.trainable && !train.needed) train.requires_grad = false;
+  }
+  return Status();
+}
+
+void Interpreter::plan_training_lifetimes(uint32_t end_of_time) {
+  SubgraphView sg = model_->subgraph(0);
+  SubgraphState& state = subgraphs_[0];
+  const int ops = state.op_count;
+  const uint32_t loss_time = end_of_time;
+  const uint32_t total_end = end_of_time + static_cast<uint32_t>(ops) + 1;
+  // Backward steps run after the loss, in reverse op order.
+  for (int o = 0; o < ops; ++o) {
+    op_training_[o].backward_time = end_of_time + 1 + static_cast<uint32_t>(ops - 1 - o);
+  }
+  for (int o = 0; o < ops; ++o) {
+    OpTraining& train = op_training_[o];
+    if (!train.on_path) continue;
+    const OpNode& node = state.nodes[o];
+    const uint32_t b = train.backward_time;
+    // What a backward step reads must survive until it runs.
+    for (int32_t t : node.op.inputs) {
+      if (t < 0) continue;
+      if (state.tensors[t].kind == TensorKind::kActivation) {
+        PlannedBuffer& buffer = buffers_[state.first_buffer + t];
+        if (buffer.last < b) buffer.last = b;
+      }
+      TensorTraining& tt = tensor_training_[t];
+      if (tt.requires_grad && !tt.trainable) tt.first_backward_op = o;  // ascending: the last wins
+    }
+    for (int32_t t : node.op.outputs) {
+      if (t < 0) continue;
+      if (state.tensors[t].kind == TensorKind::kActivation) {
+        PlannedBuffer& buffer = buffers_[state.first_buffer + t];
+        if (buffer.last < b) buffer.last = b;
+      }
+      tensor_training_[t].producer = o;
+    }
+    if (train.tape_buffer >= 0) {
+      buffers_[train.tape_buffer].first = node.start_time;
+      buffers_[train.tape_buffer].last = b;
+    }
+    for (int32_t id : train.backward_scratch) {
+      if (id < 0) continue;
+      buffers_[id].first = b;
+      buffers_[id].last = b;
+    }
+  }
+  for (int t = 0; t < state.tensor_count; ++t) {
+    TensorTraining& train = tensor_training_[t];
+    Tensor& tensor = state.tensors[t];
+    if (!train.requires_grad || train.trainable || tensor.kind != TensorKind::kActivation) continue;
+    bool is_output = false;
+    for (int32_t out : sg.outputs) is_output |= out == t;
+    // The loss op's inputs: written by the caller together with the loss.
+    const int loss_op = training_options_.loss_op;
+    if (loss_op >= 0 && loss_op < ops && train.first_backward_op == loss_op) is_output = true;
+    const int consumer = train.first_backward_op;  // the last on-path op reading it
+    const int producer = train.producer;
+    uint32_t first = total_end;
+    if (is_output) {
+      first = loss_time;  // the caller writes the loss gradient
+      train.first_backward_op = -1;
+    } else if (consumer >= 0) {
+      first = op_training_[consumer].backward_time;
+    } else if (producer >= 0) {
+      first = op_training_[producer].backward_time;
+      train.first_backward_op = producer;
+    }
+    uint32_t last = producer >= 0 ? op_training_[producer].backward_time : total_end;
+    if (last < first) last = first;
+    train.gradient = tensor;
+    train.gradient.kind = TensorKind::kActivation;
+    train.grad_buffer = buffer_count_;
+    buffers_[buffer_count_++] = PlannedBuffer{tensor.bytes, 0, first, last};
+    training_usage_.activation_gradient_bytes += tensor.bytes;
+  }
+}
+
+Status Interpreter::backward() {
+  const int skip_op = training_options_.loss_op;
+  if (!prepared_ || !training_) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "backward needs an interpreter prepared "
+                         "for training");
+  }
+  SubgraphState& state = subgraphs_[0];
+  for (int o = state.op_count - 1; o >= 0; --o) {
+    if (!op_training_[o].on_path || o == skip_op) continue;
+    OpNode& node = state.nodes[o];
+    for (int32_t t : node.op.inputs) {
+      if (t < 0) continue;
+      TensorTraining& train = tensor_training_[t];
+      if (train.first_backward_op == o && train.gradient.data) {
+        memset(train.gradient.data, 0, train.gradient.bytes);
+      }
+    }
+    for (int32_t t : node.op.outputs) {
+      if (t < 0) continue;
+      TensorTraining& train = tensor_training_[t];
+      if (train.first_backward_op == o && train.gradient.data) {
+        memset(train.gradient.data, 0, train.gradient.bytes);
+      }
+    }
+    OpContext ctx(this, 0, o, state.tensors, &node);
+    Status status = node.kernel->backward(ctx);
+    if (!status.ok()) {
+      return status.prefix("backward of subgraph 0 op %d (%s): ", o, node.op.name());
+    }
+  }
+  return Status();
+}
+
+TensorTraining* Interpreter::tensor_training(int index) {
+  if (!training_ || index < 0 || index >= subgraphs_[0].tensor_count) return nullptr;
+  return &tensor_training_[index];
+}
+
+OpTraining* Interpreter::op_training(int index) {
+  if (!training_ || index < 0 || index >= subgraphs_[0].op_count) return nullptr;
+  return &op_training_[index];
+}
+
+Tensor* Interpreter::gradient(int subgraph, const Tensor* tensor) {
+  if (!training_ || subgraph != 0 || !tensor) return nullptr;
+  const SubgraphState& state = subgraphs_[0];
+  if (tensor < state.tensors || tensor >= state.tensors + state.tensor_count) return nullptr;
+  TensorTraining& train = tensor_training_[tensor - state.tensors];
+  return train.gradient.data ? &train.gradient : nullptr;
+}
+
+void Interpreter::zero_weight_gradients() {
+  if (!training_) return;
+  for (int t = 0; t < subgraphs_[0].tensor_count; ++t) {
+    TensorTraining& train = tensor_training_[t];
+    if (train.trainable) memset(train.gradient.data, 0, train.gradient.bytes);
+  }
+}
+
+Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_bytes,
+                            const TrainingOptions* training) {
   *this = Interpreter();
+  training_ = training != nullptr;
+  if (training) training_options_ = *training;
   if (!model.table()) return Status::error(StatusCode::kInvalidArgument, "model is not loaded");
   if (!arena || (reinterpret_cast<uintptr_t>(arena) & (kAlignment - 1)) != 0) {
     return Status::error(StatusCode::kInvalidArgument, "arena must be %u-byte aligned",
@@ -428,6 +742,7 @@ Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_byt
   // of int8-only ops it contains.
   for (int s = 0; s < subgraph_count_; ++s) GRUWB_RETURN_IF_ERROR(init_tensors(s));
   GRUWB_RETURN_IF_ERROR(check_supported_ops());
+  if (training_) GRUWB_RETURN_IF_ERROR(init_training());
   GRUWB_RETURN_IF_ERROR(prepare_subgraph(0));
   GRUWB_RETURN_IF_ERROR(plan_activations());
   reset_variables();
@@ -472,13 +787,9 @@ void Interpreter::reset_variables() {
   }
 }
 
-int Interpreter::input_count() const {
-  return static_cast<int>(model_->subgraph(0).inputs.size);
-}
+int Interpreter::input_count() const { return static_cast<int>(model_->subgraph(0).inputs.size); }
 
-int Interpreter::output_count() const {
-  return static_cast<int>(model_->subgraph(0).outputs.size);
-}
+int Interpreter::output_count() const { return static_cast<int>(model_->subgraph(0).outputs.size); }
 
 Tensor* Interpreter::input(int i) {
   return &subgraphs_[0].tensors[model_->subgraph(0).inputs[static_cast<size_t>(i)]];

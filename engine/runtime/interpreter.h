@@ -55,6 +55,51 @@ struct ResourceVariable {
   size_t bytes = 0;
 };
 
+// Training mode (engine/train): what the trainer asks the planner for.
+struct TrainingOptions {
+  // One flag per tensor of subgraph 0: 1 = a constant float weight to train.
+  // Trainable weights are copied into persistent arena memory (the model
+  // stays read-only: flash on a board) and their tensors point there.
+  const uint8_t* trainable = nullptr;
+  // Float arrays of optimizer state per trainable weight (SGD 0, momentum 1,
+  // Adam 2), persistent and zero-filled.
+  int optimizer_slots = 0;
+  // Also plan gradients for the float model inputs (gradient checks, saliency).
+  bool input_gradients = false;
+  // An op of subgraph 0 whose backward the caller does itself while
+  // computing the loss (SOFTMAX fused with cross entropy): backward() skips
+  // it, and its inputs' gradients are planned from the loss on.
+  int loss_op = -1;
+};
+
+// Per tensor of subgraph 0, training mode only.
+struct TensorTraining {
+  Tensor gradient;                       // data == nullptr: no gradient
+  float* state[2] = {nullptr, nullptr};  // optimizer state (trainable weights)
+  int32_t grad_buffer = -1;              // planned buffer id (activation gradients)
+  int32_t first_backward_op = -1;        // zeroed right before this op's backward
+  int32_t producer = -1;                 // the on-path op writing it (activations)
+  bool trainable = false;
+  bool requires_grad = false;
+  bool needed = false;  // read by an op whose backward runs (or a model output)
+};
+
+// Per op of subgraph 0, training mode only.
+struct OpTraining {
+  int32_t tape_buffer = -1;
+  int32_t backward_scratch[2] = {-1, -1};
+  uint32_t backward_time = 0;
+  bool on_path = false;  // runs a backward step
+};
+
+struct TrainingUsage {
+  size_t weight_bytes = 0;               // persistent copies of trainable weights
+  size_t weight_gradient_bytes = 0;      // persistent per-weight accumulators
+  size_t optimizer_bytes = 0;            // persistent optimizer state
+  size_t activation_gradient_bytes = 0;  // sum of planned activation gradients
+  size_t tape_bytes = 0;                 // sum of planned tapes
+};
+
 struct ArenaUsage {
   size_t metadata_bytes = 0;    // tensor/op tables
   size_t persistent_bytes = 0;  // variables + kernel state
@@ -66,7 +111,10 @@ class Interpreter {
  public:
   static constexpr size_t kAlignment = 16;
 
-  Status prepare(const Model& model, uint8_t* arena, size_t arena_bytes);
+  // `training` == nullptr: inference (no training tables, same figures as
+  // before training existed).
+  Status prepare(const Model& model, uint8_t* arena, size_t arena_bytes,
+                 const TrainingOptions* training = nullptr);
   // Exact arena size this model needs (also after prepare failed with
   // kOutOfMemory, as long as the tables themselves fitted).
   size_t arena_bytes_needed() const { return usage_.total(); }
@@ -80,6 +128,19 @@ class Interpreter {
   // Zeroes (or restores from the file) every variable tensor.
   void reset_variables();
 
+  // ---- Training mode ----
+  bool training() const { return training_; }
+  // After invoke(): runs the backward steps of subgraph 0 in reverse op order.
+  // The caller has written the gradient of each model output (or of the
+  // loss op's inputs: TrainingOptions::loss_op).
+  Status backward();
+  // nullptr unless training and `index` is a tensor of subgraph 0.
+  TensorTraining* tensor_training(int index);
+  OpTraining* op_training(int index);
+  Tensor* gradient(int subgraph, const Tensor* tensor);
+  const TrainingUsage& training_usage() const { return training_usage_; }
+  void zero_weight_gradients();
+
   // For control-flow kernels.
   Status prepare_subgraph(int index);
   Status invoke_subgraph(int index);
@@ -90,6 +151,8 @@ class Interpreter {
   // Used by OpContext during prepare.
   Status allocate_persistent(size_t bytes, void** out);
   Status add_scratch(int subgraph, int op, size_t bytes, int* slot);
+  Status add_tape(int subgraph, int op, size_t bytes);
+  Status add_backward_scratch(int subgraph, int op, size_t bytes, int* slot);
   void* scratch_data(int32_t buffer_id) const;
   // Resource variables: the id is stored in VAR_HANDLE's RESOURCE output.
   static constexpr int kMaxResourceVariables = 16;
@@ -102,6 +165,8 @@ class Interpreter {
   Status check_supported_ops();
   Status assign_times(int subgraph, uint32_t* clock);
   Status plan_activations();
+  Status init_training();
+  void plan_training_lifetimes(uint32_t end_of_time);
 
   const Model* model_ = nullptr;
   uint8_t* arena_ = nullptr;
@@ -124,6 +189,11 @@ class Interpreter {
   int resource_count_ = 0;
   ArenaUsage usage_;
   bool prepared_ = false;
+  bool training_ = false;
+  TrainingOptions training_options_;
+  TensorTraining* tensor_training_ = nullptr;  // subgraph 0's tensors
+  OpTraining* op_training_ = nullptr;          // subgraph 0's ops
+  TrainingUsage training_usage_;
 };
 
 }  // namespace gruwb

@@ -41,6 +41,27 @@ class OpContext {
   void* user_data() const;
   void set_user_data(void* data);
 
+  // ---- Training (engine/train; docs/training-design.md) ----
+  // True when the interpreter was prepared for training and this op runs a
+  // backward step (it lies between a trainable weight and the loss).
+  bool training() const;
+  // The gradient buffer of `tensor` (same shape, float32), or nullptr when the
+  // tensor needs none (frozen constants, tensors off the gradient path, ops
+  // inside called subgraphs). Backward kernels ACCUMULATE (+=) into every
+  // gradient they write: the runtime zeroes activation gradients before the
+  // first backward op that writes them, and weight gradients sum over a batch.
+  Tensor* gradient(const Tensor* tensor) const;
+  // prepare only: a buffer written by the training forward pass and read by
+  // this op's backward (per-step gates and states of a recurrent op). Does
+  // nothing (tape() stays nullptr) when the op runs no backward.
+  Status request_tape(size_t bytes);
+  // eval and backward: the tape, or nullptr when none was planned.
+  void* tape() const;
+  // prepare only: temporary memory alive during this op's backward only.
+  // Does nothing when the op runs no backward.
+  Status request_backward_scratch(size_t bytes, int* slot);
+  void* backward_scratch(int slot) const;
+
   // An error prefixed with nothing: the interpreter adds subgraph/op context.
   template <typename... Args>
   static Status fail(const char* format, Args... args) {
@@ -61,6 +82,10 @@ struct KernelRegistration {
   const char* custom_code;  // CUSTOM ops only, else nullptr
   Status (*prepare)(OpContext& ctx);
   Status (*eval)(OpContext& ctx);
+  // Training: reads the op's inputs/outputs (and its tape), the gradients of
+  // its outputs, and adds to the gradients of its inputs (ctx.gradient()).
+  // Last so that the 4-field registrations of inference-only ops still compile.
+  Status (*backward)(OpContext& ctx) = nullptr;
 };
 
 // nullptr when the engine has no kernel for the op.

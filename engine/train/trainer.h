@@ -1,0 +1,95 @@
+#pragma once
+// Training on the engine: forward, loss, backward through every op between
+// the trainable weights and the loss (BPTT through fused GRUs), an optimizer
+// step, all inside one caller-provided arena (no heap, same code on a board).
+//
+//   Trainer trainer;
+//   Status s = trainer.prepare(model, config, arena, sizeof arena);
+//   // kOutOfMemory: trainer.arena_bytes_needed() is the exact size.
+//   memcpy(trainer.input(0)->data, x, trainer.input(0)->bytes);
+//   memcpy(trainer.label(), y, trainer.label_count() * sizeof(float));
+//   float loss;
+//   s = trainer.train_sample(&loss);  // updates after config.batch_size samples
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/runtime/interpreter.h"
+#include "engine/train/training_config.h"
+
+namespace gruwb {
+
+// Arena bytes by purpose; the parts add up to `total` (= arena_bytes_needed()).
+struct TrainingMemory {
+  size_t weight_bytes = 0;      // RAM copies of the trainable weights
+  size_t gradient_bytes = 0;    // weight-gradient accumulators
+  size_t optimizer_bytes = 0;   // Adam m, v / SGD velocity
+  size_t activation_bytes = 0;  // planned: activations + their gradients + tapes
+  size_t other_bytes = 0;       // tables, kernel state, labels
+  size_t total = 0;
+  // Inside activation_bytes (sums before memory sharing, for information):
+  size_t tape_bytes = 0;
+  size_t activation_gradient_bytes = 0;
+};
+
+class Trainer {
+ public:
+  static constexpr int kMaxTrainable = 64;
+
+  Status prepare(const Model& model, const TrainingConfig& config, uint8_t* arena,
+                 size_t arena_bytes);
+  size_t arena_bytes_needed() const;
+  TrainingMemory memory() const;
+
+  Tensor* input(int i) { return interpreter_.input(i); }
+  int input_count() const { return interpreter_.input_count(); }
+  Tensor* output() { return interpreter_.output(0); }
+  // The label of the next sample: label_count() floats (sparse CE: one class
+  // index per output row, stored as a float).
+  float* label() { return label_; }
+  int64_t label_count() const { return label_count_; }
+
+  // Forward + loss + backward; adds this sample's gradients to the
+  // accumulators (no update). `loss` may be nullptr.
+  Status accumulate(float* loss);
+  // accumulate(), then apply_update() once batch_size samples are in.
+  Status train_sample(float* loss);
+  // Mean of the accumulated gradients -> clipping -> NaN/Inf guard ->
+  // optimizer step; clears the accumulators. No-op without samples.
+  Status apply_update();
+  // Forward only: loss and the arg-max class of the first output row.
+  Status evaluate(float* loss, int32_t* prediction);
+  // Zeroes the accumulators without updating (e.g. before `gruwb grad`).
+  void clear_gradients();
+
+  // Trainable weights in model order.
+  int weight_count() const { return trainable_count_; }
+  int weight_tensor_index(int i) const { return trainable_[i]; }
+  Tensor* weight(int i);
+  Tensor* weight_gradient(int i);  // accumulated (summed) gradients
+  int64_t step() const { return step_; }
+  int pending_samples() const { return pending_; }
+  bool softmax_fused() const { return fused_softmax_op_ >= 0; }
+
+  Interpreter& interpreter() { return interpreter_; }
+
+ private:
+  Status resolve_scope(const Model& model, uint8_t* flags);
+  Status compute_loss(float* loss);
+
+  Interpreter interpreter_;
+  TrainingConfig config_;
+  float* label_ = nullptr;
+  int64_t label_count_ = 0;
+  size_t head_bytes_ = 0;   // trainable flags at the arena start
+  size_t label_bytes_ = 0;  // labels after the interpreter's memory
+  int32_t trainable_[kMaxTrainable] = {};
+  int trainable_count_ = 0;
+  int fused_softmax_op_ = -1;  // SOFTMAX producing the output, fused with CE
+  int32_t classes_ = 0;        // last dim of the output
+  int64_t rows_ = 0;
+  int pending_ = 0;
+  int64_t step_ = 0;
+};
+
+}  // namespace gruwb
