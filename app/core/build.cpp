@@ -178,8 +178,12 @@ std::string build_report_text(const BuildRequest& request, const BuildFigures& f
   append(&out, "  %-13s %12llu\n", "model bytes", ull(f.model_bytes));
   append(&out, "  %-13s %12llu  (%llu trainable parameters)\n", "weight bytes", ull(f.weight_bytes),
          ull(f.weight_bytes / 4));
+  // The goal of issue #5 is about fused files; the other layouts only show it for scale.
+  const char* verdict = s.layout != tools::RnnLayout::kFused
+                            ? "the goal for fused files"
+                            : (f.meets_size_goal ? "met" : "NOT met");
   append(&out, "  %-13s %12llu  (1.05 x weight bytes + 2 KB: %s)\n", "size goal",
-         ull(f.size_goal_bytes), f.meets_size_goal ? "met" : "not met");
+         ull(f.size_goal_bytes), verdict);
   append(&out, "  %-13s %12llu  (all constant buffers)\n", "data bytes", ull(f.data_bytes));
   append(&out, "  %-13s %12llu  (constant elements)\n", "parameters", ull(f.parameters));
   append(&out, "  %-13s %12u\n  %-13s %12u\n  %-13s %12u\n", "subgraphs", f.subgraphs, "ops", f.ops,

@@ -283,6 +283,83 @@ TEST(ModelBuilderTest, SharedUnrolledWeightsComputeTheSameFunction) {
   expect_layouts_agree(s);
 }
 
+// ---- Golden: the real TFLite runtime -----------------------------------------------------
+// Outputs of TFLite's WASM build (@tensorflow/tfjs-tflite 0.0.1-alpha.10, the runtime of
+// tests/fixtures/gen/tflite_golden.mjs) for these built models and input; how they were made
+// is in docs/builder.md ("Checked against TFLite"). The GRUWB_GRU custom op is not in TFLite, so
+// GRUs are checked in their WHILE and unrolled forms.
+
+struct GoldenCase {
+  RnnCell cell;
+  RnnLayout layout;
+  bool reset_after;
+  GruVariant variant;
+  std::vector<float> tflite;
+};
+
+TEST(ModelBuilderTest, BuiltModelsMatchTheTfliteRuntime) {
+  const GoldenCase cases[] = {
+      {RnnCell::kGru,
+       RnnLayout::kWhile,
+       true,
+       GruVariant::kModern,
+       {0.312166691f, 0.247189015f, 0.273515463f, 0.167128831f}},
+      {RnnCell::kGru,
+       RnnLayout::kWhile,
+       false,
+       GruVariant::kModern,
+       {0.190945253f, 0.261581808f, 0.318685740f, 0.228787169f}},
+      {RnnCell::kGru,
+       RnnLayout::kWhile,
+       false,
+       GruVariant::kLegacy,
+       {0.191396922f, 0.260118455f, 0.321530133f, 0.226954520f}},
+      {RnnCell::kGru,
+       RnnLayout::kUnrolled,
+       true,
+       GruVariant::kModern,
+       {0.312166691f, 0.247189015f, 0.273515463f, 0.167128831f}},
+      {RnnCell::kLstm,
+       RnnLayout::kFused,
+       true,
+       GruVariant::kModern,
+       {0.353658646f, 0.277723223f, 0.152887702f, 0.215730414f}},
+      {RnnCell::kLstm,
+       RnnLayout::kWhile,
+       true,
+       GruVariant::kModern,
+       {0.353658646f, 0.277723223f, 0.152887702f, 0.215730414f}},
+      {RnnCell::kRnn,
+       RnnLayout::kFused,
+       true,
+       GruVariant::kModern,
+       {0.0697036237f, 0.260359645f, 0.171891704f, 0.498044997f}},
+      {RnnCell::kRnn,
+       RnnLayout::kWhile,
+       true,
+       GruVariant::kModern,
+       {0.0697036162f, 0.260359615f, 0.171891719f, 0.498044997f}},
+  };
+  Rng rng(2024);
+  const std::vector<float> x = uniform(rng, 36, 2.f);
+  for (const GoldenCase& c : cases) {
+    BuildSpec s = spec_for(c.cell, {12, 3, 7, 4, {}});
+    s.layout = c.layout;
+    s.reset_after = c.reset_after;
+    s.gru_variant = c.variant;
+    s.bias_init = BiasInit::kUniform;
+    s.seed = 3;
+    s.mean = {0.1f, -0.2f, 0.3f};
+    s.variance = {1.5f, 0.5f, 2.f};
+    SCOPED_TRACE(label(s) + " " + rnn_layout_name(s.layout));
+    std::unique_ptr<Built> built = load(s);
+    ASSERT_TRUE(built);
+    const std::vector<float> ours = run(*built, s, x);
+    ASSERT_EQ(ours.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(ours[i], c.tflite[i], 1e-6) << i;
+  }
+}
+
 // ---- Structure ---------------------------------------------------------------------
 
 std::map<std::string, int> op_counts(const SubgraphReport& sg) {
