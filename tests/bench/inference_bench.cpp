@@ -1,0 +1,74 @@
+// Single-sequence inference latency of the workbench's reference model
+// (input 1x60x3, GRU(60), Dense(4), softmax) in each layout the builder makes,
+// plus LSTM and SimpleRNN of the same size, through the engine's Interpreter.
+//
+//   ninja -C build gruwb_bench_inference
+//   build/tests/bench/gruwb_bench_inference --benchmark_repetitions=10
+//
+// On a shared machine the minimum over repetitions is the figure least
+// disturbed by other processes; it is reported as the "_min" row.
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/tools/model_builder.h"
+#include "engine/tools/model_file.h"
+#include "engine/tools/model_runner.h"
+
+namespace gruwb {
+namespace {
+
+double min_of(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+void run_reference(benchmark::State& state, tools::RnnCell cell, tools::RnnLayout layout,
+                   ModelFormat format) {
+  tools::BuildSpec spec;  // defaults are the reference model: T=60, F=3, H=60, C=4
+  spec.cell = cell;
+  spec.layout = layout;
+  spec.format = format;
+  tools::ModelDef def;
+  std::vector<uint8_t> bytes;
+  std::string error;
+  tools::LoadedModel loaded;
+  tools::ModelRunner runner;
+  if (!tools::build_model(spec, &def, &error) || !tools::write_model(def, format, &bytes, &error) ||
+      !tools::load_model_bytes(std::move(bytes), "reference", &loaded, &error) ||
+      !runner.prepare(loaded.model, &error)) {
+    state.SkipWithError(error.c_str());
+    return;
+  }
+  Tensor* input = runner.interpreter().input(0);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  for (int64_t i = 0; i < input->elements(); ++i) input->f32()[i] = uniform(rng);
+  for (auto _ : state) {
+    runner.interpreter().reset_variables();  // independent windows, as a classifier runs
+    Status status = runner.interpreter().invoke();
+    if (!status.ok()) state.SkipWithError(status.message());
+    benchmark::DoNotOptimize(runner.interpreter().output(0)->data);
+  }
+  state.counters["arena_bytes"] = static_cast<double>(runner.arena_bytes());
+  state.counters["model_bytes"] = static_cast<double>(loaded.bytes.size());
+}
+
+#define GRUWB_REFERENCE_BENCH(name, cell, layout, format)                                    \
+  void name(benchmark::State& state) {                                                       \
+    run_reference(state, tools::RnnCell::cell, tools::RnnLayout::layout, ModelFormat::format); \
+  }                                                                                          \
+  BENCHMARK(name)->Unit(benchmark::kMicrosecond)->ComputeStatistics("min", min_of)
+
+GRUWB_REFERENCE_BENCH(BM_Gru60_Fused_GruwbCustomOp, kGru, kFused, kTflite);
+GRUWB_REFERENCE_BENCH(BM_Gru60_Fused_CircleGru, kGru, kFused, kCircle);
+GRUWB_REFERENCE_BENCH(BM_Gru60_While, kGru, kWhile, kTflite);
+GRUWB_REFERENCE_BENCH(BM_Gru60_Unrolled, kGru, kUnrolled, kTflite);
+GRUWB_REFERENCE_BENCH(BM_Lstm60_Fused, kLstm, kFused, kTflite);
+GRUWB_REFERENCE_BENCH(BM_Rnn60_Fused, kRnn, kFused, kTflite);
+
+}  // namespace
+}  // namespace gruwb
+
+BENCHMARK_MAIN();
