@@ -83,7 +83,7 @@ portability_check() {
   return "$status"
 }
 
-# libFuzzer + ASan/UBSan on the model reader, seeded with every shipped model.
+# libFuzzer + ASan/UBSan on the model reader, seeded with every model in ../shared and the samples.
 fuzz_model_reader() {
   local dir=build-fuzz
   local seconds=${GRUWB_FUZZ_SECONDS:-60}
@@ -95,7 +95,7 @@ fuzz_model_reader() {
   # libFuzzer writes new inputs into the first corpus folder, so the seeds are copied into a
   # scratch folder rather than given as the read-only ../shared folders.
   rm -rf "$dir/corpus" "$dir/seeds" && mkdir -p "$dir/corpus" "$dir/seeds"
-  find "$shared/data/models" -type f \( -name '*.tflite' -o -name '*.circle' \) \
+  find "$shared/data/models" resources/samples -type f \( -name '*.tflite' -o -name '*.circle' \) \
     -exec cp {} "$dir/seeds/" \;
   local seed_count
   seed_count=$(find "$dir/seeds" -type f | wc -l)
