@@ -31,7 +31,7 @@ void format_shape(Span<int32_t> shape, char* out, size_t capacity) {
   if (used < capacity) snprintf(out + used, capacity - used, "]");
 }
 
-// Names in messages are capped at 64 characters ('%.64s') so that converter
+// Names in messages are capped at 96 characters ('%.96s') so that converter
 // names of 150+ characters cannot push the sizes off the end of a Status.
 
 // Context shared by the validation steps.
@@ -79,7 +79,7 @@ Status check_tensor(const Validator& v, uint32_t sg, unsigned index) {  // unsig
   const char* name = str_or_empty(tensor->name());
   Span<int32_t> shape = span_of(tensor->shape());
   if (shape.size > static_cast<size_t>(kMaxRank)) {
-    return Status::error(StatusCode::kInvalidModel, "tensor %u '%.64s': rank %u exceeds %d",
+    return Status::error(StatusCode::kInvalidModel, "tensor %u '%.96s': rank %u exceeds %d",
                          index, name, static_cast<unsigned>(shape.size), kMaxRank);
   }
   uint64_t elements = 1;
@@ -87,28 +87,28 @@ Status check_tensor(const Validator& v, uint32_t sg, unsigned index) {  // unsig
     int64_t dim = shape[d];
     if (dim < 0 || dim > kMaxDimension) {
       return Status::error(StatusCode::kInvalidModel,
-                           "tensor %u '%.64s': dimension %u is %lld (must be 0..%lld)", index, name,
+                           "tensor %u '%.96s': dimension %u is %lld (must be 0..%lld)", index, name,
                            static_cast<unsigned>(d), static_cast<long long>(dim),
                            static_cast<long long>(kMaxDimension));
     }
     elements *= static_cast<uint64_t>(dim);
     if (elements > kMaxTensorElements) {
       return Status::error(StatusCode::kInvalidModel,
-                           "tensor %u '%.64s': more than %llu elements", index, name,
+                           "tensor %u '%.96s': more than %llu elements", index, name,
                            static_cast<unsigned long long>(kMaxTensorElements));
     }
   }
   for (int32_t dim : span_of(tensor->shape_signature())) {
     if (dim < -1 || dim > kMaxDimension) {
       return Status::error(StatusCode::kInvalidModel,
-                           "tensor %u '%.64s': shape_signature has dimension %d (must be -1..%lld)",
+                           "tensor %u '%.96s': shape_signature has dimension %d (must be -1..%lld)",
                            index, name, static_cast<int>(dim),
                            static_cast<long long>(kMaxDimension));
     }
   }
   if (tensor->buffer() >= v.buffer_count && !(tensor->buffer() == 0 && v.buffer_count == 0)) {
     return Status::error(StatusCode::kInvalidModel,
-                         "tensor %u '%.64s': buffer index %u out of range (model has %u buffers)",
+                         "tensor %u '%.96s': buffer index %u out of range (model has %u buffers)",
                          index, name, static_cast<unsigned>(tensor->buffer()),
                          static_cast<unsigned>(v.buffer_count));
   }
@@ -120,7 +120,7 @@ Status check_tensor(const Validator& v, uint32_t sg, unsigned index) {  // unsig
     char shape_text[64];
     format_shape(shape, shape_text, sizeof shape_text);
     return Status::error(StatusCode::kInvalidModel,
-                         "tensor %u '%.64s': buffer %u has %u bytes, shape %s %s needs %llu", index,
+                         "tensor %u '%.96s': buffer %u has %u bytes, shape %s %s needs %llu", index,
                          name, static_cast<unsigned>(tensor->buffer()),
                          static_cast<unsigned>(data_bytes), shape_text,
                          tensor_type_name(tensor->type()),
@@ -182,26 +182,32 @@ Status check_while_arity(const Validator& v, const fb::Operator* op, const fb::W
   return Status();
 }
 
+// Subgraph indices are checked wherever a control-flow options table appears,
+// whatever the op code says: the call graph (and the runtime) follow the
+// tables, so a corrupt op carrying WhileOptions must not slip through.
 Status check_control_flow(const Validator& v, const fb::Operator* op, int32_t op_code) {
+  const fb::WhileOptions* w = op->builtin_options_as_WhileOptions();
+  const fb::IfOptions* branches = op->builtin_options_as_IfOptions();
+  const fb::CallOnceOptions* once = op->builtin_options_as_CallOnceOptions();
+  if (w) {
+    GRUWB_RETURN_IF_ERROR(check_subgraph_index(v, "cond", w->cond_subgraph_index()));
+    GRUWB_RETURN_IF_ERROR(check_subgraph_index(v, "body", w->body_subgraph_index()));
+  }
+  if (branches) {
+    GRUWB_RETURN_IF_ERROR(check_subgraph_index(v, "then", branches->then_subgraph_index()));
+    GRUWB_RETURN_IF_ERROR(check_subgraph_index(v, "else", branches->else_subgraph_index()));
+  }
+  if (once) GRUWB_RETURN_IF_ERROR(check_subgraph_index(v, "init", once->init_subgraph_index()));
   switch (static_cast<BuiltinOperator>(op_code)) {
-    case BuiltinOperator::WHILE: {
-      const fb::WhileOptions* w = op->builtin_options_as_WhileOptions();
+    case BuiltinOperator::WHILE:
       if (!w) return Status::error(StatusCode::kInvalidModel, "WHILE has no WhileOptions");
-      GRUWB_RETURN_IF_ERROR(check_subgraph_index(v, "cond", w->cond_subgraph_index()));
-      GRUWB_RETURN_IF_ERROR(check_subgraph_index(v, "body", w->body_subgraph_index()));
       return check_while_arity(v, op, w);
-    }
-    case BuiltinOperator::IF: {
-      const fb::IfOptions* o = op->builtin_options_as_IfOptions();
-      if (!o) return Status::error(StatusCode::kInvalidModel, "IF has no IfOptions");
-      GRUWB_RETURN_IF_ERROR(check_subgraph_index(v, "then", o->then_subgraph_index()));
-      return check_subgraph_index(v, "else", o->else_subgraph_index());
-    }
-    case BuiltinOperator::CALL_ONCE: {
-      const fb::CallOnceOptions* o = op->builtin_options_as_CallOnceOptions();
-      if (!o) return Status::error(StatusCode::kInvalidModel, "CALL_ONCE has no CallOnceOptions");
-      return check_subgraph_index(v, "init", o->init_subgraph_index());
-    }
+    case BuiltinOperator::IF:
+      if (!branches) return Status::error(StatusCode::kInvalidModel, "IF has no IfOptions");
+      return Status();
+    case BuiltinOperator::CALL_ONCE:
+      if (!once) return Status::error(StatusCode::kInvalidModel, "CALL_ONCE has no CallOnceOptions");
+      return Status();
     default: return Status();
   }
 }
@@ -296,8 +302,8 @@ Status check_no_recursion(const Validator& v) {
       uint32_t callee = static_cast<uint32_t>(callees[slot]);
       if (color[callee] == kOnStack) {
         return Status::error(StatusCode::kInvalidModel,
-                             "recursive control flow: subgraph %u '%.64s' op %u (%s) calls "
-                             "subgraph %u '%.64s', which is already being executed",
+                             "recursive control flow: subgraph %u '%.96s' op %u (%s) calls "
+                             "subgraph %u '%.96s', which is already being executed",
                              static_cast<unsigned>(sg), str_or_empty(v.subgraph(sg)->name()),
                              static_cast<unsigned>(op_index),
                              v.op_label(v.subgraph(sg)->operators()->Get(op_index)),
@@ -322,7 +328,7 @@ Status check_signatures_and_metadata(const Validator& v) {
     const char* key = str_or_empty(def->signature_key());
     if (def->subgraph_index() >= v.subgraph_count) {
       return Status::error(StatusCode::kInvalidModel,
-                           "signature %u '%.64s': subgraph index %u out of range (model has %u "
+                           "signature %u '%.96s': subgraph index %u out of range (model has %u "
                            "subgraphs)",
                            static_cast<unsigned>(s), key,
                            static_cast<unsigned>(def->subgraph_index()),
@@ -334,7 +340,7 @@ Status check_signatures_and_metadata(const Validator& v) {
         const fb::TensorMap* map = maps->Get(m);
         if (map->tensor_index() >= tensors) {
           return Status::error(StatusCode::kInvalidModel,
-                               "signature %u '%.64s': '%.64s' maps to tensor %u, but subgraph %u has "
+                               "signature %u '%.96s': '%.96s' maps to tensor %u, but subgraph %u has "
                                "%u tensors",
                                static_cast<unsigned>(s), key, str_or_empty(map->name()),
                                static_cast<unsigned>(map->tensor_index()),
@@ -348,7 +354,7 @@ Status check_signatures_and_metadata(const Validator& v) {
   for (uint32_t m = 0; m < count_of(metadata); ++m) {
     if (metadata->Get(m)->buffer() >= v.buffer_count) {
       return Status::error(StatusCode::kInvalidModel,
-                           "metadata '%.64s': buffer index %u out of range (model has %u buffers)",
+                           "metadata '%.96s': buffer index %u out of range (model has %u buffers)",
                            str_or_empty(metadata->Get(m)->name()),
                            static_cast<unsigned>(metadata->Get(m)->buffer()),
                            static_cast<unsigned>(v.buffer_count));
@@ -389,7 +395,7 @@ Status check_identifier(const uint8_t* data, size_t size, ModelFormat* format) {
                                            (c >= 0x20 && c < 0x7f) ? "%c" : "\\x%02x", c));
     }
     return Status::error(StatusCode::kNotAModel,
-                         "missing file identifier: bytes 4..7 are '%.64s', expected 'TFL3' "
+                         "missing file identifier: bytes 4..7 are '%.96s', expected 'TFL3' "
                          "(.tflite) or 'CIR0' (.circle)",
                          shown);
   }
@@ -514,7 +520,7 @@ Status Model::load(const uint8_t* data, size_t size, Model* out) {
   for (uint32_t sg = 0; sg < v.subgraph_count; ++sg) {
     Status status = check_subgraph(v, sg);
     if (!status.ok()) {
-      return status.prefix("subgraph %u '%.64s' ", static_cast<unsigned>(sg),
+      return status.prefix("subgraph %u '%.96s' ", static_cast<unsigned>(sg),
                            str_or_empty(v.subgraph(sg)->name()));
     }
   }

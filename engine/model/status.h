@@ -23,7 +23,7 @@ const char* status_code_name(StatusCode code);
 
 class Status {
  public:
-  static constexpr size_t kMessageCapacity = 200;
+  static constexpr size_t kMessageCapacity = 256;
 
   Status() = default;  // ok
   static Status error(StatusCode code, const char* format, ...)

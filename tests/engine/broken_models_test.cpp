@@ -435,6 +435,19 @@ TEST(ControlFlow, CycleThroughTwoBodies) {
                          "subgraph 4 'while2_body' op 1 (WHILE) calls subgraph 2 'while_body'"));
 }
 
+// Found by the fuzzer: an op whose code is not CALL_ONCE but which carries
+// CallOnceOptions with a wild index reached the call-graph walk unchecked.
+TEST(ControlFlow, ControlFlowOptionsOnAnotherOpAreChecked) {
+  auto bytes = edited(kCallOnce, [](ModelDef& def) {
+    fb::OperatorT& op = *main_of(def).operators[0];
+    op.opcode_index = main_of(def).operators[4]->opcode_index;  // MUL's code, CallOnceOptions kept
+    op.builtin_options.AsCallOnceOptions()->init_subgraph_index = 2686977;
+  });
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel,
+                         "op 0 (MUL): init subgraph index 2686977 out of range (model has 2 "
+                         "subgraphs)"));
+}
+
 TEST(ControlFlow, CallOnceOfItsOwnSubgraph) {
   auto bytes = edited(kCallOnce, [](ModelDef& def) {
     main_of(def).operators[0]->builtin_options.AsCallOnceOptions()->init_subgraph_index = 0;
