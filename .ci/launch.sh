@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # THE "build and launch" command (README): on a fresh Debian 12 it installs what is missing, builds
 # the GUI and opens it on a bundled sample model.
-#   bash .ci/launch.sh [MODEL]        default: resources/samples/gru_float.circle
+#   bash .ci/launch.sh [MODEL]        default: resources/samples/gesture_gru_fused.tflite (GRU(60) gesture classifier)
 # Without a display (no DISPLAY/WAYLAND_DISPLAY) the GUI runs on a virtual X server (xvfb-run);
 # GRUWB_SCREENSHOT=out.png then saves a screenshot after GRUWB_SCREENSHOT_DELAY (default 5) seconds
 # and closes the GUI, which is how headless machines check that the window comes up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-model=${1:-resources/samples/gru_float.circle}
+model=${1:-resources/samples/gesture_gru_fused.tflite}
 [ -f "$model" ] || { echo "launch: no such model file: $model" >&2; exit 2; }
 
 bash .ci/install-deps.sh
