@@ -19,12 +19,20 @@ inline float dot(const float* a, const float* b, int32_t n) {
   return sum;
 }
 
+// out[r] = (accumulate ? out[r] : bias ? bias[r] : 0) + W[r, :] . x for a
+// float [rows, cols] matrix. The one matrix-vector product of every dense op
+// (FULLY_CONNECTED, the recurrent kernels): it works on 4 rows at once (x is
+// loaded once for all four) with 8 partial sums per row (a 4-column remainder
+// joins the first 4). On x86-64 Linux hosts an AVX2 clone is picked at load
+// time; the compiler fuses its multiply-adds (FMA), so its last bits can
+// differ from the SSE2 build's. Defined in recurrent_util.cpp.
+void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, const float* bias,
+                 bool accumulate, float* out);
+
 // out[r] = (bias ? bias[r] : 0) + dot(w + r * cols, x, cols) for r < rows.
 inline void matvec(const float* w, int32_t rows, int32_t cols, const float* x, const float* bias,
                    float* out) {
-  for (int32_t r = 0; r < rows; ++r) {
-    out[r] = (bias ? bias[r] : 0.f) + dot(w + static_cast<int64_t>(r) * cols, x, cols);
-  }
+  matvec_rows(w, rows, cols, x, bias, false, out);
 }
 
 }  // namespace gruwb

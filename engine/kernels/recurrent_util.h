@@ -58,14 +58,7 @@ inline float dot_i8(const int8_t* w, const float* x, int32_t n) {
   return sum;
 }
 
-// out[r] = (accumulate ? out[r] : bias ? bias[r] : 0) + W[r, :] . x for a
-// float [rows, cols] matrix. The recurrent products are the hot loop of every
-// RNN kernel, so this works on 4 rows at once (x is loaded once for all four)
-// with 8 partial sums per row (a 4-column remainder joins the first 4). On
-// x86-64 Linux hosts an AVX2 clone is picked at load time; the compiler fuses
-// its multiply-adds (FMA), so its last bits can differ from the SSE2 build's.
-void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, const float* bias,
-                 bool accumulate, float* out);
+// matvec_rows (matmul.h) is the float product below.
 
 // out[r] += W[first_row + r, :] . x for r < rows.
 inline void matvec_accumulate(const DenseWeights& w, int32_t first_row, int32_t rows,
