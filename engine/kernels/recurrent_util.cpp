@@ -108,15 +108,6 @@ Shape sequence_shape(const SequenceLayout& layout, int32_t features) {
 #define GRUWB_HOT_LOOP
 #endif
 
-namespace {
-
-// dot()'s reduction order.
-inline float reduce8(const float* p) {
-  return ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
-}
-
-}  // namespace
-
 GRUWB_HOT_LOOP
 void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, const float* bias,
                  bool accumulate, float* out) {
