@@ -186,21 +186,9 @@ GruCell make_cell(OpContext& ctx, const Options& options) {
 Status eval(OpContext& ctx) {
   const Options& options = *static_cast<const Options*>(ctx.user_data());
   const Tensor* x = ctx.input(kX);
-  const Tensor* bias = ctx.input(kBias);
   Tensor* state = ctx.input(kState);
-  GruCell cell;
-  cell.recurrent_kernel = dense_weights(ctx.input(kRecurrentKernel));
-  cell.input_kernel = dense_weights(ctx.input(kInputKernel));
-  cell.units = cell.recurrent_kernel.cols;
-  cell.input_size = cell.input_kernel.cols;
-  cell.reset_after = options.reset_after;
-  cell.activation = options.activation;
-  cell.recurrent_activation = options.recurrent_activation;
+  const GruCell cell = make_cell(ctx, options);
   const int32_t units = cell.units;
-  if (bias) {
-    cell.input_bias = bias->f32();
-    cell.recurrent_bias = options.reset_after ? bias->f32() + 3 * units : nullptr;
-  }
   SequenceLayout layout;
   sequence_layout(x, options.time_major, &layout);
   float* scratch = static_cast<float*>(ctx.scratch(0));
