@@ -70,4 +70,12 @@ Status make_output_constant(OpContext& ctx, Tensor* output);
 // Call at the end of prepare, after the output shapes are set.
 Status fold_if_constant(OpContext& ctx, Status (*eval)(OpContext&));
 
+// The prepare step every foldable kernel registers: its own prepare, then
+// fold_if_constant with its eval.
+template <Status (*Prepare)(OpContext&), Status (*Eval)(OpContext&)>
+Status prepare_then_fold(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(Prepare(ctx));
+  return fold_if_constant(ctx, Eval);
+}
+
 }  // namespace gruwb

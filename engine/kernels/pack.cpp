@@ -127,21 +127,13 @@ Status eval_unpack(OpContext& ctx) {
   return Status();
 }
 
-Status prepare_and_fold_pack(OpContext& ctx) {
-  GRUWB_RETURN_IF_ERROR(prepare_pack(ctx));
-  return fold_if_constant(ctx, eval_pack);
-}
-
-Status prepare_and_fold_unpack(OpContext& ctx) {
-  GRUWB_RETURN_IF_ERROR(prepare_unpack(ctx));
-  return fold_if_constant(ctx, eval_unpack);
-}
-
 }  // namespace
 
 extern const KernelRegistration kPackKernel = {static_cast<int32_t>(BuiltinOperator::PACK), nullptr,
-                                               prepare_and_fold_pack, eval_pack};
-extern const KernelRegistration kUnpackKernel = {static_cast<int32_t>(BuiltinOperator::UNPACK),
-                                                 nullptr, prepare_and_fold_unpack, eval_unpack};
+                                               prepare_then_fold<prepare_pack, eval_pack>,
+                                               eval_pack};
+extern const KernelRegistration kUnpackKernel = {
+    static_cast<int32_t>(BuiltinOperator::UNPACK), nullptr,
+    prepare_then_fold<prepare_unpack, eval_unpack>, eval_unpack};
 
 }  // namespace gruwb

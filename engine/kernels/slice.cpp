@@ -98,14 +98,9 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
-Status prepare_and_fold(OpContext& ctx) {
-  GRUWB_RETURN_IF_ERROR(prepare(ctx));
-  return fold_if_constant(ctx, eval);
-}
-
 }  // namespace
 
 extern const KernelRegistration kSliceKernel = {static_cast<int32_t>(BuiltinOperator::SLICE),
-                                                nullptr, prepare_and_fold, eval};
+                                                nullptr, prepare_then_fold<prepare, eval>, eval};
 
 }  // namespace gruwb

@@ -133,21 +133,13 @@ Status eval_split_v(OpContext& ctx) {
   return Status();
 }
 
-Status prepare_and_fold_split(OpContext& ctx) {
-  GRUWB_RETURN_IF_ERROR(prepare_split(ctx));
-  return fold_if_constant(ctx, eval_split);
-}
-
-Status prepare_and_fold_split_v(OpContext& ctx) {
-  GRUWB_RETURN_IF_ERROR(prepare_split_v(ctx));
-  return fold_if_constant(ctx, eval_split_v);
-}
-
 }  // namespace
 
-extern const KernelRegistration kSplitKernel = {static_cast<int32_t>(BuiltinOperator::SPLIT),
-                                                nullptr, prepare_and_fold_split, eval_split};
-extern const KernelRegistration kSplitVKernel = {static_cast<int32_t>(BuiltinOperator::SPLIT_V),
-                                                 nullptr, prepare_and_fold_split_v, eval_split_v};
+extern const KernelRegistration kSplitKernel = {
+    static_cast<int32_t>(BuiltinOperator::SPLIT), nullptr,
+    prepare_then_fold<prepare_split, eval_split>, eval_split};
+extern const KernelRegistration kSplitVKernel = {
+    static_cast<int32_t>(BuiltinOperator::SPLIT_V), nullptr,
+    prepare_then_fold<prepare_split_v, eval_split_v>, eval_split_v};
 
 }  // namespace gruwb

@@ -221,14 +221,10 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
-Status prepare_and_fold(OpContext& ctx) {
-  GRUWB_RETURN_IF_ERROR(prepare(ctx));
-  return fold_if_constant(ctx, eval);
-}
-
 }  // namespace
 
 extern const KernelRegistration kStridedSliceKernel = {
-    static_cast<int32_t>(BuiltinOperator::STRIDED_SLICE), nullptr, prepare_and_fold, eval};
+    static_cast<int32_t>(BuiltinOperator::STRIDED_SLICE), nullptr, prepare_then_fold<prepare, eval>,
+    eval};
 
 }  // namespace gruwb

@@ -64,14 +64,10 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
-Status prepare_and_fold(OpContext& ctx) {
-  GRUWB_RETURN_IF_ERROR(prepare(ctx));
-  return fold_if_constant(ctx, eval);
-}
-
 }  // namespace
 
 extern const KernelRegistration kTransposeKernel = {
-    static_cast<int32_t>(BuiltinOperator::TRANSPOSE), nullptr, prepare_and_fold, eval};
+    static_cast<int32_t>(BuiltinOperator::TRANSPOSE), nullptr, prepare_then_fold<prepare, eval>,
+    eval};
 
 }  // namespace gruwb
