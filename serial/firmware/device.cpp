@@ -1,0 +1,429 @@
+#include "serial/firmware/device.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "engine/runtime/kernel.h"
+
+namespace gruwb::serial {
+namespace {
+
+constexpr size_t kAlign = 16;
+size_t align_up(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
+
+bool changes_state(uint8_t type) {
+  switch (static_cast<MessageType>(type)) {
+    case MessageType::kHello:
+    case MessageType::kStatus:
+    case MessageType::kDownload: return false;  // read-only: always answered fresh
+    default: return true;
+  }
+}
+
+}  // namespace
+
+void Device::boot() {
+  // Mix the boot entropy with a counter so two boots never share an id even
+  // when the entropy source is weak (QEMU starts every run identically).
+  static uint32_t boots = 0;
+  ++boots;
+  uint32_t id = board_.entropy() ^ (boots * 0x9E3779B9u) ^ static_cast<uint32_t>(board_.clock_us());
+  id ^= id >> 16;
+  id *= 0x85EBCA6Bu;
+  id ^= id >> 13;
+  session_id_ = id == 0 ? 1 : id;
+  state_ = BoardState::kIdle;
+  last_error_ = ErrorCode::kNone;
+  model_upload_ = Upload();
+  dataset_upload_ = Upload();
+  configured_ = false;
+  last_reply_bytes_ = 0;
+  decoder_.reset();
+  Boot boot;
+  boot.session_id = session_id_;
+  boot.reset_reason = board_.reset_reason();
+  uint8_t payload[8];
+  WireWriter w(payload, sizeof payload);
+  boot.write(w);
+  send_event(MessageType::kBoot, payload, w.size());
+}
+
+void Device::poll() {
+  uint8_t bytes[64];
+  const size_t n = board_.uart_read(bytes, sizeof bytes);
+  for (size_t i = 0; i < n; ++i) {
+    if (decoder_.push(bytes[i])) handle(decoder_.frame());
+  }
+  if (state_ == BoardState::kTraining) {
+    train_one();
+  } else if (n == 0) {
+    board_.idle();
+  }
+}
+
+void Device::send(uint8_t type, uint16_t sequence, const uint8_t* payload, size_t length,
+                  bool remember) {
+  const size_t bytes = encode_frame(type, sequence, payload, length, tx_, sizeof tx_);
+  if (bytes == 0) return;
+  board_.uart_write(tx_, bytes);
+  if (remember) {
+    memcpy(last_reply_, tx_, bytes);
+    last_reply_bytes_ = bytes;
+  }
+}
+
+void Device::send_event(MessageType type, const uint8_t* payload, size_t length) {
+  send(static_cast<uint8_t>(type), ++event_sequence_, payload, length, false);
+}
+
+void Device::send_error(const Frame& request, ErrorCode code, const char* format, ...) {
+  ErrorReply error;
+  error.request_type = request.type;
+  error.code = code;
+  va_list args;
+  va_start(args, format);
+  vsnprintf(error.message, sizeof error.message, format, args);
+  va_end(args);
+  WireWriter w(payload_, sizeof payload_);
+  error.write(w);
+  send(static_cast<uint8_t>(MessageType::kError), request.sequence, payload_, w.size(),
+       changes_state(request.type));
+}
+
+void Device::log(uint8_t level, const char* format, ...) {
+  char text[200];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(text, sizeof text, format, args);
+  va_end(args);
+  uint8_t payload[sizeof text + 2];
+  WireWriter w(payload, sizeof payload);
+  w.u8(level);
+  w.text(text);
+  send_event(MessageType::kLog, payload, w.size());
+}
+
+void Device::handle(const Frame& frame) {
+  if (changes_state(frame.type) && last_reply_bytes_ > 0 && frame.sequence == last_sequence_ &&
+      frame.type == last_type_) {
+    board_.uart_write(last_reply_, last_reply_bytes_);  // a retry: same answer, no second effect
+    return;
+  }
+  if (changes_state(frame.type)) {
+    last_sequence_ = frame.sequence;
+    last_type_ = frame.type;
+  }
+  switch (static_cast<MessageType>(frame.type)) {
+    case MessageType::kHello: return on_hello(frame);
+    case MessageType::kStatus: return on_status(frame);
+    case MessageType::kUploadBegin: return on_upload_begin(frame);
+    case MessageType::kUploadChunk: return on_upload_chunk(frame);
+    case MessageType::kConfigure: return on_configure(frame);
+    case MessageType::kStart:
+    case MessageType::kPause:
+    case MessageType::kStop:
+    case MessageType::kReset: return on_control(frame);
+    case MessageType::kDownload: return on_download(frame);
+    default:
+      return send_error(frame, ErrorCode::kUnknownType, "unknown message type 0x%02x", frame.type);
+  }
+}
+
+void Device::on_hello(const Frame& f) {
+  Capabilities caps;
+  caps.protocol_version = kProtocolVersion;
+  caps.flags = 1;
+  caps.max_payload = static_cast<uint16_t>(kMaxPayload);
+  caps.session_id = session_id_;
+  caps.ram_bytes = static_cast<uint32_t>(board_.ram_bytes);
+  caps.clock_hz = board_.clock_hz();
+  strncpy(caps.engine_version, kEngineVersion, sizeof caps.engine_version - 1);
+  strncpy(caps.board, board_.name, sizeof caps.board - 1);
+  for (int32_t code = -128; code < 256 && caps.op_count < kMaxReportedOps; ++code) {
+    if (code != kOpCustom && find_kernel(code, nullptr))
+      caps.ops[caps.op_count++] = static_cast<int16_t>(code);
+  }
+  if (find_kernel(kOpCustom, "GRUWB_GRU"))
+    strcpy(caps.custom_ops[caps.custom_op_count++], "GRUWB_GRU");
+  WireWriter w(payload_, sizeof payload_);
+  caps.write(w);
+  send(reply_type(MessageType::kHello), f.sequence, payload_, w.size(), false);
+}
+
+void Device::on_status(const Frame& f) {
+  BoardStatus s;
+  s.session_id = session_id_;
+  s.state = state_;
+  s.last_error = last_error_;
+  s.epoch = configured_ ? run_.epoch() : 0;
+  s.step = configured_ ? static_cast<uint32_t>(trainer_.step()) : 0;
+  s.samples = configured_ ? run_.samples_in_epoch() : 0;
+  s.model_bytes = model_upload_.total;
+  s.model_received = model_upload_.received;
+  s.dataset_bytes = dataset_upload_.total;
+  s.dataset_received = dataset_upload_.received;
+  s.arena_bytes = static_cast<uint32_t>(arena_bytes_);
+  if (configured_) {
+    s.weights_bytes = static_cast<uint32_t>(weights_blob_bytes(trainer_));
+    // Hashing the weights takes a while on a board, so only when they rest.
+    if (state_ != BoardState::kTraining) {
+      if (!weights_sha_valid_) {
+        Sha256 hash;
+        uint8_t chunk[256];
+        for (size_t at = 0; at < s.weights_bytes; at += sizeof chunk) {
+          const size_t n = read_weights_blob(trainer_, at, chunk, sizeof chunk);
+          hash.update(chunk, n);
+        }
+        hash.finish(weights_sha_);
+        weights_sha_valid_ = true;
+      }
+      memcpy(s.weights_sha256, weights_sha_, 32);
+    }
+  }
+  WireWriter w(payload_, sizeof payload_);
+  s.write(w);
+  send(reply_type(MessageType::kStatus), f.sequence, payload_, w.size(), false);
+}
+
+size_t Device::dataset_offset() const { return align_up(model_upload_.total); }
+
+void Device::invalidate_training() {
+  configured_ = false;
+  arena_bytes_ = 0;
+  weights_sha_valid_ = false;
+  if (state_ != BoardState::kFailed) state_ = BoardState::kIdle;
+}
+
+void Device::send_upload_ack(const Frame& f, UploadKind kind, UploadResult result) {
+  const Upload& u = kind == UploadKind::kModel ? model_upload_ : dataset_upload_;
+  UploadAck ack;
+  ack.kind = kind;
+  ack.result = result;
+  ack.next_offset = u.received;
+  ack.total_bytes = u.total;
+  WireWriter w(payload_, sizeof payload_);
+  ack.write(w);
+  send(f.type | kReplyBit, f.sequence, payload_, w.size(), true);
+}
+
+void Device::on_upload_begin(const Frame& f) {
+  WireReader r(f.payload, f.length);
+  UploadBegin begin;
+  if (!begin.read(r))
+    return send_error(f, ErrorCode::kBadRequest, "UPLOAD_BEGIN: malformed payload");
+  if (state_ == BoardState::kTraining || state_ == BoardState::kPaused) {
+    return send_error(f, ErrorCode::kBadState, "cannot upload while a run is %s (STOP it first)",
+                      board_state_name(state_));
+  }
+  const bool is_model = begin.kind == UploadKind::kModel;
+  Upload& u = is_model ? model_upload_ : dataset_upload_;
+  if (!is_model && !model_upload_.complete) {
+    return send_error(f, ErrorCode::kNoModel, "upload the model before the dataset");
+  }
+  const size_t start = is_model ? 0 : dataset_offset();
+  if (begin.total_bytes == 0 || start + begin.total_bytes > board_.ram_bytes) {
+    return send_error(
+        f, ErrorCode::kTooLarge, "%s of %u bytes does not fit the board's %u bytes of RAM%s",
+        is_model ? "model" : "dataset", static_cast<unsigned>(begin.total_bytes),
+        static_cast<unsigned>(board_.ram_bytes - start), is_model ? "" : " left after the model");
+  }
+  // Same content as the upload in progress (or done): resume where it stopped.
+  if (u.total == begin.total_bytes && memcmp(u.sha256, begin.sha256, 32) == 0 && u.data) {
+    return send_upload_ack(f, begin.kind,
+                           u.complete ? UploadResult::kComplete : UploadResult::kInProgress);
+  }
+  invalidate_training();
+  u = Upload();
+  u.total = begin.total_bytes;
+  memcpy(u.sha256, begin.sha256, 32);
+  u.data = board_.ram + start;
+  // A new model moves where the dataset goes.
+  if (is_model) dataset_upload_ = Upload();
+  send_upload_ack(f, begin.kind, UploadResult::kInProgress);
+}
+
+void Device::on_upload_chunk(const Frame& f) {
+  WireReader r(f.payload, f.length);
+  const uint8_t kind_byte = r.u8();
+  const uint32_t offset = r.u32();
+  if (!r.ok || (kind_byte != 1 && kind_byte != 2)) {
+    return send_error(f, ErrorCode::kBadRequest, "UPLOAD_CHUNK: malformed payload");
+  }
+  const UploadKind kind = static_cast<UploadKind>(kind_byte);
+  Upload& u = kind == UploadKind::kModel ? model_upload_ : dataset_upload_;
+  if (!u.data) return send_error(f, ErrorCode::kBadState, "UPLOAD_CHUNK without UPLOAD_BEGIN");
+  if (u.complete) return send_upload_ack(f, kind, UploadResult::kComplete);
+  const size_t length = r.remaining();
+  // Only the next expected bytes are taken; anything else (a duplicate, a
+  // chunk after a lost one) is answered with the offset we need.
+  if (offset != u.received || length == 0 || length > u.total - u.received) {
+    return send_upload_ack(f, kind, UploadResult::kInProgress);
+  }
+  memcpy(u.data + u.received, r.rest(), length);
+  u.hash.update(r.rest(), length);
+  u.received += static_cast<uint32_t>(length);
+  if (u.received < u.total) return send_upload_ack(f, kind, UploadResult::kInProgress);
+  uint8_t digest[32];
+  u.hash.finish(digest);
+  if (memcmp(digest, u.sha256, 32) != 0) {
+    // Corruption that slipped past the CRC: start this upload over.
+    u.received = 0;
+    u.hash.reset();
+    log(2, "%s upload: SHA-256 mismatch, restarting",
+        kind == UploadKind::kModel ? "model" : "dataset");
+    return send_upload_ack(f, kind, UploadResult::kHashMismatch);
+  }
+  u.complete = true;
+  send_upload_ack(f, kind, UploadResult::kComplete);
+}
+
+void Device::on_configure(const Frame& f) {
+  WireReader r(f.payload, f.length);
+  TrainingSettings settings;
+  if (!settings.read(r))
+    return send_error(f, ErrorCode::kBadRequest, "CONFIGURE: malformed settings");
+  if (state_ == BoardState::kTraining || state_ == BoardState::kPaused) {
+    return send_error(f, ErrorCode::kBadState, "cannot configure while a run is %s",
+                      board_state_name(state_));
+  }
+  if (!model_upload_.complete) return send_error(f, ErrorCode::kNoModel, "no model uploaded");
+  if (!dataset_upload_.complete) return send_error(f, ErrorCode::kNoDataset, "no dataset uploaded");
+  invalidate_training();
+  state_ = BoardState::kIdle;
+  Status s = Model::load(model_upload_.data, model_upload_.total, &model_);
+  if (!s.ok()) return send_error(f, ErrorCode::kEngine, "model: %s", s.message());
+  DatasetHeader header;
+  if (!read_dataset_header(dataset_upload_.data, dataset_upload_.total, &header)) {
+    return send_error(f, ErrorCode::kBadRequest, "dataset: not a GWDS blob of the size announced");
+  }
+  // Pool: model | dataset | sample order | training arena.
+  const size_t order_at = align_up(dataset_offset() + dataset_upload_.total);
+  const size_t arena_at = align_up(order_at + header.sample_count * sizeof(uint32_t));
+  if (arena_at >= board_.ram_bytes) {
+    return send_error(f, ErrorCode::kOutOfMemory,
+                      "no RAM left for training after model and dataset");
+  }
+  const size_t arena_room = board_.ram_bytes - arena_at;
+  s = trainer_.prepare(model_, settings.config, board_.ram + arena_at, arena_room);
+  if (!s.ok() && s.code() == StatusCode::kOutOfMemory) {
+    return send_error(f, ErrorCode::kOutOfMemory, "training needs %u bytes of arena, %u are free",
+                      static_cast<unsigned>(trainer_.arena_bytes_needed()),
+                      static_cast<unsigned>(arena_room));
+  }
+  if (!s.ok()) return send_error(f, ErrorCode::kEngine, "%s", s.message());
+  s = run_.begin(&trainer_, settings, dataset_upload_.data, dataset_upload_.total,
+                 reinterpret_cast<uint32_t*>(board_.ram + order_at), header.sample_count);
+  if (!s.ok()) return send_error(f, ErrorCode::kBadRequest, "%s", s.message());
+  settings_ = settings;
+  configured_ = true;
+  arena_bytes_ = trainer_.arena_bytes_needed();
+  state_ = BoardState::kReady;
+  const TrainingMemory m = trainer_.memory();
+  ConfigureReply reply;
+  reply.arena_bytes = static_cast<uint32_t>(arena_bytes_);
+  reply.ram_free = static_cast<uint32_t>(arena_room);
+  reply.weight_bytes = static_cast<uint32_t>(m.weight_bytes);
+  reply.gradient_bytes = static_cast<uint32_t>(m.gradient_bytes);
+  reply.optimizer_bytes = static_cast<uint32_t>(m.optimizer_bytes);
+  reply.activation_bytes = static_cast<uint32_t>(m.activation_bytes);
+  reply.other_bytes = static_cast<uint32_t>(m.other_bytes);
+  reply.trainable_count = static_cast<uint32_t>(trainer_.weight_count());
+  reply.download_bytes = static_cast<uint32_t>(weights_blob_bytes(trainer_));
+  WireWriter w(payload_, sizeof payload_);
+  reply.write(w);
+  send(reply_type(MessageType::kConfigure), f.sequence, payload_, w.size(), true);
+}
+
+void Device::on_control(const Frame& f) {
+  const MessageType type = static_cast<MessageType>(f.type);
+  const uint64_t now = board_.clock_us();
+  if (type == MessageType::kReset) {
+    uint8_t payload[1] = {static_cast<uint8_t>(state_)};
+    send(f.type | kReplyBit, f.sequence, payload, 1, true);
+    board_.reset();  // a board reboots here; the host simulation calls boot()
+    return;
+  }
+  if (type == MessageType::kStart) {
+    if (state_ == BoardState::kReady) {
+      state_ = BoardState::kTraining;
+    } else if (state_ == BoardState::kPaused) {
+      run_.resume(now);
+      state_ = BoardState::kTraining;
+    } else if (state_ != BoardState::kTraining) {
+      return send_error(f, configured_ ? ErrorCode::kBadState : ErrorCode::kNoModel,
+                        "START needs a configured run (state: %s)", board_state_name(state_));
+    }
+  } else if (type == MessageType::kPause) {
+    if (state_ == BoardState::kTraining) {
+      run_.pause(now);
+      state_ = BoardState::kPaused;
+    } else if (state_ != BoardState::kPaused) {
+      return send_error(f, ErrorCode::kBadState, "PAUSE while %s", board_state_name(state_));
+    }
+  } else {  // STOP: the weights stay as they are, ready for DOWNLOAD
+    if (state_ == BoardState::kTraining || state_ == BoardState::kPaused)
+      state_ = BoardState::kDone;
+  }
+  uint8_t payload[1] = {static_cast<uint8_t>(state_)};
+  send(f.type | kReplyBit, f.sequence, payload, 1, true);
+}
+
+void Device::on_download(const Frame& f) {
+  WireReader r(f.payload, f.length);
+  const uint8_t what = r.u8();
+  const uint32_t offset = r.u32();
+  uint32_t max_bytes = r.u16();
+  if (!r.ok || what > 1)
+    return send_error(f, ErrorCode::kBadRequest, "DOWNLOAD: malformed payload");
+  const bool weights = what == 0;
+  if (weights && !configured_) {
+    return send_error(f, ErrorCode::kNoModel, "no weights to download: no configured run");
+  }
+  if (!weights && !model_upload_.complete)
+    return send_error(f, ErrorCode::kNoModel, "no model uploaded");
+  if (weights && state_ == BoardState::kTraining) {
+    return send_error(f, ErrorCode::kBadState, "PAUSE or STOP the run before downloading weights");
+  }
+  const uint32_t total =
+      weights ? static_cast<uint32_t>(weights_blob_bytes(trainer_)) : model_upload_.total;
+  if (offset > total) {
+    return send_error(f, ErrorCode::kBadRequest, "DOWNLOAD offset %u past the end (%u)",
+                      static_cast<unsigned>(offset), static_cast<unsigned>(total));
+  }
+  const uint32_t room = static_cast<uint32_t>(kMaxPayload - 8);
+  if (max_bytes == 0 || max_bytes > room) max_bytes = room;
+  WireWriter w(payload_, sizeof payload_);
+  w.u32(offset);
+  w.u32(total);
+  size_t n = total - offset < max_bytes ? total - offset : max_bytes;
+  if (weights) {
+    n = read_weights_blob(trainer_, offset, payload_ + 8, n);
+  } else {
+    memcpy(payload_ + 8, model_upload_.data + offset, n);
+  }
+  send(reply_type(MessageType::kDownload), f.sequence, payload_, 8 + n, false);
+}
+
+void Device::train_one() {
+  Metric metric;
+  bool due = false;
+  weights_sha_valid_ = false;
+  const Status s = run_.step(board_.clock_us(), &metric, &due);
+  if (!s.ok()) {
+    state_ = BoardState::kFailed;
+    last_error_ = ErrorCode::kEngine;
+    log(3, "training failed: %s", s.message());
+    return;
+  }
+  if (due) {
+    metric.session_id = session_id_;
+    uint8_t payload[64];
+    WireWriter w(payload, sizeof payload);
+    metric.write(w);
+    send_event(MessageType::kMetric, payload, w.size());
+  }
+  if (run_.done()) state_ = BoardState::kDone;
+}
+
+}  // namespace gruwb::serial

@@ -1,0 +1,211 @@
+#include "serial/firmware/training_run.h"
+
+#include <cstring>
+
+namespace gruwb::serial {
+namespace {
+
+// PCG32 (O'Neill, pcg-random.org): tiny, and the same sequence on every CPU,
+// so the board's shuffle equals the host's.
+struct Pcg32 {
+  uint64_t state = 0, increment = 0;
+  Pcg32(uint64_t seed, uint64_t stream) {
+    increment = (stream << 1u) | 1u;
+    next();
+    state += seed;
+    next();
+  }
+  uint32_t next() {
+    const uint64_t old = state;
+    state = old * 6364136223846793005ULL + increment;
+    const uint32_t xorshifted = static_cast<uint32_t>(((old >> 18u) ^ old) >> 27u);
+    const uint32_t rot = static_cast<uint32_t>(old >> 59u);
+    return (xorshifted >> rot) | (xorshifted << ((32 - rot) & 31));
+  }
+  // Unbiased value in [0, bound) (Lemire's rejection of the low range).
+  uint32_t below(uint32_t bound) {
+    const uint32_t threshold = (0u - bound) % bound;
+    for (;;) {
+      const uint32_t r = next();
+      if (r >= threshold) return r % bound;
+    }
+  }
+};
+
+}  // namespace
+
+Status TrainingRun::begin(Trainer* trainer, const TrainingSettings& settings,
+                          const uint8_t* dataset, size_t dataset_bytes, uint32_t* order,
+                          uint32_t order_capacity) {
+  if (!read_dataset_header(dataset, dataset_bytes, &header_)) {
+    return Status::error(
+        StatusCode::kInvalidArgument,
+        "dataset: not a GWDS blob or its size (%u bytes) does not match its header",
+        static_cast<unsigned>(dataset_bytes));
+  }
+  sample_count_ = header_.sample_count;
+  if (settings.sample_limit > 0 && settings.sample_limit < sample_count_) {
+    sample_count_ = settings.sample_limit;
+  }
+  if (sample_count_ == 0) return Status::error(StatusCode::kInvalidArgument, "dataset: no samples");
+  if (order_capacity < sample_count_) {
+    return Status::error(StatusCode::kOutOfMemory, "training order: %u samples, room for %u",
+                         static_cast<unsigned>(sample_count_),
+                         static_cast<unsigned>(order_capacity));
+  }
+  Tensor* input = trainer->input(0);
+  if (trainer->input_count() != 1 || input->elements() != header_.input_elements) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "dataset: %u input values per sample, the model's input '%s' takes %lld",
+                         static_cast<unsigned>(header_.input_elements), input->name,
+                         static_cast<long long>(input->elements()));
+  }
+  const bool sparse = settings.config.loss == Loss::kSparseCategoricalCrossEntropy;
+  const int64_t labels_needed = sparse ? 1 : header_.classes;
+  if (trainer->label_count() != labels_needed) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "dataset: %u classes, the model's output '%s' takes %lld label values",
+                         static_cast<unsigned>(header_.classes), trainer->output()->name,
+                         static_cast<long long>(trainer->label_count()));
+  }
+  trainer_ = trainer;
+  settings_ = settings;
+  samples_ = dataset + kDatasetHeaderBytes;
+  order_ = order;
+  epoch_ = 0;
+  position_ = 0;
+  loss_sum_ = 0.0;
+  correct_ = 0;
+  started_clock_ = false;
+  shuffle_epoch();
+  return Status();
+}
+
+void TrainingRun::shuffle_epoch() {
+  for (uint32_t i = 0; i < sample_count_; ++i) order_[i] = i;
+  if (!settings_.shuffle) return;
+  Pcg32 rng(settings_.seed, epoch_ + 1);
+  for (uint32_t i = sample_count_ - 1; i > 0; --i) {
+    const uint32_t j = rng.below(i + 1);
+    const uint32_t t = order_[i];
+    order_[i] = order_[j];
+    order_[j] = t;
+  }
+}
+
+void TrainingRun::pause(uint64_t now_us) { paused_at_us_ = now_us; }
+
+void TrainingRun::resume(uint64_t now_us) {
+  if (!started_clock_) return;
+  const uint64_t paused = now_us - paused_at_us_;
+  epoch_start_us_ += paused;
+  run_start_us_ += paused;
+}
+
+Status TrainingRun::step(uint64_t now_us, Metric* metric, bool* metric_due) {
+  *metric_due = false;
+  if (done()) return Status();
+  if (!started_clock_) {
+    run_start_us_ = epoch_start_us_ = now_us;
+    started_clock_ = true;
+  }
+  const size_t sample_bytes = header_.sample_bytes();
+  const uint8_t* sample = samples_ + sample_bytes * order_[position_];
+  Tensor* input = trainer_->input(0);
+  memcpy(input->data, sample, header_.input_elements * sizeof(float));
+  uint32_t label;
+  memcpy(&label, sample + header_.input_elements * sizeof(float), sizeof label);
+  if (label >= header_.classes) {
+    return Status::error(StatusCode::kInvalidArgument, "dataset: sample %u has class %u of %u",
+                         static_cast<unsigned>(order_[position_]), static_cast<unsigned>(label),
+                         static_cast<unsigned>(header_.classes));
+  }
+  float* labels = trainer_->label();
+  if (settings_.config.loss == Loss::kSparseCategoricalCrossEntropy) {
+    labels[0] = static_cast<float>(label);
+  } else {
+    for (uint32_t c = 0; c < header_.classes; ++c) labels[c] = c == label ? 1.f : 0.f;
+  }
+  float loss = 0.f;
+  GRUWB_RETURN_IF_ERROR(trainer_->accumulate(&loss));
+  // The forward output is still intact after backward (outputs stay live for
+  // the loss), so accuracy costs no second forward pass.
+  const float* p = trainer_->output()->f32();
+  uint32_t best = 0;
+  for (uint32_t c = 1; c < header_.classes; ++c) best = p[c] > p[best] ? c : best;
+  correct_ += best == label ? 1 : 0;
+  loss_sum_ += loss;
+  if (trainer_->pending_samples() >= settings_.config.batch_size) {
+    GRUWB_RETURN_IF_ERROR(trainer_->apply_update());
+  }
+  ++position_;
+  const bool epoch_end = position_ == sample_count_;
+  // Keras applies the last, partial batch of an epoch too.
+  if (epoch_end) GRUWB_RETURN_IF_ERROR(trainer_->apply_update());
+
+  if (epoch_end || (settings_.metric_every > 0 && position_ % settings_.metric_every == 0)) {
+    const uint64_t elapsed = now_us - epoch_start_us_;
+    metric->epoch = epoch_;
+    metric->step = static_cast<uint32_t>(trainer_->step());
+    metric->samples = position_;
+    metric->epoch_samples = sample_count_;
+    metric->loss = static_cast<float>(loss_sum_ / position_);
+    metric->accuracy = static_cast<float>(correct_) / static_cast<float>(position_);
+    metric->samples_per_second =
+        elapsed > 0 ? static_cast<float>(position_ * 1e6 / static_cast<double>(elapsed)) : 0.f;
+    metric->elapsed_ms = static_cast<uint32_t>((now_us - run_start_us_) / 1000);
+    metric->flags = epoch_end ? kMetricEpochEnd : 0;
+    *metric_due = true;
+  }
+  if (epoch_end) {
+    ++epoch_;
+    position_ = 0;
+    loss_sum_ = 0.0;
+    correct_ = 0;
+    epoch_start_us_ = now_us;
+    if (done()) {
+      metric->flags |= kMetricRunDone;
+    } else {
+      shuffle_epoch();
+    }
+  }
+  return Status();
+}
+
+size_t weights_blob_bytes(Trainer& trainer) {
+  size_t bytes = 8;
+  for (int i = 0; i < trainer.weight_count(); ++i) bytes += 8 + trainer.weight(i)->bytes;
+  return bytes;
+}
+
+// Walks the blob's pieces (header, then per weight its 8-byte header and its
+// data) and copies the part of each that overlaps [offset, offset + size).
+size_t read_weights_blob(Trainer& trainer, size_t offset, uint8_t* out, size_t size) {
+  size_t written = 0;
+  size_t at = 0;  // blob offset of the current piece
+  const auto piece = [&](const uint8_t* data, size_t bytes) {
+    if (offset < at + bytes && offset + size > at) {
+      const size_t from = offset > at ? offset - at : 0;
+      const size_t to = offset + size < at + bytes ? offset + size - at : bytes;
+      memcpy(out + (at + from - offset), data + from, to - from);
+      written += to - from;
+    }
+    at += bytes;
+  };
+  uint8_t head[8];
+  WireWriter w(head, sizeof head);
+  w.u32(kWeightsMagic);
+  w.u32(static_cast<uint32_t>(trainer.weight_count()));
+  piece(head, 8);
+  for (int i = 0; i < trainer.weight_count(); ++i) {
+    const Tensor* t = trainer.weight(i);
+    WireWriter h(head, sizeof head);
+    h.u32(static_cast<uint32_t>(trainer.weight_tensor_index(i)));
+    h.u32(static_cast<uint32_t>(t->bytes));
+    piece(head, 8);
+    piece(static_cast<const uint8_t*>(t->data), t->bytes);
+  }
+  return written;
+}
+
+}  // namespace gruwb::serial

@@ -1,0 +1,56 @@
+#pragma once
+// One training run over an uploaded dataset, one sample per call, so the
+// board's main loop can serve the serial link between samples. The host runs
+// this very code for its reference run ("same run on the host"), so device
+// and host differ only by the CPU's float rounding.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/train/trainer.h"
+#include "serial/protocol/messages.h"
+
+namespace gruwb::serial {
+
+class TrainingRun {
+ public:
+  // `order` holds sample_count indices (the shuffled epoch order); caller-owned.
+  Status begin(Trainer* trainer, const TrainingSettings& settings, const uint8_t* dataset,
+               size_t dataset_bytes, uint32_t* order, uint32_t order_capacity);
+  // Trains the next sample. *metric_due is set when `metric` holds a METRIC to
+  // send (every settings.metric_every samples and at each epoch end).
+  // `now_us` is the board clock, for samples/s.
+  Status step(uint64_t now_us, Metric* metric, bool* metric_due);
+  bool done() const { return epoch_ >= settings_.epochs; }
+  uint32_t epoch() const { return epoch_; }
+  uint32_t samples_in_epoch() const { return position_; }
+  uint32_t sample_count() const { return sample_count_; }
+  // Pause/resume: the clock stops counting while paused.
+  void pause(uint64_t now_us);
+  void resume(uint64_t now_us);
+
+ private:
+  void shuffle_epoch();
+
+  Trainer* trainer_ = nullptr;
+  TrainingSettings settings_;
+  DatasetHeader header_;
+  const uint8_t* samples_ = nullptr;
+  uint32_t* order_ = nullptr;
+  uint32_t sample_count_ = 0;
+  uint32_t epoch_ = 0;
+  uint32_t position_ = 0;
+  double loss_sum_ = 0.0;
+  uint32_t correct_ = 0;
+  uint64_t epoch_start_us_ = 0;
+  uint64_t run_start_us_ = 0;
+  uint64_t paused_at_us_ = 0;
+  bool started_clock_ = false;
+};
+
+// The DOWNLOAD blob of a prepared trainer's weights (kWeightsMagic layout):
+// its size, and `size` bytes of it starting at `offset`.
+size_t weights_blob_bytes(Trainer& trainer);
+size_t read_weights_blob(Trainer& trainer, size_t offset, uint8_t* out, size_t size);
+
+}  // namespace gruwb::serial

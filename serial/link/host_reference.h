@@ -1,0 +1,36 @@
+#pragma once
+// The host's run of exactly what the board runs: same model bytes, dataset
+// blob, settings and TrainingRun code, on the desktop CPU. Comparing the two
+// is the "device equals host" check of `gruwb board train --compare-host`.
+// (When the app's training session lands it can take this role.)
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "serial/protocol/messages.h"
+
+namespace gruwb::serial {
+
+struct ReferenceRun {
+  std::vector<Metric> metrics;   // the METRICs the board would push
+  std::vector<uint8_t> weights;  // the DOWNLOAD blob after the run
+  size_t arena_bytes = 0;
+  size_t tape_bytes = 0;
+  size_t weight_bytes = 0, gradient_bytes = 0, optimizer_bytes = 0;
+};
+
+bool run_on_host(const std::vector<uint8_t>& model, const std::vector<uint8_t>& dataset,
+                 const TrainingSettings& settings, ReferenceRun* out, std::string* error);
+
+// Largest relative difference |a-b| / max(|a|,|b|,floor) over two weight
+// blobs of the same layout; false (with *error) when the layouts differ.
+bool compare_weight_blobs(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
+                          double* max_relative, std::string* error, float floor = 1e-3f);
+
+// Writes `weights` (a DOWNLOAD blob) into a copy of `model` (the uploaded
+// .tflite/.circle bytes): each tensor's constant data is replaced in place.
+bool apply_weight_blob(const std::vector<uint8_t>& model, const std::vector<uint8_t>& weights,
+                       std::vector<uint8_t>* out, std::string* error);
+
+}  // namespace gruwb::serial

@@ -1,0 +1,191 @@
+#pragma once
+// The messages of the board protocol (docs/serial-protocol.md has the table
+// and the sequence diagrams). Each request type T gets its reply as T | 0x80
+// with the request's sequence number, or kError; the board pushes events
+// (METRIC, LOG, BOOT) with its own sequence numbers.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/train/training_config.h"
+#include "serial/protocol/wire.h"
+
+namespace gruwb::serial {
+
+enum class MessageType : uint8_t {
+  kHello = 0x01,
+  kStatus = 0x02,
+  kUploadBegin = 0x03,
+  kUploadChunk = 0x04,
+  kConfigure = 0x05,
+  kStart = 0x06,
+  kPause = 0x07,
+  kStop = 0x08,
+  kDownload = 0x09,
+  kReset = 0x0A,
+  // events, board -> host
+  kMetric = 0xC0,
+  kLog = 0xC1,
+  kBoot = 0xC2,
+  kError = 0xFF,
+};
+constexpr uint8_t kReplyBit = 0x80;
+constexpr uint8_t reply_type(MessageType request) {
+  return static_cast<uint8_t>(static_cast<uint8_t>(request) | kReplyBit);
+}
+const char* message_type_name(uint8_t type);
+
+enum class ErrorCode : uint8_t {
+  kNone = 0,
+  kBadRequest = 1,  // payload too short / fields out of range
+  kUnknownType = 2,
+  kBadState = 3,  // e.g. START before CONFIGURE
+  kNoModel = 4,
+  kNoDataset = 5,
+  kEngine = 6,  // the engine's Status (message carries it)
+  kOutOfMemory = 7,
+  kTooLarge = 8,  // an upload larger than the board's RAM
+};
+const char* error_code_name(ErrorCode code);
+
+enum class BoardState : uint8_t { kIdle = 0, kReady, kTraining, kPaused, kDone, kFailed };
+const char* board_state_name(BoardState state);
+
+enum class UploadKind : uint8_t { kModel = 1, kDataset = 2 };
+enum class UploadResult : uint8_t { kInProgress = 0, kComplete = 1, kHashMismatch = 2 };
+
+constexpr int kMaxReportedOps = 96;
+constexpr int kMaxCustomOps = 2;
+
+struct Capabilities {
+  uint8_t protocol_version = 0;
+  uint8_t flags = 0;  // bit 0: can train
+  uint16_t max_payload = 0;
+  uint32_t session_id = 0;
+  uint32_t ram_bytes = 0;  // model + dataset + training arena share this pool
+  uint32_t clock_hz = 0;
+  char engine_version[16] = {};
+  char board[24] = {};
+  uint16_t op_count = 0;
+  int16_t ops[kMaxReportedOps] = {};  // decoded builtin op codes (Circle GRU is negative)
+  uint8_t custom_op_count = 0;
+  char custom_ops[kMaxCustomOps][24] = {};
+
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+
+struct BoardStatus {
+  uint32_t session_id = 0;
+  BoardState state = BoardState::kIdle;
+  ErrorCode last_error = ErrorCode::kNone;
+  uint32_t epoch = 0;    // epochs finished
+  uint32_t step = 0;     // optimizer updates so far
+  uint32_t samples = 0;  // samples trained in the current epoch
+  uint32_t model_bytes = 0;
+  uint32_t model_received = 0;
+  uint32_t dataset_bytes = 0;
+  uint32_t dataset_received = 0;
+  uint32_t arena_bytes = 0;    // training arena of the configured run
+  uint32_t weights_bytes = 0;  // size of the DOWNLOAD blob (0 before CONFIGURE)
+  uint8_t weights_sha256[32] = {};
+
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+
+struct UploadBegin {
+  UploadKind kind = UploadKind::kModel;
+  uint32_t total_bytes = 0;
+  uint8_t sha256[32] = {};
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+
+// Chunk header; the data follows in the same payload.
+constexpr size_t kUploadChunkHeader = 5;
+
+struct UploadAck {
+  UploadKind kind = UploadKind::kModel;
+  UploadResult result = UploadResult::kInProgress;
+  uint32_t next_offset = 0;
+  uint32_t total_bytes = 0;
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+
+// The desktop's TrainingConfig plus what a run needs around it. Tensor-name
+// scopes stay on the desktop (the board gets fc/all/last:N).
+struct TrainingSettings {
+  TrainingConfig config;
+  uint32_t epochs = 1;
+  uint32_t seed = 0;
+  uint8_t shuffle = 1;
+  uint32_t metric_every = 0;  // also push METRIC every N samples (0: per epoch)
+  uint32_t sample_limit = 0;  // train on the first N samples of the dataset (0: all)
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+
+struct ConfigureReply {
+  uint32_t arena_bytes = 0;
+  uint32_t ram_free = 0;  // pool bytes left after model + dataset
+  uint32_t weight_bytes = 0, gradient_bytes = 0, optimizer_bytes = 0, activation_bytes = 0,
+           other_bytes = 0;
+  uint32_t trainable_count = 0;
+  uint32_t download_bytes = 0;
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+
+struct Metric {
+  uint32_t session_id = 0;
+  uint32_t epoch = 0;    // 0-based epoch this metric belongs to
+  uint32_t step = 0;     // optimizer updates so far
+  uint32_t samples = 0;  // samples seen in this epoch
+  uint32_t epoch_samples = 0;
+  float loss = 0.f;      // mean loss over `samples`
+  float accuracy = 0.f;  // fraction of `samples` classified right (forward before the update)
+  float samples_per_second = 0.f;
+  uint8_t flags = 0;  // kMetricEpochEnd, kMetricRunDone
+  uint32_t elapsed_ms = 0;
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+constexpr uint8_t kMetricEpochEnd = 1;
+constexpr uint8_t kMetricRunDone = 2;
+
+struct Boot {
+  uint32_t session_id = 0;
+  uint8_t reset_reason = 0;  // board-specific code, 0 = power-on
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+
+struct ErrorReply {
+  uint8_t request_type = 0;
+  ErrorCode code = ErrorCode::kNone;
+  char message[200] = {};
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+
+// Trained weights as the board sends them (DOWNLOAD): "GWWT", count, then per
+// trainable weight {tensor index u32, byte count u32, float32 data}.
+constexpr uint32_t kWeightsMagic = 0x54575747;  // "GWWT" little-endian
+// Datasets as the host uploads them: "GWDS", version, sample count, input
+// elements per sample, class count, then per sample {float32 inputs, u32 class}.
+constexpr uint32_t kDatasetMagic = 0x53445747;  // "GWDS"
+constexpr uint32_t kDatasetHeaderBytes = 20;
+
+struct DatasetHeader {
+  uint32_t version = 1;
+  uint32_t sample_count = 0;
+  uint32_t input_elements = 0;
+  uint32_t classes = 0;
+  size_t sample_bytes() const { return (static_cast<size_t>(input_elements) + 1) * 4; }
+};
+// Checks magic, version and that `size` holds exactly the samples announced.
+bool read_dataset_header(const uint8_t* data, size_t size, DatasetHeader* out);
+
+}  // namespace gruwb::serial

@@ -1,0 +1,283 @@
+// The host client against the firmware's Device in-process, with faults
+// injected on the line: uploads survive dropped, corrupted, duplicated and
+// reordered frames and garbage; an unplug mid-upload resumes where it
+// stopped; a board reboot mid-training is detected; nothing waits unbounded.
+// Training on the "board" equals the host reference run.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "engine/tools/model_file.h"
+#include "serial/link/board_client.h"
+#include "serial/link/dataset_blob.h"
+#include "serial/link/host_reference.h"
+#include "tests/serial/sim_link.h"
+
+namespace gruwb::serial::test {
+namespace {
+
+const std::string kModel =
+    std::string(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite";
+const std::string kData =
+    std::string(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts";
+
+std::vector<uint8_t> model_bytes() {
+  std::vector<uint8_t> bytes;
+  std::string error;
+  EXPECT_TRUE(tools::read_file_bytes(kModel, &bytes, &error)) << error;
+  return bytes;
+}
+
+std::vector<uint8_t> dataset_blob(uint32_t samples) {
+  TimeSeriesDataset ts;
+  std::string error;
+  EXPECT_TRUE(read_ts_file(kData, &ts, &error)) << error;
+  std::vector<uint8_t> blob;
+  // BasicMotions is 100 steps x 6 channels; the gesture model takes 60 x 3
+  // (the accelerometer channels).
+  EXPECT_TRUE(make_dataset_blob(ts, 60, 3, samples, &blob, &error)) << error;
+  return blob;
+}
+
+struct Rig {
+  explicit Rig(Faults to_board = {}, Faults to_host = {}, uint32_t seed = 1) {
+    board.to_host_pipe = FaultyPipe(to_host, seed + 100);
+    device = std::make_unique<Device>(board);
+    device->boot();
+    connect(to_board, seed);
+  }
+  void connect(Faults to_board = {}, uint32_t seed = 1) {
+    auto t = std::make_unique<SimTransport>(&board, device.get(), to_board, seed);
+    transport = t.get();
+    ClientOptions options;
+    options.timeout_ms = 40;
+    options.retries = 6;
+    client = std::make_unique<BoardClient>(std::move(t), options);
+  }
+  LoopbackBoard board;
+  std::unique_ptr<Device> device;
+  SimTransport* transport = nullptr;
+  std::unique_ptr<BoardClient> client;
+};
+
+TrainingSettings adam_settings(uint32_t epochs) {
+  TrainingSettings s;
+  s.config.optimizer = Optimizer::kAdam;
+  s.config.learning_rate = 1e-3f;
+  s.config.scope = TrainableScope::kAll;
+  s.config.batch_size = 4;
+  s.epochs = epochs;
+  s.seed = 42;
+  return s;
+}
+
+TEST(BoardLink, TrainsLikeTheHostAndFitsIn512KB) {
+  Rig rig;
+  std::string error;
+  Capabilities caps;
+  ASSERT_TRUE(rig.client->hello(&caps, &error)) << error;
+  EXPECT_EQ(caps.protocol_version, kProtocolVersion);
+  EXPECT_EQ(caps.ram_bytes, 512u * 1024);
+  EXPECT_EQ(caps.custom_op_count, 1);
+  EXPECT_STREQ(caps.custom_ops[0], "GRUWB_GRU");
+  EXPECT_GT(caps.op_count, 20);
+
+  const auto model = model_bytes();
+  const auto data = dataset_blob(16);
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model, nullptr, nullptr, &error)) << error;
+  ASSERT_TRUE(rig.client->upload(UploadKind::kDataset, data, nullptr, nullptr, &error)) << error;
+  const TrainingSettings settings = adam_settings(1);
+  ConfigureReply configured;
+  ASSERT_TRUE(rig.client->configure(settings, &configured, &error)) << error;
+  // Model, dataset and the training arena share the 512 KB pool.
+  EXPECT_LE(model.size() + data.size() + configured.arena_bytes, 512u * 1024);
+  EXPECT_EQ(configured.trainable_count,
+            5u);  // GRU kernel, recurrent kernel, bias; Dense kernel, bias
+
+  std::vector<Metric> metrics;
+  rig.client->set_event_handler([&](const Event& e) {
+    if (e.type == MessageType::kMetric) metrics.push_back(e.metric);
+  });
+  BoardState state;
+  ASSERT_TRUE(rig.client->control(MessageType::kStart, &state, &error)) << error;
+  ASSERT_TRUE(rig.client->wait_events(
+      20000,
+      [&](const Event& e) {
+        return !(e.type == MessageType::kMetric && (e.metric.flags & kMetricRunDone));
+      },
+      &error))
+      << error;
+  ASSERT_EQ(metrics.size(), 1u);
+  std::vector<uint8_t> weights;
+  ASSERT_TRUE(rig.client->download(0, &weights, &error)) << error;
+
+  ReferenceRun host;
+  ASSERT_TRUE(run_on_host(model, data, settings, &host, &error)) << error;
+  ASSERT_EQ(host.metrics.size(), 1u);
+  EXPECT_EQ(metrics[0].loss, host.metrics[0].loss);  // same CPU, same code: bit-equal
+  EXPECT_EQ(metrics[0].accuracy, host.metrics[0].accuracy);
+  EXPECT_EQ(metrics[0].step, 4u);  // 16 samples / batch 4
+  EXPECT_TRUE(std::isfinite(metrics[0].loss) && metrics[0].loss > 0.1f && metrics[0].loss < 3.f);
+  double max_relative = 1;
+  ASSERT_TRUE(compare_weight_blobs(weights, host.weights, &max_relative, &error)) << error;
+  EXPECT_EQ(max_relative, 0.0);
+  // The weights moved: the trained blob differs from the file's weights.
+  std::vector<uint8_t> patched;
+  ASSERT_TRUE(apply_weight_blob(model, weights, &patched, &error)) << error;
+  EXPECT_NE(patched, model);
+  // And the model the board holds is the one we sent.
+  std::vector<uint8_t> echoed;
+  ASSERT_TRUE(rig.client->download(1, &echoed, &error)) << error;
+  EXPECT_EQ(echoed, model);
+}
+
+struct FaultCase {
+  const char* name;
+  Faults faults;
+};
+
+class UploadUnderFaults : public ::testing::TestWithParam<FaultCase> {};
+
+TEST_P(UploadUnderFaults, ModelArrivesIntact) {
+  const Faults f = GetParam().faults;
+  Rig rig(f, f, 7);
+  std::string error;
+  ASSERT_TRUE(rig.client->hello(nullptr, &error)) << error;
+  const auto model = model_bytes();
+  UploadReport report;
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model, nullptr, &report, &error)) << error;
+  BoardStatus status;
+  ASSERT_TRUE(rig.client->status(&status, &error)) << error;
+  EXPECT_EQ(status.model_received, model.size());
+  std::vector<uint8_t> echoed;
+  ASSERT_TRUE(rig.client->download(1, &echoed, &error)) << error;
+  EXPECT_EQ(echoed, model);
+  // The faults really happened.
+  const FaultyPipe& up = rig.transport->pipe();
+  const FaultyPipe& down = rig.board.to_host_pipe;
+  const int injected = up.dropped + up.corrupted + up.duplicated + up.reordered + up.garbage +
+                       down.dropped + down.corrupted + down.duplicated + down.reordered +
+                       down.garbage;
+  EXPECT_GT(injected, 3) << GetParam().name;
+  if (f.corrupt > 0 || f.garbage > 0) {
+    const DecoderStats& d = rig.client->stats().decoder;
+    EXPECT_GT(d.crc_errors + d.malformed, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, UploadUnderFaults,
+                         ::testing::Values(FaultCase{"dropped", {0.05, 0, 0, 0, 0}},
+                                           FaultCase{"corrupted", {0, 0.05, 0, 0, 0}},
+                                           FaultCase{"duplicated", {0, 0, 0.1, 0, 0}},
+                                           FaultCase{"reordered", {0, 0, 0, 0.08, 0}},
+                                           FaultCase{"garbage", {0, 0, 0, 0, 0.1}},
+                                           FaultCase{"everything", {0.03, 0.03, 0.05, 0.03, 0.05}}),
+                         [](const ::testing::TestParamInfo<FaultCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(BoardLink, UnplugMidUploadResumesWhereItStopped) {
+  Rig rig;
+  std::string error;
+  ASSERT_TRUE(rig.client->hello(nullptr, &error)) << error;
+  const auto model = model_bytes();
+  rig.transport->disconnect_after_bytes = 20000;
+  EXPECT_FALSE(rig.client->upload(UploadKind::kModel, model, nullptr, nullptr, &error));
+  EXPECT_NE(error.find("port gone"), std::string::npos) << error;
+
+  rig.connect();  // plugged in again: a new client, the board kept its state
+  ASSERT_TRUE(rig.client->hello(nullptr, &error)) << error;
+  UploadReport report;
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model, nullptr, &report, &error)) << error;
+  EXPECT_GT(report.resumed_from, 10000u);
+  EXPECT_EQ(report.payload_bytes, model.size() - report.resumed_from);
+  std::vector<uint8_t> echoed;
+  ASSERT_TRUE(rig.client->download(1, &echoed, &error)) << error;
+  EXPECT_EQ(echoed, model);
+  // Uploading the same content again costs nothing: the board has it.
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model, nullptr, &report, &error)) << error;
+  EXPECT_EQ(report.payload_bytes, 0u);
+}
+
+TEST(BoardLink, RebootMidTrainingIsDetected) {
+  Rig rig;
+  std::string error;
+  ASSERT_TRUE(rig.client->hello(nullptr, &error)) << error;
+  const uint32_t first_session = rig.client->session_id();
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model_bytes(), nullptr, nullptr, &error))
+      << error;
+  ASSERT_TRUE(rig.client->upload(UploadKind::kDataset, dataset_blob(8), nullptr, nullptr, &error))
+      << error;
+  TrainingSettings settings = adam_settings(3);
+  settings.metric_every = 2;
+  ConfigureReply configured;
+  ASSERT_TRUE(rig.client->configure(settings, &configured, &error)) << error;
+  ASSERT_TRUE(rig.client->control(MessageType::kStart, nullptr, &error)) << error;
+  int metrics = 0;
+  bool booted = false;
+  ASSERT_TRUE(rig.client->wait_events(
+      10000,
+      [&](const Event& e) {
+        if (e.type == MessageType::kMetric && ++metrics == 2) rig.device->boot();  // power glitch
+        if (e.type == MessageType::kBoot) booted = true;
+        return !booted;
+      },
+      &error))
+      << error;
+  EXPECT_TRUE(booted);
+  EXPECT_TRUE(rig.client->reset_detected());
+  EXPECT_NE(rig.client->new_session_id(), first_session);
+  BoardStatus status;
+  ASSERT_TRUE(rig.client->status(&status, &error)) << error;
+  EXPECT_EQ(status.state, BoardState::kIdle);
+  EXPECT_EQ(status.model_received, 0u);  // RAM is gone
+  EXPECT_EQ(status.session_id, rig.client->new_session_id());
+  // Also a reboot the host itself asks for (RESET) gives a new session.
+  Rig other;
+  ASSERT_TRUE(other.client->hello(nullptr, &error)) << error;
+  ASSERT_TRUE(other.client->control(MessageType::kReset, nullptr, &error)) << error;
+  Capabilities caps;
+  ASSERT_TRUE(other.client->hello(&caps, &error)) << error;
+  EXPECT_TRUE(other.client->reset_detected());
+}
+
+TEST(BoardLink, SilentBoardTimesOutInBoundedTime) {
+  Rig rig(Faults{1.0, 0, 0, 0, 0});  // every frame to the board is lost
+  std::string error;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(rig.client->hello(nullptr, &error));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(error.find("no answer to HELLO after 7 attempts of 40 ms"), std::string::npos) << error;
+  EXPECT_LT(seconds, 5.0);  // a bound, not a speed check: 7 x 40 ms plus slack
+}
+
+TEST(BoardLink, BoardRejectsWrongOrderAndSizes) {
+  Rig rig;
+  std::string error;
+  ASSERT_TRUE(rig.client->hello(nullptr, &error)) << error;
+  EXPECT_FALSE(rig.client->control(MessageType::kStart, nullptr, &error));
+  EXPECT_NE(error.find("START needs a configured run"), std::string::npos) << error;
+  EXPECT_FALSE(rig.client->upload(UploadKind::kDataset, dataset_blob(4), nullptr, nullptr, &error));
+  EXPECT_NE(error.find("upload the model before the dataset"), std::string::npos) << error;
+  std::vector<uint8_t> too_big(600 * 1024, 1);
+  EXPECT_FALSE(rig.client->upload(UploadKind::kModel, too_big, nullptr, nullptr, &error));
+  EXPECT_NE(error.find("does not fit the board's 524288 bytes"), std::string::npos) << error;
+  // A dataset whose windows do not match the model input is refused at CONFIGURE.
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model_bytes(), nullptr, nullptr, &error))
+      << error;
+  TimeSeriesDataset ts;
+  ASSERT_TRUE(read_ts_file(kData, &ts, &error)) << error;
+  std::vector<uint8_t> blob;
+  ASSERT_TRUE(make_dataset_blob(ts, 50, 3, 4, &blob, &error)) << error;
+  ASSERT_TRUE(rig.client->upload(UploadKind::kDataset, blob, nullptr, nullptr, &error)) << error;
+  ConfigureReply reply;
+  EXPECT_FALSE(rig.client->configure(adam_settings(1), &reply, &error));
+  EXPECT_NE(error.find("150 input values per sample"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace gruwb::serial::test
