@@ -1,0 +1,850 @@
+#include "engine/tools/fuser.h"
+
+#include <flatbuffers/flexbuffers.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "engine/tools/analyzer.h"
+#include "engine/tools/initializers.h"
+#include "engine/tools/model_runner.h"
+
+namespace gruwb::tools {
+namespace {
+
+using Op = BuiltinOperator;
+using Dims = std::vector<int32_t>;
+
+Op code_of(const ModelDef& def, const fb::OperatorT& op) {
+  return def.operator_codes[op.opcode_index]->builtin_code;
+}
+
+// Appends tensors, constants and ops to one subgraph (new ops are collected
+// and spliced in by the caller, to keep execution order).
+class Emitter {
+ public:
+  Emitter(ModelDef* def, int subgraph)
+      : def_(def), sg_(*def->subgraphs[static_cast<size_t>(subgraph)]) {}
+
+  fb::SubGraphT& sg() { return sg_; }
+  int tensor(const std::string& name, Dims shape, fb::TensorType type = fb::TensorType::FLOAT32) {
+    auto t = std::make_unique<fb::TensorT>();
+    t->name = name;
+    t->shape = std::move(shape);
+    t->type = type;
+    sg_.tensors.push_back(std::move(t));
+    return static_cast<int>(sg_.tensors.size() - 1);
+  }
+  int constant(const std::string& name, Dims shape, const void* data, size_t bytes,
+               fb::TensorType type) {
+    auto buffer = std::make_unique<fb::BufferT>();
+    const uint8_t* p = static_cast<const uint8_t*>(data);
+    buffer->data.assign(p, p + bytes);
+    def_->buffers.push_back(std::move(buffer));
+    int t = tensor(name, std::move(shape), type);
+    sg_.tensors[static_cast<size_t>(t)]->buffer = static_cast<uint32_t>(def_->buffers.size() - 1);
+    return t;
+  }
+  int floats(const std::string& name, Dims shape, const std::vector<float>& v) {
+    return constant(name, std::move(shape), v.data(), v.size() * 4, fb::TensorType::FLOAT32);
+  }
+  int ints(const std::string& name, Dims shape, const std::vector<int32_t>& v) {
+    return constant(name, std::move(shape), v.data(), v.size() * 4, fb::TensorType::INT32);
+  }
+  int variable(const std::string& name, Dims shape) {
+    int t = tensor(name, std::move(shape));
+    sg_.tensors[static_cast<size_t>(t)]->is_variable = true;
+    return t;
+  }
+  uint32_t opcode(Op code, const std::string& custom) {
+    for (size_t i = 0; i < def_->operator_codes.size(); ++i) {
+      const fb::OperatorCodeT& c = *def_->operator_codes[i];
+      if (c.builtin_code == code && c.custom_code == custom) return static_cast<uint32_t>(i);
+    }
+    auto c = std::make_unique<fb::OperatorCodeT>();
+    c->builtin_code = code;
+    c->custom_code = custom;
+    c->version = 1;
+    def_->operator_codes.push_back(std::move(c));
+    return static_cast<uint32_t>(def_->operator_codes.size() - 1);
+  }
+  fb::OperatorT* op(Op code, const std::string& custom, std::vector<int32_t> inputs,
+                    std::vector<int32_t> outputs) {
+    auto o = std::make_unique<fb::OperatorT>();
+    o->opcode_index = opcode(code, custom);
+    o->inputs = std::move(inputs);
+    o->outputs = std::move(outputs);
+    ops.push_back(std::move(o));
+    return ops.back().get();
+  }
+  template <typename OptionsT>
+  fb::OperatorT* op(Op code, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
+                    OptionsT options) {
+    fb::OperatorT* o = op(code, "", std::move(inputs), std::move(outputs));
+    o->builtin_options.Set(std::move(options));
+    return o;
+  }
+
+  std::vector<std::unique_ptr<fb::OperatorT>> ops;  // new ops, in order
+
+ private:
+  ModelDef* def_;
+  fb::SubGraphT& sg_;
+};
+
+// x[-1] along `axis` (0 or 1) of a rank-3 tensor, that axis dropped.
+int last_step(Emitter& e, int x, int axis, int out, const std::string& name) {
+  Dims begin = {0, 0, 0};
+  begin[static_cast<size_t>(axis)] = -1;
+  const int32_t others = 7 & ~(1 << axis);
+  fb::StridedSliceOptionsT options;
+  options.begin_mask = others;
+  options.end_mask = others;
+  options.shrink_axis_mask = 1 << axis;
+  e.op(Op::STRIDED_SLICE,
+       {x, e.ints(name + "/begin", {3}, begin), e.ints(name + "/end", {3}, {0, 0, 0}),
+        e.ints(name + "/strides", {3}, {1, 1, 1})},
+       {out}, options);
+  return out;
+}
+
+// Is op `o` a STRIDED_SLICE that takes the last element of axis 0 of a
+// rank-3 tensor and drops that axis (what follows a converter's RNN loop)?
+bool is_last_step_slice(const ModelDef& def, const fb::SubGraphT& sg, const fb::OperatorT& o) {
+  if (code_of(def, o) != Op::STRIDED_SLICE || o.inputs.size() != 4) return false;
+  const auto* opt = o.builtin_options.AsStridedSliceOptions();
+  if (!opt || opt->shrink_axis_mask != 1 || opt->ellipsis_mask != 0 || opt->new_axis_mask != 0 ||
+      (opt->begin_mask & 1) || (opt->end_mask & 1) != 0 || (opt->begin_mask & 6) != 6 ||
+      (opt->end_mask & 6) != 6) {
+    return false;
+  }
+  auto values = [&](int t, std::vector<int32_t>* v) {
+    if (t < 0) return false;
+    uint32_t b = sg.tensors[static_cast<size_t>(t)]->buffer;
+    if (b == 0 || b >= def.buffers.size() || def.buffers[b]->data.size() != 12) return false;
+    v->resize(3);
+    std::memcpy(v->data(), def.buffers[b]->data.data(), 12);
+    return true;
+  };
+  std::vector<int32_t> begin, end, strides;
+  if (!values(o.inputs[1], &begin) || !values(o.inputs[2], &end) ||
+      !values(o.inputs[3], &strides)) {
+    return false;
+  }
+  return begin[0] == -1 && end[0] == 0 && strides[0] == 1;
+}
+
+std::vector<uint8_t> gru_options(const DetectedCell& c, bool return_sequences, bool time_major) {
+  flexbuffers::Builder fbb;
+  fbb.Map([&] {
+    fbb.Bool("reset_after", c.reset_after);
+    fbb.String("activation", c.activation);
+    fbb.String("recurrent_activation", c.gate_activation);
+    fbb.Bool("return_sequences", return_sequences);
+    fbb.Bool("time_major", time_major);
+  });
+  fbb.Finish();
+  return fbb.GetBuffer();
+}
+
+std::vector<float> rows(const std::vector<float>& m, int cols, int first, int count) {
+  auto begin = m.begin() + static_cast<ptrdiff_t>(first) * cols;
+  return std::vector<float>(begin, begin + static_cast<ptrdiff_t>(count) * cols);
+}
+
+bool uses_circle_gru(const DetectedCell& c, ModelFormat format) {
+  return c.kind == CellKind::kGru && format == ModelFormat::kCircle && c.reset_after &&
+         c.gate_activation == "sigmoid" && c.activation == "tanh";
+}
+
+// What the fused op must provide and where it reads the sequence.
+struct FusedPlan {
+  int input = -1;          // sequence tensor the op reads
+  bool time_major = true;  // input is [T,B,F]
+  bool need_sequence = false;
+  int h_final = -1;       // tensor to hold the last h ([B,H]); -1 = new
+  bool need_last = true;  // something reads the last h
+  int sequence = -1;      // tensor to hold the time-major output sequence; -1 = new
+};
+
+// Emits the fused op; returns the last-h tensor, fills plan->sequence when
+// the sequence is needed.
+std::string emit_fused(Emitter& e, const DetectedCell& c, ModelFormat format, FusedPlan* plan) {
+  const int H = c.units, F = c.features, B = c.batch, T = c.timesteps,
+            G = c.kind == CellKind::kGru    ? 3
+                : c.kind == CellKind::kLstm ? 4
+                                            : 1;
+  const CellWeights& w = c.weights;
+  const std::string p = c.kind == CellKind::kGru    ? "gru/"
+                        : c.kind == CellKind::kLstm ? "lstm/"
+                                                    : "simple_rnn/";
+  const Dims seq_shape = plan->time_major ? Dims{T, B, H} : Dims{B, T, H};
+  auto h_final = [&]() {
+    if (plan->h_final < 0) plan->h_final = e.tensor(p + "h", {B, H});
+    return plan->h_final;
+  };
+  if (c.kind == CellKind::kGru) {
+    int wx = e.floats(p + "kernel", {G * H, F}, w.kernel);
+    int wh = e.floats(p + "recurrent_kernel", {G * H, H}, w.recurrent_kernel);
+    int out = -1;
+    if (plan->need_sequence) {
+      if (plan->sequence < 0) plan->sequence = e.tensor(p + "sequence", seq_shape);
+      out = plan->sequence;
+    } else {
+      out = h_final();
+    }
+    std::string name;
+    if (uses_circle_gru(c, format)) {
+      int bx = e.floats(p + "bias", {G * H}, w.bias);
+      int bh = e.floats(p + "recurrent_bias", {G * H}, w.recurrent_bias);
+      // onert-micro wants the initial state as a constant.
+      int state =
+          e.floats(p + "zeros", {B, H}, std::vector<float>(static_cast<size_t>(B * H), 0.f));
+      fb::GRUOptionsT options;
+      options.return_sequences = plan->need_sequence;
+      e.op(Op::GRU, {plan->input, wx, bx, wh, bh, state}, {out}, options);
+      name = "GRU";
+    } else {
+      std::vector<float> bias = w.bias;
+      Dims bias_shape = {G * H};
+      if (c.reset_after) {
+        bias.insert(bias.end(), w.recurrent_bias.begin(), w.recurrent_bias.end());
+        bias_shape = {2, G * H};
+      }
+      int b = e.floats(p + "bias", bias_shape, bias);
+      fb::OperatorT* o = e.op(Op::CUSTOM, "GRUWB_GRU", {plan->input, wx, wh, b, -1}, {out});
+      o->custom_options = gru_options(c, plan->need_sequence, plan->time_major);
+      o->custom_options_format = fb::CustomOptionsFormat::FLEXBUFFERS;
+      name = "GRUWB_GRU";
+    }
+    if (plan->need_sequence && plan->need_last) last_step(e, out, 0, h_final(), p + "last");
+    return name;
+  }
+  if (plan->sequence < 0) plan->sequence = e.tensor(p + "sequence", seq_shape);
+  std::string name;
+  if (c.kind == CellKind::kLstm) {
+    const char* gate[4] = {"input", "forget", "cell", "output"};
+    std::vector<int32_t> inputs(24, -1);
+    inputs[0] = plan->input;
+    for (int i = 0; i < 4; ++i) {
+      inputs[static_cast<size_t>(1 + i)] =
+          e.floats(p + gate[i] + "_kernel", {H, F}, rows(w.kernel, F, i * H, H));
+      inputs[static_cast<size_t>(5 + i)] = e.floats(p + gate[i] + "_recurrent_kernel", {H, H},
+                                                    rows(w.recurrent_kernel, H, i * H, H));
+      inputs[static_cast<size_t>(12 + i)] =
+          e.floats(p + gate[i] + "_bias", {H}, rows(w.bias, 1, i * H, H));
+    }
+    inputs[18] = e.variable(p + "output_state", {B, H});
+    inputs[19] = e.variable(p + "cell_state", {B, H});
+    fb::UnidirectionalSequenceLSTMOptionsT options;
+    options.fused_activation_function = fb::ActivationFunctionType::TANH;
+    options.cell_clip = 0.f;  // Keras does not clip
+    options.proj_clip = 0.f;
+    options.time_major = plan->time_major;
+    e.op(Op::UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, {plan->sequence}, options);
+    name = "UNIDIRECTIONAL_SEQUENCE_LSTM";
+  } else {
+    int wx = e.floats(p + "kernel", {H, F}, w.kernel);
+    int wh = e.floats(p + "recurrent_kernel", {H, H}, w.recurrent_kernel);
+    int b = e.floats(p + "bias", {H}, w.bias);
+    int state = e.variable(p + "hidden_state", {B, H});
+    fb::SequenceRNNOptionsT options;
+    options.time_major = plan->time_major;
+    options.fused_activation_function = fb::ActivationFunctionType::TANH;
+    e.op(Op::UNIDIRECTIONAL_SEQUENCE_RNN, {plan->input, wx, wh, b, state}, {plan->sequence},
+         options);
+    name = "UNIDIRECTIONAL_SEQUENCE_RNN";
+  }
+  if (plan->need_last)
+    last_step(e, plan->sequence, plan->time_major ? 0 : 1, h_final(), p + "last");
+  return name;
+}
+
+struct Uses {
+  std::vector<std::vector<int>> consumers;  // op indices per tensor
+  std::vector<bool> is_output;
+};
+
+Uses find_uses(const fb::SubGraphT& sg) {
+  Uses u;
+  u.consumers.resize(sg.tensors.size());
+  u.is_output.assign(sg.tensors.size(), false);
+  for (size_t i = 0; i < sg.operators.size(); ++i) {
+    for (int32_t t : sg.operators[i]->inputs) {
+      if (t >= 0 && static_cast<size_t>(t) < sg.tensors.size()) {
+        u.consumers[static_cast<size_t>(t)].push_back(static_cast<int>(i));
+      }
+    }
+  }
+  for (int32_t t : sg.outputs) {
+    if (t >= 0 && static_cast<size_t>(t) < sg.tensors.size())
+      u.is_output[static_cast<size_t>(t)] = true;
+  }
+  return u;
+}
+
+void replace_uses(ModelDef* def, int subgraph, int from, int to) {
+  fb::SubGraphT& sg = *def->subgraphs[static_cast<size_t>(subgraph)];
+  for (auto& o : sg.operators) {
+    for (int32_t& t : o->inputs) {
+      if (t == from) t = to;
+    }
+  }
+  for (int32_t& t : sg.outputs) {
+    if (t == from) t = to;
+  }
+  for (auto& s : def->signature_defs) {
+    if (static_cast<int>(s->subgraph_index) != subgraph) continue;
+    for (auto& m : s->outputs) {
+      if (static_cast<int>(m->tensor_index) == from) m->tensor_index = static_cast<uint32_t>(to);
+    }
+  }
+}
+
+bool all_zero_constant(const ModelDef& def, const fb::SubGraphT& sg, int t) {
+  if (t < 0) return true;
+  uint32_t b = sg.tensors[static_cast<size_t>(t)]->buffer;
+  if (b == 0 || b >= def.buffers.size() || def.buffers[b]->data.empty()) return false;
+  const auto& d = def.buffers[b]->data;
+  return std::all_of(d.begin(), d.end(), [](uint8_t v) { return v == 0; });
+}
+
+// Chooses the batch-major input when the time-major sequence is only a
+// TRANSPOSE [1,0,2] of it feeding the cell (the converter's pattern).
+void choose_input(const ModelDef& def, const fb::SubGraphT& sg, const Uses& uses,
+                  const DetectedCell& c, ModelFormat format, FusedPlan* plan) {
+  plan->input = c.sequence_tensor;
+  plan->time_major = true;
+  if (plan->need_sequence || uses_circle_gru(c, format)) return;
+  const int seq = c.sequence_tensor;
+  if (uses.consumers[static_cast<size_t>(seq)].size() != 1 ||
+      uses.is_output[static_cast<size_t>(seq)])
+    return;
+  for (const auto& o : sg.operators) {
+    if (std::find(o->outputs.begin(), o->outputs.end(), seq) == o->outputs.end()) continue;
+    if (code_of(def, *o) != Op::TRANSPOSE || o->inputs.size() != 2) return;
+    uint32_t b = sg.tensors[static_cast<size_t>(o->inputs[1])]->buffer;
+    if (b == 0 || def.buffers[b]->data.size() != 12) return;
+    int32_t perm[3];
+    std::memcpy(perm, def.buffers[b]->data.data(), 12);
+    if (perm[0] != 1 || perm[1] != 0 || perm[2] != 2) return;
+    plan->input = o->inputs[0];
+    plan->time_major = false;
+  }
+}
+
+void splice(fb::SubGraphT& sg, int position, std::set<int> removed, Emitter& e) {
+  std::vector<std::unique_ptr<fb::OperatorT>> ops;
+  for (size_t i = 0; i < sg.operators.size(); ++i) {
+    if (static_cast<int>(i) == position) {
+      for (auto& o : e.ops) ops.push_back(std::move(o));
+    }
+    if (!removed.count(static_cast<int>(i))) ops.push_back(std::move(sg.operators[i]));
+  }
+  sg.operators = std::move(ops);
+}
+
+bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std::string* fused_op,
+                   std::string* error) {
+  fb::SubGraphT& sg = *def->subgraphs[static_cast<size_t>(c.subgraph)];
+  const fb::OperatorT& loop = *sg.operators[static_cast<size_t>(c.op)];
+  const Uses uses = find_uses(sg);
+  if (!all_zero_constant(*def, sg, c.initial_hidden) ||
+      !all_zero_constant(*def, sg, c.initial_cell)) {
+    *error = "the loop does not start from a zero state";
+    return false;
+  }
+  std::set<int> removed = {c.op};
+  std::vector<int> last_slices;                // consumers replaced by h_final
+  std::vector<std::pair<int, int>> sequences;  // (WHILE output, role) needing the sequence
+  std::vector<int> last_outputs;               // accumulators [1,B,H] used otherwise
+  std::vector<std::pair<int, int>> passthrough;
+  int h_result = -1;
+  FusedPlan plan;
+  for (size_t i = 0; i < loop.outputs.size(); ++i) {
+    const int t = loop.outputs[i];
+    const bool used =
+        !uses.consumers[static_cast<size_t>(t)].empty() || uses.is_output[static_cast<size_t>(t)];
+    if (!used) continue;
+    const std::string name = "'" + sg.tensors[static_cast<size_t>(t)]->name + "'";
+    switch (c.loop_roles[i]) {
+      case LoopRole::kInvariant: passthrough.push_back({t, loop.inputs[i]}); break;
+      case LoopRole::kHidden: h_result = t; break;
+      case LoopRole::kLastOutput:
+      case LoopRole::kSequenceAccumulator: {
+        bool other = uses.is_output[static_cast<size_t>(t)];
+        for (int o : uses.consumers[static_cast<size_t>(t)]) {
+          if (is_last_step_slice(*def, sg, *sg.operators[static_cast<size_t>(o)])) {
+            last_slices.push_back(o);
+          } else {
+            other = true;
+          }
+        }
+        if (other && c.loop_roles[i] == LoopRole::kSequenceAccumulator) {
+          plan.need_sequence = true;
+          sequences.push_back({t, 0});
+        } else if (other) {
+          last_outputs.push_back(t);
+        }
+        break;
+      }
+      case LoopRole::kCounter:
+        *error =
+            "loop value " + std::to_string(i) + " " + name + " (a counter) is used after the loop";
+        return false;
+      case LoopRole::kCell:
+        *error =
+            "the LSTM cell state " + name + " is used after the loop (the fused op only outputs h)";
+        return false;
+      case LoopRole::kOther:
+        *error = "loop value " + std::to_string(i) + " " + name +
+                 " is used after the loop and is not h or an output accumulator";
+        return false;
+    }
+  }
+  choose_input(*def, sg, uses, c, format, &plan);
+  Emitter e(def, c.subgraph);
+  plan.h_final = h_result;
+  const bool need_h = h_result >= 0 || !last_slices.empty() || !last_outputs.empty();
+  plan.need_last = need_h;
+  if (!sequences.empty()) plan.sequence = sequences[0].first;
+  *fused_op = emit_fused(e, c, format, &plan);
+  for (int o : last_slices) {
+    removed.insert(o);
+    replace_uses(def, c.subgraph, sg.operators[static_cast<size_t>(o)]->outputs[0], plan.h_final);
+  }
+  for (int acc : last_outputs) {
+    const auto& shape = sg.tensors[static_cast<size_t>(acc)]->shape;
+    fb::ReshapeOptionsT options;
+    options.new_shape = shape;
+    e.op(Op::RESHAPE,
+         {plan.h_final, e.ints("last_output/shape", {static_cast<int32_t>(shape.size())}, shape)},
+         {acc}, options);
+  }
+  for (size_t k = 1; k < sequences.size(); ++k)
+    replace_uses(def, c.subgraph, sequences[k].first, plan.sequence);
+  for (auto& [from, to] : passthrough) replace_uses(def, c.subgraph, from, to);
+  splice(sg, c.op, removed, e);
+  return true;
+}
+
+bool rewrite_unrolled(ModelDef* def, const DetectedCell& c, ModelFormat format,
+                      std::string* fused_op, std::string* error) {
+  fb::SubGraphT& sg = *def->subgraphs[static_cast<size_t>(c.subgraph)];
+  const Uses uses = find_uses(sg);
+  const std::set<int> removed(c.cell_ops.begin(), c.cell_ops.end());
+  // Nothing outside the cell may read its intermediate values.
+  for (int o : c.cell_ops) {
+    for (int32_t t : sg.operators[static_cast<size_t>(o)]->outputs) {
+      if (t == c.final_hidden) continue;
+      bool outside = uses.is_output[static_cast<size_t>(t)];
+      for (int reader : uses.consumers[static_cast<size_t>(t)]) outside |= !removed.count(reader);
+      if (outside) {
+        *error = "the step value '" + sg.tensors[static_cast<size_t>(t)]->name +
+                 "' is used outside the recurrent chain";
+        return false;
+      }
+    }
+  }
+  FusedPlan plan;
+  choose_input(*def, sg, uses, c, format, &plan);
+  plan.h_final = c.final_hidden;
+  Emitter e(def, c.subgraph);
+  *fused_op = emit_fused(e, c, format, &plan);
+  splice(sg, *removed.begin(), removed, e);
+  return true;
+}
+
+bool is_pure(Op code) {
+  switch (code) {
+    case Op::ADD:
+    case Op::SUB:
+    case Op::MUL:
+    case Op::DIV:
+    case Op::FULLY_CONNECTED:
+    case Op::SPLIT:
+    case Op::SPLIT_V:
+    case Op::LOGISTIC:
+    case Op::TANH:
+    case Op::RELU:
+    case Op::GATHER:
+    case Op::RESHAPE:
+    case Op::TRANSPOSE:
+    case Op::STRIDED_SLICE:
+    case Op::SLICE:
+    case Op::CONCATENATION:
+    case Op::UNPACK:
+    case Op::PACK:
+    case Op::MINIMUM:
+    case Op::MAXIMUM:
+    case Op::LESS:
+    case Op::SQUEEZE:
+    case Op::EXPAND_DIMS:
+    case Op::CAST:
+    case Op::FILL: return true;
+    default: return false;
+  }
+}
+
+void called_subgraphs(const fb::OperatorT& o, std::vector<int32_t*>* out) {
+  auto& u = const_cast<fb::BuiltinOptionsUnion&>(o.builtin_options);
+  if (auto* w = u.AsWhileOptions())
+    out->insert(out->end(), {&w->cond_subgraph_index, &w->body_subgraph_index});
+  if (auto* i = u.AsIfOptions())
+    out->insert(out->end(), {&i->then_subgraph_index, &i->else_subgraph_index});
+  if (auto* c = u.AsCallOnceOptions()) out->push_back(&c->init_subgraph_index);
+}
+
+void remove_dead_ops(ModelDef* def) {
+  for (auto& sgp : def->subgraphs) {
+    fb::SubGraphT& sg = *sgp;
+    for (bool changed = true; changed;) {
+      changed = false;
+      Uses uses = find_uses(sg);
+      for (size_t i = sg.operators.size(); i-- > 0;) {
+        const fb::OperatorT& o = *sg.operators[i];
+        if (!is_pure(code_of(*def, o))) continue;
+        bool used = false;
+        for (int32_t t : o.outputs) {
+          if (t >= 0 && (uses.is_output[static_cast<size_t>(t)] ||
+                         !uses.consumers[static_cast<size_t>(t)].empty()))
+            used = true;
+        }
+        if (used) continue;
+        sg.operators.erase(sg.operators.begin() + static_cast<ptrdiff_t>(i));
+        changed = true;
+        uses = find_uses(sg);
+      }
+    }
+  }
+}
+
+void remove_unused_subgraphs(ModelDef* def) {
+  const size_t n = def->subgraphs.size();
+  std::vector<bool> reached(n, false);
+  std::vector<int> stack = {0};
+  for (const auto& s : def->signature_defs) stack.push_back(static_cast<int>(s->subgraph_index));
+  while (!stack.empty()) {
+    int s = stack.back();
+    stack.pop_back();
+    if (s < 0 || static_cast<size_t>(s) >= n || reached[static_cast<size_t>(s)]) continue;
+    reached[static_cast<size_t>(s)] = true;
+    for (const auto& o : def->subgraphs[static_cast<size_t>(s)]->operators) {
+      std::vector<int32_t*> called;
+      called_subgraphs(*o, &called);
+      for (int32_t* c : called) stack.push_back(*c);
+    }
+  }
+  std::vector<int32_t> new_index(n, -1);
+  std::vector<std::unique_ptr<fb::SubGraphT>> kept;
+  for (size_t i = 0; i < n; ++i) {
+    if (!reached[i]) continue;
+    new_index[i] = static_cast<int32_t>(kept.size());
+    kept.push_back(std::move(def->subgraphs[i]));
+  }
+  def->subgraphs = std::move(kept);
+  for (auto& sg : def->subgraphs) {
+    for (auto& o : sg->operators) {
+      std::vector<int32_t*> called;
+      called_subgraphs(*o, &called);
+      for (int32_t* c : called) {
+        if (*c >= 0 && static_cast<size_t>(*c) < n) *c = new_index[static_cast<size_t>(*c)];
+      }
+    }
+  }
+  for (auto& s : def->signature_defs) {
+    s->subgraph_index = static_cast<uint32_t>(new_index[s->subgraph_index]);
+  }
+}
+
+void remove_unused_tensors(ModelDef* def) {
+  for (size_t s = 0; s < def->subgraphs.size(); ++s) {
+    fb::SubGraphT& sg = *def->subgraphs[s];
+    std::vector<bool> used(sg.tensors.size(), false);
+    auto mark = [&](int32_t t) {
+      if (t >= 0 && static_cast<size_t>(t) < used.size()) used[static_cast<size_t>(t)] = true;
+    };
+    for (const auto& o : sg.operators) {
+      for (int32_t t : o->inputs) mark(t);
+      for (int32_t t : o->outputs) mark(t);
+      for (int32_t t : o->intermediates) mark(t);
+    }
+    for (int32_t t : sg.inputs) mark(t);
+    for (int32_t t : sg.outputs) mark(t);
+    for (const auto& sig : def->signature_defs) {
+      if (sig->subgraph_index != s) continue;
+      for (const auto& m : sig->inputs) mark(static_cast<int32_t>(m->tensor_index));
+      for (const auto& m : sig->outputs) mark(static_cast<int32_t>(m->tensor_index));
+    }
+    std::vector<int32_t> index(sg.tensors.size(), -1);
+    std::vector<std::unique_ptr<fb::TensorT>> kept;
+    for (size_t i = 0; i < sg.tensors.size(); ++i) {
+      if (!used[i]) continue;
+      index[i] = static_cast<int32_t>(kept.size());
+      kept.push_back(std::move(sg.tensors[i]));
+    }
+    sg.tensors = std::move(kept);
+    auto remap = [&](int32_t& t) {
+      if (t >= 0 && static_cast<size_t>(t) < index.size()) t = index[static_cast<size_t>(t)];
+    };
+    for (auto& o : sg.operators) {
+      for (int32_t& t : o->inputs) remap(t);
+      for (int32_t& t : o->outputs) remap(t);
+      for (int32_t& t : o->intermediates) remap(t);
+    }
+    for (int32_t& t : sg.inputs) remap(t);
+    for (int32_t& t : sg.outputs) remap(t);
+    for (auto& sig : def->signature_defs) {
+      if (sig->subgraph_index != s) continue;
+      for (auto* maps : {&sig->inputs, &sig->outputs}) {
+        for (auto& m : *maps) {
+          int32_t t = static_cast<int32_t>(m->tensor_index);
+          remap(t);
+          m->tensor_index = static_cast<uint32_t>(t);
+        }
+      }
+    }
+  }
+}
+
+void remove_unused_buffers_and_codes(ModelDef* def) {
+  std::vector<bool> used(def->buffers.size(), false);
+  if (!used.empty()) used[0] = true;  // the empty sentinel
+  for (const auto& sg : def->subgraphs) {
+    for (const auto& t : sg->tensors) {
+      if (t->buffer < used.size()) used[t->buffer] = true;
+    }
+  }
+  for (const auto& m : def->metadata) {
+    if (m->buffer < used.size()) used[m->buffer] = true;
+  }
+  for (int32_t b : def->metadata_buffer) {
+    if (b >= 0 && static_cast<size_t>(b) < used.size()) used[static_cast<size_t>(b)] = true;
+  }
+  std::vector<uint32_t> index(def->buffers.size(), 0);
+  std::vector<std::unique_ptr<fb::BufferT>> kept;
+  for (size_t i = 0; i < def->buffers.size(); ++i) {
+    if (!used[i]) continue;
+    index[i] = static_cast<uint32_t>(kept.size());
+    kept.push_back(std::move(def->buffers[i]));
+  }
+  def->buffers = std::move(kept);
+  for (auto& sg : def->subgraphs) {
+    for (auto& t : sg->tensors) t->buffer = t->buffer < index.size() ? index[t->buffer] : 0;
+  }
+  for (auto& m : def->metadata) m->buffer = m->buffer < index.size() ? index[m->buffer] : 0;
+  for (int32_t& b : def->metadata_buffer) {
+    if (b >= 0 && static_cast<size_t>(b) < index.size())
+      b = static_cast<int32_t>(index[static_cast<size_t>(b)]);
+  }
+  // Op codes.
+  std::vector<bool> code_used(def->operator_codes.size(), false);
+  for (const auto& sg : def->subgraphs) {
+    for (const auto& o : sg->operators) {
+      if (o->opcode_index < code_used.size()) code_used[o->opcode_index] = true;
+    }
+  }
+  std::vector<uint32_t> code_index(def->operator_codes.size(), 0);
+  std::vector<std::unique_ptr<fb::OperatorCodeT>> codes;
+  for (size_t i = 0; i < def->operator_codes.size(); ++i) {
+    if (!code_used[i]) continue;
+    code_index[i] = static_cast<uint32_t>(codes.size());
+    codes.push_back(std::move(def->operator_codes[i]));
+  }
+  def->operator_codes = std::move(codes);
+  for (auto& sg : def->subgraphs) {
+    for (auto& o : sg->operators) o->opcode_index = code_index[o->opcode_index];
+  }
+}
+
+std::string cell_key(const ModelDef& def, const DetectedCell& c) {
+  const fb::SubGraphT& sg = *def.subgraphs[static_cast<size_t>(c.subgraph)];
+  return sg.name + "|" + sg.tensors[static_cast<size_t>(c.sequence_tensor)]->name + "|" +
+         cell_form_name(c.form);
+}
+
+bool load_and_unpack(const std::vector<uint8_t>& bytes, ModelDef* def, std::string* error) {
+  Model model;
+  Status status = Model::load(bytes.data(), bytes.size(), &model);
+  if (!status.ok()) {
+    *error = std::string("invalid model: ") + status.message();
+    return false;
+  }
+  return unpack_model(model, def, error);
+}
+
+ModelFormat format_of(const std::vector<uint8_t>& bytes) {
+  return bytes.size() >= 8 && std::memcmp(bytes.data() + 4, "CIR0", 4) == 0 ? ModelFormat::kCircle
+                                                                            : ModelFormat::kTflite;
+}
+
+}  // namespace
+
+int FuseResult::fused_count() const {
+  int n = 0;
+  for (const CellOutcome& c : cells) n += c.fused ? 1 : 0;
+  return n;
+}
+
+bool rewrite_cell(ModelDef* model, const DetectedCell& cell, ModelFormat format,
+                  std::string* fused_op, std::string* error) {
+  if (cell.activation != "tanh" ||
+      (cell.kind != CellKind::kGru && cell.gate_activation != "sigmoid")) {
+    *error = "unsupported activation " + cell.gate_activation + "/" + cell.activation;
+    return false;
+  }
+  return cell.form == CellForm::kWhile ? rewrite_while(model, cell, format, fused_op, error)
+                                       : rewrite_unrolled(model, cell, format, fused_op, error);
+}
+
+void remove_unused(ModelDef* model) {
+  remove_dead_ops(model);
+  remove_unused_subgraphs(model);
+  remove_unused_tensors(model);
+  remove_unused_buffers_and_codes(model);
+}
+
+bool compare_models(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int trials,
+                    uint64_t seed, double* max_abs_diff, std::string* error) {
+  Model ma, mb;
+  Status sa = Model::load(a.data(), a.size(), &ma);
+  Status sb = Model::load(b.data(), b.size(), &mb);
+  if (!sa.ok() || !sb.ok()) {
+    *error = std::string("cannot load: ") + (sa.ok() ? sb.message() : sa.message());
+    return false;
+  }
+  *max_abs_diff = 0;
+  Rng rng(seed);
+  for (int trial = 0; trial < trials; ++trial) {
+    ModelRunner ra, rb;
+    if (!ra.prepare(ma, error)) return *error = "original: " + *error, false;
+    if (!rb.prepare(mb, error)) return *error = "rewritten: " + *error, false;
+    if (ra.input_count() != rb.input_count() || ra.output_count() != rb.output_count()) {
+      *error = "the models have different inputs or outputs";
+      return false;
+    }
+    for (int i = 0; i < ra.input_count(); ++i) {
+      const Tensor* t = ra.interpreter().input(i);
+      NpyArray in;
+      in.dtype = npy_dtype_for(t->type);
+      in.shape.assign(t->shape.dims, t->shape.dims + t->shape.rank);
+      in.data.assign(t->bytes, 0);
+      if (t->type == TensorType::FLOAT32) {
+        std::vector<float> v = uniform(rng, static_cast<int>(t->bytes / 4), 1.f);
+        std::memcpy(in.data.data(), v.data(), t->bytes);
+      }
+      if (!ra.set_input(i, in, error) || !rb.set_input(i, in, error)) return false;
+    }
+    if (!ra.invoke(error)) return *error = "original: " + *error, false;
+    if (!rb.invoke(error)) return *error = "rewritten: " + *error, false;
+    for (int o = 0; o < ra.output_count(); ++o) {
+      NpyArray x = ra.output(o), y = rb.output(o);
+      if (x.dtype != y.dtype || x.data.size() != y.data.size()) {
+        *error = "output " + std::to_string(o) + " has shape " + npy_shape_text(x.shape) +
+                 " before and " + npy_shape_text(y.shape) + " after";
+        return false;
+      }
+      if (x.dtype != "<f4") {
+        if (x.data != y.data) *max_abs_diff = INFINITY;
+        continue;
+      }
+      for (size_t k = 0; k < x.data.size() / 4; ++k) {
+        float p, q;
+        std::memcpy(&p, x.data.data() + 4 * k, 4);
+        std::memcpy(&q, y.data.data() + 4 * k, 4);
+        const double d = std::fabs(static_cast<double>(p) - q);
+        if (!(d <= *max_abs_diff))
+          *max_abs_diff = std::isnan(d) ? INFINITY : std::max(*max_abs_diff, d);
+      }
+    }
+  }
+  return true;
+}
+
+bool measure_model(const std::vector<uint8_t>& bytes, ModelSizeFigures* out, std::string* error) {
+  Model model;
+  Status status = Model::load(bytes.data(), bytes.size(), &model);
+  if (!status.ok()) {
+    *error = std::string("invalid model: ") + status.message();
+    return false;
+  }
+  AnalyzerReport report = analyze_model(model, "");
+  ModelSizeFigures f;
+  f.bytes = report.model_bytes;
+  f.data_bytes = report.data_bytes;
+  f.subgraphs = static_cast<uint32_t>(report.subgraphs.size());
+  for (const SubgraphReport& sg : report.subgraphs) {
+    f.ops += static_cast<uint32_t>(sg.ops.size());
+    f.tensors += static_cast<uint32_t>(sg.tensors.size());
+  }
+  ModelRunner runner;
+  std::string arena_error;
+  if (runner.prepare(model, &arena_error)) {
+    f.arena_bytes = runner.arena_bytes();
+  } else {
+    f.arena_error = arena_error;
+  }
+  *out = f;
+  return true;
+}
+
+bool fuse_model(const std::vector<uint8_t>& bytes, const FuseOptions& options, FuseResult* result,
+                std::string* error) {
+  *result = FuseResult();
+  ModelDef current;
+  if (!load_and_unpack(bytes, &current, error)) return false;
+  if (!measure_model(bytes, &result->before, error)) return false;
+  std::set<std::string> tried;
+  bool changed = false;
+  for (bool first = true;; first = false) {
+    DetectionReport found = detect_rnn_cells(current);
+    if (first) result->other_loops = found.other_loops;
+    const DetectedCell* next = nullptr;
+    for (const DetectedCell& c : found.cells) {
+      if (!tried.count(cell_key(current, c))) {
+        next = &c;
+        break;
+      }
+    }
+    if (!next) break;
+    tried.insert(cell_key(current, *next));
+    CellOutcome outcome;
+    outcome.cell = *next;
+    ModelDef candidate = current;
+    std::vector<uint8_t> candidate_bytes;
+    std::string reason;
+    if (!rewrite_cell(&candidate, *next, options.format, &outcome.fused_op, &reason)) {
+      outcome.reason = reason;
+    } else {
+      remove_unused(&candidate);
+      if (!write_model(candidate, options.format, &candidate_bytes, &reason)) {
+        outcome.reason = "the rewritten model cannot be written: " + reason;
+      } else if (!compare_models(bytes, candidate_bytes, options.trials, options.seed,
+                                 &outcome.max_abs_diff, &reason)) {
+        outcome.reason = "equivalence could not be checked: " + reason;
+      } else if (!(outcome.max_abs_diff <= options.tolerance)) {
+        char text[128];
+        snprintf(text, sizeof text, "outputs differ by %.3g (> %.3g) on random inputs",
+                 outcome.max_abs_diff, options.tolerance);
+        outcome.reason = text;
+      } else {
+        outcome.fused = true;
+        current = std::move(candidate);
+        changed = true;
+      }
+    }
+    result->cells.push_back(std::move(outcome));
+  }
+  if (!changed && options.format == format_of(bytes)) {
+    result->bytes = bytes;
+  } else if (!write_model(current, options.format, &result->bytes, error)) {
+    return false;
+  }
+  return measure_model(result->bytes, &result->after, error);
+}
+
+}  // namespace gruwb::tools

@@ -1,0 +1,96 @@
+#pragma once
+// RNN detector: finds recurrent cells that a converter spelled out op by op,
+// either as a WHILE loop (TensorFlow's converter for Keras RNN layers) or as
+// an unrolled chain of T steps, and recovers their weights.
+//
+// Cells are recognised by the roles values play in the dataflow, not by op
+// counts: the sequence GATHERed by a loop counter (or UNPACKed into steps),
+// the state that goes in and comes out, FULLY_CONNECTED products (possibly
+// per gate, possibly SPLIT) on x and on h, and the gate nonlinearities
+// (LOGISTIC, or hard_sigmoid spelled MUL 0.2 / ADD 0.5 / MINIMUM 1 /
+// MAXIMUM 0). The top of the state update classifies the cell:
+//   GRU        h' = ADD(MUL(z, h), MUL(SUB(1, z), TANH(...)))
+//              reset_after true:  TANH(x_n + MUL(r, W_hn h + b_hn))
+//              reset_after false: TANH(x_n + FC(MUL(r, h), W_hn))
+//   LSTM       h' = MUL(o, TANH(c')), c' = ADD(MUL(f, c), MUL(i, TANH(g)))
+//   SimpleRNN  h' = TANH(W x + U h + b)
+// The GUI uses the result to highlight a cell's ops; the fuser (fuser.h)
+// rewrites them. docs/fuser.md has the details.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/tools/model_writer.h"
+
+namespace gruwb::tools {
+
+enum class CellKind { kGru, kLstm, kSimpleRnn };
+enum class CellForm { kWhile, kUnrolled };
+
+const char* cell_kind_name(CellKind kind);  // "GRU", "LSTM", "SimpleRNN"
+const char* cell_form_name(CellForm form);  // "while", "unrolled"
+
+// What a WHILE loop value is for (same index for WHILE inputs, outputs and
+// the body's inputs/outputs).
+enum class LoopRole {
+  kCounter,              // int counter + 1 per step (the GATHER index or a second counter)
+  kInvariant,            // passed through unchanged (the sequence, a trip count)
+  kHidden,               // h
+  kCell,                 // c (LSTM)
+  kLastOutput,           // accumulator holding RESHAPE(h') [1,B,H]: the last output only
+  kSequenceAccumulator,  // accumulator [T,B,H] shifted by one step per iteration
+  kOther,                // anything else (the rewrite fails if it is used after the loop)
+};
+
+// Weights in the fused ops' layout: FULLY_CONNECTED [out, in] rows, gate
+// blocks in Keras order (GRU z|r|h, LSTM i|f|c|o, SimpleRNN one block).
+struct CellWeights {
+  std::vector<float> kernel;            // [G*H, F]
+  std::vector<float> recurrent_kernel;  // [G*H, H]
+  std::vector<float> bias;              // [G*H] input side (all biases unless GRU reset_after)
+  std::vector<float> recurrent_bias;    // [G*H] GRU reset_after only (recurrent side)
+};
+
+struct DetectedCell {
+  CellForm form = CellForm::kWhile;
+  CellKind kind = CellKind::kGru;
+  int subgraph = 0;  // where the WHILE op or the unrolled chain lives
+  // kWhile: the WHILE op and its subgraphs. kUnrolled: the UNPACK op.
+  int op = -1;
+  int cond_subgraph = -1;
+  int body_subgraph = -1;
+  // Ops of the cell: in the body (kWhile) or in `subgraph` (kUnrolled, all
+  // steps and the UNPACK), for highlighting and for the rewrite.
+  std::vector<int> cell_ops;
+  bool reset_after = true;                  // GRU only
+  std::string gate_activation = "sigmoid";  // or "hard_sigmoid"
+  std::string activation = "tanh";
+  int timesteps = 0, batch = 1, features = 0, units = 0;
+  CellWeights weights;
+  // Tensors in `subgraph`: the time-major sequence [T,B,F] (WHILE input or
+  // UNPACK input) and, unrolled only, the last step's h.
+  int sequence_tensor = -1;
+  int final_hidden = -1;
+  int initial_hidden = -1, initial_cell = -1;  // in `subgraph`; -1 when absent
+  std::vector<LoopRole> loop_roles;            // kWhile only
+  std::string summary;                         // "GRU(60) reset_after, sigmoid/tanh, T=60 F=3"
+};
+
+// A WHILE loop that is not a recognised RNN cell, with why.
+struct OtherLoop {
+  int subgraph = 0;
+  int op = -1;
+  int cond_subgraph = -1;
+  int body_subgraph = -1;
+  std::string reason;
+};
+
+struct DetectionReport {
+  std::vector<DetectedCell> cells;
+  std::vector<OtherLoop> other_loops;
+};
+
+DetectionReport detect_rnn_cells(const ModelDef& model);
+
+}  // namespace gruwb::tools
