@@ -84,10 +84,40 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
+// Each input gets its slab of the output's gradient (through the fused
+// activation's derivative, taken from the output).
+Status backward(OpContext& ctx) {
+  const Params p = params_of(ctx);
+  const Tensor* output = ctx.output(0);
+  const Tensor* dy = ctx.gradient(output);
+  if (!dy) return Status();
+  const int64_t outer = dims_product(output->shape, 0, p.axis);
+  const int64_t inner = dims_product(output->shape, p.axis + 1, output->shape.rank);
+  const int n = ctx.input_count();
+  const float* g = dy->f32();
+  const float* y = output->f32();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int i = 0; i < n; ++i) {
+      const Tensor* input = ctx.input(i);
+      const int64_t chunk = input->shape.dims[p.axis] * inner;
+      Tensor* dx = ctx.gradient(input);
+      if (dx) {
+        float* to = dx->f32() + o * chunk;
+        for (int64_t k = 0; k < chunk; ++k) {
+          to[k] += g[k] * activation_derivative(p.activation, y[k]);
+        }
+      }
+      g += chunk;
+      y += chunk;
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 extern const KernelRegistration kConcatenationKernel = {
     static_cast<int32_t>(BuiltinOperator::CONCATENATION), nullptr, prepare_then_fold<prepare, eval>,
-    eval};
+    eval, backward};
 
 }  // namespace gruwb

@@ -111,6 +111,34 @@ void strided_copy(const uint8_t* in, uint8_t* out, size_t element_bytes, int64_t
   }
 }
 
+void strided_add_back(const float* dy, float* dx, int64_t base, const int32_t* count,
+                      const int64_t* step, int32_t rank) {
+  if (rank == 0) {
+    dx[base] += dy[0];
+    return;
+  }
+  for (int32_t d = 0; d < rank; ++d) {
+    if (count[d] <= 0) return;
+  }
+  const int32_t inner = rank - 1;
+  int32_t index[kMaxRank] = {};
+  int64_t offset = base;
+  for (;;) {
+    float* row = dx + offset;
+    const int64_t s = step[inner];
+    for (int32_t i = 0; i < count[inner]; ++i) row[i * s] += dy[i];
+    dy += count[inner];
+    int32_t d = inner - 1;
+    for (; d >= 0; --d) {
+      offset += step[d];
+      if (++index[d] < count[d]) break;
+      offset -= step[d] * count[d];
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 Status make_output_constant(OpContext& ctx, Tensor* output) {
   size_t bytes = 0;
   if (!tensor_bytes(output->type, output->shape, &bytes)) {

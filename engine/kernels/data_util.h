@@ -54,6 +54,17 @@ inline int64_t dims_product(const Shape& shape, int32_t from, int32_t to) {
 void strided_copy(const uint8_t* in, uint8_t* out, size_t element_bytes, int64_t base,
                   const int32_t* count, const int64_t* step, int32_t rank);
 
+// Training: the adjoint of strided_copy for float32. For every output index,
+// dx[base + sum(i_d * step_d)] += dy[o]; repeated positions (none in the
+// ops using it) would sum.
+void strided_add_back(const float* dy, float* dx, int64_t base, const int32_t* count,
+                      const int64_t* step, int32_t rank);
+
+// to[i] += from[i]
+inline void add_floats(float* to, const float* from, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) to[i] += from[i];
+}
+
 // Prepare-time constant folding. Small integer tensors computed only from
 // values known at prepare time (constants, or SHAPE of a tensor whose shape
 // is static) are computed once into persistent memory and turned into

@@ -81,9 +81,35 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
+// Scatter-add: a row gathered twice gets both gradients.
+Status backward(OpContext& ctx) {
+  const Tensor* params = ctx.input(0);
+  const Tensor* indices = ctx.input(1);
+  const Tensor* dy = ctx.gradient(ctx.output(0));
+  Tensor* dx = ctx.gradient(params);
+  if (!dy || !dx) return Status();
+  int32_t axis = gather_axis(ctx);
+  if (axis < 0) axis += params->shape.rank;
+  const int64_t outer = dims_product(params->shape, 0, axis);
+  const int32_t axis_size = params->shape.dims[axis];
+  const int64_t chunk = dims_product(params->shape, axis + 1, params->shape.rank);
+  const int64_t count = indices->elements();
+  const float* g = dy->f32();
+  for (int64_t o = 0; o < outer; ++o) {
+    float* block = dx->f32() + o * axis_size * chunk;
+    for (int64_t i = 0; i < count; ++i) {
+      // eval checked the range on these same indices
+      add_floats(block + index_at(indices, i) * chunk, g, chunk);
+      g += chunk;
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 extern const KernelRegistration kGatherKernel = {static_cast<int32_t>(BuiltinOperator::GATHER),
-                                                 nullptr, prepare_then_fold<prepare, eval>, eval};
+                                                 nullptr, prepare_then_fold<prepare, eval>, eval,
+                                                 backward};
 
 }  // namespace gruwb

@@ -72,6 +72,26 @@ Status eval_pack(OpContext& ctx) {
   return Status();
 }
 
+// The adjoint of eval_pack: input i gets every n-th chunk of the gradient.
+Status backward_pack(OpContext& ctx) {
+  const Tensor* first = ctx.input(0);
+  const Tensor* dy = ctx.gradient(ctx.output(0));
+  if (!dy) return Status();
+  const int32_t axis = pack_axis(ctx);
+  const int64_t outer = dims_product(first->shape, 0, axis);
+  const int64_t chunk = dims_product(first->shape, axis, first->shape.rank);
+  const int n = ctx.input_count();
+  const float* g = dy->f32();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int i = 0; i < n; ++i) {
+      Tensor* dx = ctx.gradient(ctx.input(i));
+      if (dx) add_floats(dx->f32() + o * chunk, g, chunk);
+      g += chunk;
+    }
+  }
+  return Status();
+}
+
 int32_t unpack_axis(const OpContext& ctx) {
   const auto* options = ctx.op().options<fb::UnpackOptions>();
   int32_t axis = options ? options->axis() : 0;
@@ -127,13 +147,33 @@ Status eval_unpack(OpContext& ctx) {
   return Status();
 }
 
+// The adjoint of eval_unpack.
+Status backward_unpack(OpContext& ctx) {
+  const Tensor* input = ctx.input(0);
+  Tensor* dx = ctx.gradient(input);
+  if (!dx) return Status();
+  const int32_t axis = unpack_axis(ctx);
+  const int64_t outer = dims_product(input->shape, 0, axis);
+  const int64_t chunk = dims_product(input->shape, axis + 1, input->shape.rank);
+  const int n = ctx.output_count();
+  float* to = dx->f32();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int i = 0; i < n; ++i) {
+      const Tensor* dy = ctx.gradient(ctx.output(i));
+      if (dy) add_floats(to, dy->f32() + o * chunk, chunk);
+      to += chunk;
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 extern const KernelRegistration kPackKernel = {static_cast<int32_t>(BuiltinOperator::PACK), nullptr,
                                                prepare_then_fold<prepare_pack, eval_pack>,
-                                               eval_pack};
+                                               eval_pack, backward_pack};
 extern const KernelRegistration kUnpackKernel = {
     static_cast<int32_t>(BuiltinOperator::UNPACK), nullptr,
-    prepare_then_fold<prepare_unpack, eval_unpack>, eval_unpack};
+    prepare_then_fold<prepare_unpack, eval_unpack>, eval_unpack, backward_unpack};
 
 }  // namespace gruwb

@@ -76,31 +76,52 @@ Status prepare(OpContext& ctx) {
   return Status();
 }
 
-Status eval(OpContext& ctx) {
+// The input elements the output takes: base + sum(i_d * step_d).
+Status walk(const OpContext& ctx, int64_t* base, int32_t* count, int64_t* step) {
   const Tensor* input = ctx.input(0);
   const Tensor* begin = ctx.input(1);
   const Tensor* size = ctx.input(2);
-  const int32_t rank = input->shape.rank;
-  int32_t count[kMaxRank];
-  int64_t step[kMaxRank];
-  int64_t base = 0;
+  *base = 0;
   int64_t stride = 1;
-  for (int32_t d = rank - 1; d >= 0; --d) {
+  for (int32_t d = input->shape.rank - 1; d >= 0; --d) {
     int64_t start = 0, n = 0;
     GRUWB_RETURN_IF_ERROR(resolve(input, begin, size, d, &start, &n));  // begin may be data
-    base += start * stride;
+    *base += start * stride;
     step[d] = stride;
     count[d] = static_cast<int32_t>(n);
     stride *= input->shape.dims[d];
   }
+  return Status();
+}
+
+Status eval(OpContext& ctx) {
+  const Tensor* input = ctx.input(0);
+  int32_t count[kMaxRank];
+  int64_t step[kMaxRank];
+  int64_t base = 0;
+  GRUWB_RETURN_IF_ERROR(walk(ctx, &base, count, step));
   strided_copy(input->data, ctx.output(0)->data, element_bytes_of(input->type), base, count, step,
-               rank);
+               input->shape.rank);
+  return Status();
+}
+
+// The sliced elements get the output's gradient; the others none.
+Status backward(OpContext& ctx) {
+  const Tensor* dy = ctx.gradient(ctx.output(0));
+  Tensor* dx = ctx.gradient(ctx.input(0));
+  if (!dy || !dx) return Status();
+  int32_t count[kMaxRank];
+  int64_t step[kMaxRank];
+  int64_t base = 0;
+  GRUWB_RETURN_IF_ERROR(walk(ctx, &base, count, step));
+  strided_add_back(dy->f32(), dx->f32(), base, count, step, ctx.input(0)->shape.rank);
   return Status();
 }
 
 }  // namespace
 
 extern const KernelRegistration kSliceKernel = {static_cast<int32_t>(BuiltinOperator::SLICE),
-                                                nullptr, prepare_then_fold<prepare, eval>, eval};
+                                                nullptr, prepare_then_fold<prepare, eval>, eval,
+                                                backward};
 
 }  // namespace gruwb

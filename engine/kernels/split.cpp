@@ -46,6 +46,24 @@ void split(OpContext& ctx, const Tensor* value, int32_t axis) {
   }
 }
 
+// The adjoint of split(): each output's gradient goes back into its slab.
+void split_backward(OpContext& ctx, const Tensor* value, int32_t axis) {
+  Tensor* dx = ctx.gradient(value);
+  if (!dx) return;
+  const int64_t outer = dims_product(value->shape, 0, axis);
+  const int64_t inner = dims_product(value->shape, axis + 1, value->shape.rank);
+  float* to = dx->f32();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int i = 0; i < ctx.output_count(); ++i) {
+      const Tensor* output = ctx.output(i);
+      const int64_t chunk = output->shape.dims[axis] * inner;
+      const Tensor* dy = ctx.gradient(output);
+      if (dy) add_floats(to, dy->f32() + o * chunk, chunk);
+      to += chunk;
+    }
+  }
+}
+
 int32_t axis_of(const Tensor* axis_tensor, const Tensor* value) {
   int64_t axis = index_at(axis_tensor, 0);
   return static_cast<int32_t>(axis < 0 ? axis + value->shape.rank : axis);
@@ -79,6 +97,12 @@ Status prepare_split(OpContext& ctx) {
 Status eval_split(OpContext& ctx) {
   const Tensor* value = ctx.input(1);
   split(ctx, value, axis_of(ctx.input(0), value));
+  return Status();
+}
+
+Status backward_split(OpContext& ctx) {
+  const Tensor* value = ctx.input(1);
+  split_backward(ctx, value, axis_of(ctx.input(0), value));
   return Status();
 }
 
@@ -133,13 +157,19 @@ Status eval_split_v(OpContext& ctx) {
   return Status();
 }
 
+Status backward_split_v(OpContext& ctx) {
+  const Tensor* value = ctx.input(0);
+  split_backward(ctx, value, axis_of(ctx.input(2), value));
+  return Status();
+}
+
 }  // namespace
 
 extern const KernelRegistration kSplitKernel = {
     static_cast<int32_t>(BuiltinOperator::SPLIT), nullptr,
-    prepare_then_fold<prepare_split, eval_split>, eval_split};
+    prepare_then_fold<prepare_split, eval_split>, eval_split, backward_split};
 extern const KernelRegistration kSplitVKernel = {
     static_cast<int32_t>(BuiltinOperator::SPLIT_V), nullptr,
-    prepare_then_fold<prepare_split_v, eval_split_v>, eval_split_v};
+    prepare_then_fold<prepare_split_v, eval_split_v>, eval_split_v, backward_split_v};
 
 }  // namespace gruwb

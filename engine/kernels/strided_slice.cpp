@@ -203,21 +203,43 @@ Status prepare(OpContext& ctx) {
   return Status();
 }
 
+// The input elements the output takes: base + sum(i_d * step_d), with
+// count[d] per input dimension (new axes and shrunk axes add no loop).
+Status walk(const OpContext& ctx, SliceSpec* spec, int64_t* base, int64_t* step) {
+  const Tensor* input = ctx.input(0);
+  GRUWB_RETURN_IF_ERROR(build_spec(ctx, {ctx.input(1), true}, {ctx.input(2), true}, spec));
+  *base = 0;
+  int64_t in_stride = 1;
+  for (int32_t d = input->shape.rank - 1; d >= 0; --d) {
+    *base += spec->start[d] * in_stride;
+    step[d] = spec->stride[d] * in_stride;
+    in_stride *= input->shape.dims[d];
+  }
+  return Status();
+}
+
 Status eval(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   SliceSpec spec;
-  GRUWB_RETURN_IF_ERROR(build_spec(ctx, {ctx.input(1), true}, {ctx.input(2), true}, &spec));
-  const int32_t rank = input->shape.rank;
   int64_t step[kMaxRank];
   int64_t base = 0;
-  int64_t in_stride = 1;
-  for (int32_t d = rank - 1; d >= 0; --d) {
-    base += spec.start[d] * in_stride;
-    step[d] = spec.stride[d] * in_stride;
-    in_stride *= input->shape.dims[d];
-  }
+  GRUWB_RETURN_IF_ERROR(walk(ctx, &spec, &base, step));
   strided_copy(input->data, ctx.output(0)->data, element_bytes_of(input->type), base, spec.count,
-               step, rank);
+               step, input->shape.rank);
+  return Status();
+}
+
+// Every mask only changes which elements are taken and the output's shape;
+// the element order is the walk's, so the gradient goes back the same way.
+Status backward(OpContext& ctx) {
+  const Tensor* dy = ctx.gradient(ctx.output(0));
+  Tensor* dx = ctx.gradient(ctx.input(0));
+  if (!dy || !dx) return Status();
+  SliceSpec spec;
+  int64_t step[kMaxRank];
+  int64_t base = 0;
+  GRUWB_RETURN_IF_ERROR(walk(ctx, &spec, &base, step));
+  strided_add_back(dy->f32(), dx->f32(), base, spec.count, step, ctx.input(0)->shape.rank);
   return Status();
 }
 
@@ -225,6 +247,6 @@ Status eval(OpContext& ctx) {
 
 extern const KernelRegistration kStridedSliceKernel = {
     static_cast<int32_t>(BuiltinOperator::STRIDED_SLICE), nullptr, prepare_then_fold<prepare, eval>,
-    eval};
+    eval, backward};
 
 }  // namespace gruwb

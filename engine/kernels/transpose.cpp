@@ -41,7 +41,8 @@ Status prepare(OpContext& ctx) {
   return Status();
 }
 
-Status eval(OpContext& ctx) {
+// Output dimension d walks input dimension perm[d].
+void walk(const OpContext& ctx, int32_t* count, int64_t* step) {
   const Tensor* input = ctx.input(0);
   const Tensor* perm = ctx.input(1);
   const int32_t rank = input->shape.rank;
@@ -51,16 +52,32 @@ Status eval(OpContext& ctx) {
     in_stride[d] = stride;
     stride *= input->shape.dims[d];
   }
-  // Output dimension d walks input dimension perm[d].
-  int32_t count[kMaxRank];
-  int64_t step[kMaxRank];
   for (int32_t d = 0; d < rank; ++d) {
     const int64_t from = index_at(perm, d);
     count[d] = input->shape.dims[from];
     step[d] = in_stride[from];
   }
+}
+
+Status eval(OpContext& ctx) {
+  const Tensor* input = ctx.input(0);
+  int32_t count[kMaxRank];
+  int64_t step[kMaxRank];
+  walk(ctx, count, step);
   strided_copy(input->data, ctx.output(0)->data, element_bytes_of(input->type), 0, count, step,
-               rank);
+               input->shape.rank);
+  return Status();
+}
+
+// Each output element came from one input element: send its gradient back.
+Status backward(OpContext& ctx) {
+  const Tensor* dy = ctx.gradient(ctx.output(0));
+  Tensor* dx = ctx.gradient(ctx.input(0));
+  if (!dy || !dx) return Status();
+  int32_t count[kMaxRank];
+  int64_t step[kMaxRank];
+  walk(ctx, count, step);
+  strided_add_back(dy->f32(), dx->f32(), 0, count, step, ctx.input(0)->shape.rank);
   return Status();
 }
 
@@ -68,6 +85,6 @@ Status eval(OpContext& ctx) {
 
 extern const KernelRegistration kTransposeKernel = {
     static_cast<int32_t>(BuiltinOperator::TRANSPOSE), nullptr, prepare_then_fold<prepare, eval>,
-    eval};
+    eval, backward};
 
 }  // namespace gruwb

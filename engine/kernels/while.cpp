@@ -3,9 +3,21 @@
 // them into the cond/body inputs each iteration, as TFLite Micro does, so
 // every subgraph keeps static shapes and planned memory. INT32 counters are
 // ordinary int32 ADDs (the case micro runtimes choke on).
+//
+// Training (docs/training-design.md): the loop's trip count comes from its
+// cond (LESS(counter, limit), counter starting at a constant and stepping by
+// a constant in the body). Every body value an on-path body op reads or
+// writes is kept per iteration on the loop's tape: the body's tensors point
+// into the tape slot of the running iteration, so the forward pass writes the
+// tape directly. Backward walks the iterations in reverse, points the body at
+// each slot again, runs the body's backward and carries the loop values'
+// gradients from one iteration to the one before.
 
+#include <cmath>
 #include <cstring>
+#include <new>
 
+#include "engine/kernels/data_util.h"
 #include "engine/kernels/kernel_util.h"
 #include "engine/runtime/interpreter.h"
 
@@ -18,6 +30,152 @@ constexpr int64_t kMaxIterations = int64_t{1} << 24;
 
 void copy_tensor(const Tensor& from, Tensor& to) {
   if (to.data && to.data != from.data) memcpy(to.data, from.data, from.bytes);
+}
+
+size_t align16(size_t n) { return (n + 15) & ~size_t{15}; }
+
+// Training state, persistent (allocated in prepare when the loop trains).
+struct WhileTraining {
+  int32_t trips = 0;       // tape capacity in iterations
+  int32_t iterations = 0;  // run by the last forward pass
+  size_t stride = 0;       // tape bytes per iteration
+  int carry_slot = -1;     // backward scratch: the loop values' gradients
+};
+
+// The op in `sg` writing tensor `t`, or -1.
+int producer_of(const SubgraphView& sg, int32_t t) {
+  for (int o = 0; o < sg.operator_count; ++o) {
+    for (int32_t out : sg.op(o).outputs) {
+      if (out == t) return o;
+    }
+  }
+  return -1;
+}
+
+int input_position(Span<int32_t> inputs, int32_t t) {
+  for (size_t i = 0; i < inputs.size; ++i) {
+    if (inputs[i] == t) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool constant_scalar_i32(const Tensor* t, int64_t* value) {
+  if (!t || t->kind != TensorKind::kConstant || t->type != TensorType::INT32 ||
+      t->elements() != 1 || !t->data) {
+    return false;
+  }
+  *value = t->i32()[0];
+  return true;
+}
+
+// Iterations of a loop whose cond is LESS(counter, limit): the counter is a
+// loop value starting at a constant that the body steps by a positive
+// constant (ADD); the limit is a constant of the cond or a loop value the
+// body passes through unchanged. -1 when the loop does not have this form.
+int64_t trip_count(OpContext& ctx) {
+  const auto* options = ctx.op().options<fb::WhileOptions>();
+  Interpreter& interpreter = ctx.interpreter();
+  const Model& model = interpreter.model();
+  SubgraphView cond = model.subgraph(options->cond_subgraph_index());
+  SubgraphView body = model.subgraph(options->body_subgraph_index());
+  Tensor* cond_tensors = interpreter.subgraph_state(cond.index).tensors;
+  Tensor* body_tensors = interpreter.subgraph_state(body.index).tensors;
+  const int less = producer_of(cond, cond.outputs[0]);
+  if (less < 0) return -1;
+  OperatorView op = cond.op(less);
+  if (op.op_code != static_cast<int32_t>(BuiltinOperator::LESS) || op.inputs.size != 2) return -1;
+  const int counter = input_position(cond.inputs, op.inputs[0]);
+  if (counter < 0) return -1;
+  int64_t limit = 0;
+  if (!constant_scalar_i32(&cond_tensors[op.inputs[1]], &limit)) {
+    const int j = input_position(cond.inputs, op.inputs[1]);
+    if (j < 0 || body.outputs[static_cast<size_t>(j)] != body.inputs[static_cast<size_t>(j)] ||
+        !constant_scalar_i32(ctx.input(j), &limit)) {
+      return -1;
+    }
+  }
+  int64_t start = 0;
+  if (!constant_scalar_i32(ctx.input(counter), &start)) return -1;
+  const int32_t next = body.outputs[static_cast<size_t>(counter)];
+  const int add = producer_of(body, next);
+  if (add < 0) return -1;
+  OperatorView step_op = body.op(add);
+  if (step_op.op_code != static_cast<int32_t>(BuiltinOperator::ADD) || step_op.inputs.size != 2) {
+    return -1;
+  }
+  const int32_t counter_in = body.inputs[static_cast<size_t>(counter)];
+  int64_t step = 0;
+  if (step_op.inputs[0] == counter_in) {
+    if (!constant_scalar_i32(&body_tensors[step_op.inputs[1]], &step)) return -1;
+  } else if (step_op.inputs[1] == counter_in) {
+    if (!constant_scalar_i32(&body_tensors[step_op.inputs[0]], &step)) return -1;
+  } else {
+    return -1;
+  }
+  if (step <= 0) return -1;
+  return limit <= start ? 0 : (limit - start + step - 1) / step;
+}
+
+// Points the body's taped tensors at one iteration's tape slot.
+void point_at_slot(Interpreter& interpreter, int body, uint8_t* slot) {
+  SubgraphState& state = interpreter.subgraph_state(body);
+  size_t offset = 0;
+  for (int t = 0; t < state.tensor_count; ++t) {
+    const TensorTraining* train =
+        interpreter.tensor_training(interpreter.global_tensor_index(body, t));
+    if (!train->taped) continue;
+    state.tensors[t].data = slot + offset;
+    offset += align16(state.tensors[t].bytes);
+  }
+}
+
+Status prepare_training(OpContext& ctx) {
+  const auto* options = ctx.op().options<fb::WhileOptions>();
+  Interpreter& interpreter = ctx.interpreter();
+  const int body = options->body_subgraph_index();
+  const int64_t trips = trip_count(ctx);
+  if (trips < 0) {
+    return Status::error(StatusCode::kUnsupported,
+                         "cannot train through this loop: its trip count is unknown at prepare "
+                         "(cond subgraph %d must be LESS(counter, limit) with the counter "
+                         "starting at a constant, stepped by a positive constant in body "
+                         "subgraph %d, and a constant limit)",
+                         static_cast<int>(options->cond_subgraph_index()), body);
+  }
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(WhileTraining), &memory));
+  auto* train = new (memory) WhileTraining;
+  train->trips = static_cast<int32_t>(trips);
+  // The tape: every activation an on-path body op reads or writes.
+  SubgraphState& state = interpreter.subgraph_state(body);
+  for (int o = 0; o < state.op_count; ++o) {
+    if (!interpreter.op_training(state.first_op + o)->on_path) continue;
+    const OperatorView& op = state.nodes[o].op;
+    for (Span<int32_t> list : {op.inputs, op.outputs}) {
+      for (int32_t t : list) {
+        if (t < 0 || state.tensors[t].kind != TensorKind::kActivation) continue;
+        interpreter.tensor_training(state.first_tensor + t)->taped = true;
+      }
+    }
+  }
+  for (int t = 0; t < state.tensor_count; ++t) {
+    if (!interpreter.tensor_training(state.first_tensor + t)->taped) continue;
+    Tensor& tensor = state.tensors[t];
+    if (!tensor_bytes(tensor.type, tensor.shape, &tensor.bytes)) {
+      return Status::error(StatusCode::kUnsupported, "body tensor %d '%s' has %s values", t,
+                           tensor.name, tensor_type_name(tensor.type));
+    }
+    train->stride += align16(tensor.bytes);
+  }
+  GRUWB_RETURN_IF_ERROR(ctx.request_tape(static_cast<size_t>(trips) * train->stride));
+  size_t carry_bytes = 0;
+  for (int i = 0; i < ctx.input_count(); ++i) {
+    const Tensor* value = ctx.input(i);
+    if (value->type == TensorType::FLOAT32) carry_bytes += sizeof(float) * value->elements();
+  }
+  GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(carry_bytes, &train->carry_slot));
+  ctx.set_user_data(train);
+  return Status();
 }
 
 Status prepare(OpContext& ctx) {
@@ -35,10 +193,9 @@ Status prepare(OpContext& ctx) {
       const SubgraphView& sg = state == &cond_state ? cond : body;
       Tensor& arg = state->tensors[sg.inputs[static_cast<size_t>(i)]];
       if (arg.type != value->type) {
-        return Status::error(StatusCode::kInvalidModel,
-                             "loop value %d is %s but subgraph %d '%s' takes %s", i,
-                             tensor_type_name(value->type), sg.index, sg.name,
-                             tensor_type_name(arg.type));
+        return Status::error(
+            StatusCode::kInvalidModel, "loop value %d is %s but subgraph %d '%s' takes %s", i,
+            tensor_type_name(value->type), sg.index, sg.name, tensor_type_name(arg.type));
       }
       arg.shape = value->shape;
     }
@@ -67,6 +224,7 @@ Status prepare(OpContext& ctx) {
     output->type = value->type;
     set_output_shape(output, value->shape);
   }
+  if (ctx.training()) GRUWB_RETURN_IF_ERROR(prepare_training(ctx));
   return Status();
 }
 
@@ -82,6 +240,8 @@ Status eval(OpContext& ctx) {
   Span<int32_t> body_outputs = interpreter.model().subgraph(body_index).outputs;
   const Tensor& condition = cond.tensors[interpreter.model().subgraph(cond_index).outputs[0]];
   const int n = ctx.output_count();
+  auto* train = ctx.training() ? static_cast<WhileTraining*>(ctx.user_data()) : nullptr;
+  uint8_t* tape = static_cast<uint8_t*>(ctx.tape());
   for (int i = 0; i < n; ++i) copy_tensor(*ctx.input(i), *ctx.output(i));
   for (int64_t iteration = 0;; ++iteration) {
     if (iteration == kMaxIterations) {
@@ -91,7 +251,18 @@ Status eval(OpContext& ctx) {
     }
     for (int i = 0; i < n; ++i) copy_tensor(*ctx.output(i), cond.tensors[cond_inputs[i]]);
     GRUWB_RETURN_IF_ERROR(interpreter.invoke_subgraph(cond_index));
-    if (!*reinterpret_cast<const bool*>(condition.data)) break;
+    if (!*reinterpret_cast<const bool*>(condition.data)) {
+      if (train) train->iterations = static_cast<int32_t>(iteration);
+      break;
+    }
+    if (train) {
+      if (iteration >= train->trips) {
+        return Status::error(StatusCode::kInvalidArgument,
+                             "loop runs more than the %d iterations its training tape holds",
+                             static_cast<int>(train->trips));
+      }
+      point_at_slot(interpreter, body_index, tape + static_cast<size_t>(iteration) * train->stride);
+    }
     for (int i = 0; i < n; ++i) copy_tensor(*ctx.output(i), body.tensors[body_inputs[i]]);
     GRUWB_RETURN_IF_ERROR(interpreter.invoke_subgraph(body_index));
     for (int i = 0; i < n; ++i) copy_tensor(body.tensors[body_outputs[i]], *ctx.output(i));
@@ -99,9 +270,91 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
+// The loop values' gradients (the carry) start as the WHILE outputs'
+// gradients; each iteration, newest first, adds them to the body outputs'
+// gradients, runs the body's backward and takes the body inputs' gradients as
+// the carry for the iteration before. What is left flows into the WHILE's
+// inputs.
+Status backward(OpContext& ctx) {
+  const auto* options = ctx.op().options<fb::WhileOptions>();
+  Interpreter& interpreter = ctx.interpreter();
+  const int body = options->body_subgraph_index();
+  SubgraphView body_view = interpreter.model().subgraph(body);
+  SubgraphState& state = interpreter.subgraph_state(body);
+  auto* train = static_cast<WhileTraining*>(ctx.user_data());
+  float* carry = static_cast<float*>(ctx.backward_scratch(train->carry_slot));
+  if (!carry) return Status();
+  uint8_t* tape = static_cast<uint8_t*>(ctx.tape());
+  const int n = ctx.input_count();
+  float* at = carry;
+  for (int i = 0; i < n; ++i) {
+    const Tensor* value = ctx.output(i);
+    if (value->type != TensorType::FLOAT32) continue;
+    const Tensor* dy = ctx.gradient(value);
+    if (dy) {
+      memcpy(at, dy->data, dy->bytes);
+    } else {
+      memset(at, 0, sizeof(float) * static_cast<size_t>(value->elements()));
+    }
+    at += value->elements();
+  }
+  const bool report = ctx.wants_state_gradients();
+  for (int32_t k = train->iterations - 1; k >= 0; --k) {
+    if (report) {
+      // ||dL/d(values this iteration wrote)||: the state's gradient at step k.
+      double sum = 0.0;
+      at = carry;
+      for (int i = 0; i < n; ++i) {
+        const Tensor* value = ctx.input(i);
+        if (value->type != TensorType::FLOAT32) continue;
+        const int64_t count = value->elements();
+        if (body_view.outputs[static_cast<size_t>(i)] != body_view.inputs[static_cast<size_t>(i)]) {
+          for (int64_t e = 0; e < count; ++e) sum += static_cast<double>(at[e]) * at[e];
+        }
+        at += count;
+      }
+      ctx.report_state_gradient(k, static_cast<float>(std::sqrt(sum)));
+    }
+    if (tape) point_at_slot(interpreter, body, tape + static_cast<size_t>(k) * train->stride);
+    interpreter.zero_activation_gradients(body);
+    at = carry;
+    for (int i = 0; i < n; ++i) {
+      const Tensor* value = ctx.input(i);
+      if (value->type != TensorType::FLOAT32) continue;
+      Tensor* g =
+          interpreter.gradient(body, &state.tensors[body_view.outputs[static_cast<size_t>(i)]]);
+      if (g) add_floats(g->f32(), at, value->elements());
+      at += value->elements();
+    }
+    GRUWB_RETURN_IF_ERROR(interpreter.backward_subgraph(body));
+    at = carry;
+    for (int i = 0; i < n; ++i) {
+      const Tensor* value = ctx.input(i);
+      if (value->type != TensorType::FLOAT32) continue;
+      const Tensor* g =
+          interpreter.gradient(body, &state.tensors[body_view.inputs[static_cast<size_t>(i)]]);
+      if (g) {
+        memcpy(at, g->data, g->bytes);
+      } else {
+        memset(at, 0, sizeof(float) * static_cast<size_t>(value->elements()));
+      }
+      at += value->elements();
+    }
+  }
+  at = carry;
+  for (int i = 0; i < n; ++i) {
+    const Tensor* value = ctx.input(i);
+    if (value->type != TensorType::FLOAT32) continue;
+    Tensor* dx = ctx.gradient(value);
+    if (dx) add_floats(dx->f32(), at, value->elements());
+    at += value->elements();
+  }
+  return Status();
+}
+
 }  // namespace
 
 extern const KernelRegistration kWhileKernel = {static_cast<int32_t>(BuiltinOperator::WHILE),
-                                                nullptr, prepare, eval};
+                                                nullptr, prepare, eval, backward};
 
 }  // namespace gruwb

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <new>
 
+#include "engine/train/observer.h"
+
 namespace gruwb {
 namespace {
 
@@ -54,7 +56,7 @@ void* OpContext::scratch(int slot) const {
 void* OpContext::user_data() const { return node_->user_data; }
 
 bool OpContext::training() const {
-  OpTraining* op = subgraph_ == 0 ? interpreter_->op_training(op_index_) : nullptr;
+  OpTraining* op = interpreter_->op_training(interpreter_->global_op_index(node_));
   return op && op->on_path;
 }
 
@@ -67,7 +69,7 @@ Status OpContext::request_tape(size_t bytes) {
 }
 
 void* OpContext::tape() const {
-  OpTraining* op = subgraph_ == 0 ? interpreter_->op_training(op_index_) : nullptr;
+  OpTraining* op = interpreter_->op_training(interpreter_->global_op_index(node_));
   if (!op || op->tape_buffer < 0) return nullptr;
   return interpreter_->scratch_data(op->tape_buffer);
 }
@@ -77,11 +79,20 @@ Status OpContext::request_backward_scratch(size_t bytes, int* slot) {
 }
 
 void* OpContext::backward_scratch(int slot) const {
-  OpTraining* op = subgraph_ == 0 ? interpreter_->op_training(op_index_) : nullptr;
+  OpTraining* op = interpreter_->op_training(interpreter_->global_op_index(node_));
   if (!op || slot < 0 || slot > 1 || op->backward_scratch[slot] < 0) return nullptr;
   return interpreter_->scratch_data(op->backward_scratch[slot]);
 }
 void OpContext::set_user_data(void* data) { node_->user_data = data; }
+
+bool OpContext::wants_state_gradients() const { return interpreter_->observer() != nullptr; }
+
+void OpContext::report_state_gradient(int32_t step, float norm) const {
+  TrainingObserver* observer = interpreter_->observer();
+  if (!observer) return;
+  observer->on_state_gradient(subgraph_, interpreter_->global_op_index(node_), op_.name(), step,
+                              norm);
+}
 
 // ---- Interpreter: tables and tensors --------------------------------------
 
@@ -93,12 +104,13 @@ Status Interpreter::layout_tables(size_t* table_bytes) {
     total_tensors += sg.tensor_count;
     total_ops += sg.operator_count;
   }
+  total_tensors_ = total_tensors;
+  total_ops_ = total_ops;
   buffer_capacity_ = total_tensors + kMaxScratchPerOp * total_ops;
-  // Training: one gradient buffer per tensor of subgraph 0, a tape and two
-  // backward scratch buffers per op of subgraph 0.
-  const size_t train_tensors =
-      training_ ? static_cast<size_t>(model_->subgraph(0).tensor_count) : 0;
-  const size_t train_ops = training_ ? static_cast<size_t>(model_->subgraph(0).operator_count) : 0;
+  // Training: one gradient buffer per tensor, a tape and two backward
+  // scratch buffers per op (WHILE bodies included).
+  const size_t train_tensors = training_ ? static_cast<size_t>(total_tensors) : 0;
+  const size_t train_ops = training_ ? static_cast<size_t>(total_ops) : 0;
   buffer_capacity_ += static_cast<int32_t>(train_tensors + 3 * train_ops);
   size_t subgraph_bytes = align_up(sizeof(SubgraphState) * static_cast<size_t>(subgraph_count_));
   size_t tensor_bytes = align_up(sizeof(Tensor) * static_cast<size_t>(total_tensors));
@@ -136,6 +148,8 @@ Status Interpreter::layout_tables(size_t* table_bytes) {
     state.tensor_count = sg.tensor_count;
     state.op_count = sg.operator_count;
     state.first_buffer = buffer_count_;
+    state.first_tensor = buffer_count_;  // one buffer per tensor, in the same order
+    state.first_op = static_cast<int32_t>(nodes - subgraphs_[0].nodes);
     buffer_count_ += sg.tensor_count;
     tensors += sg.tensor_count;
     nodes += sg.operator_count;
@@ -176,8 +190,17 @@ Status Interpreter::add_scratch(int subgraph, int op, size_t bytes, int* slot) {
 }
 
 Status Interpreter::add_tape(int subgraph, int op, size_t bytes) {
-  if (!training_ || subgraph != 0 || !op_training_[op].on_path || bytes == 0) return Status();
-  OpTraining& train = op_training_[op];
+  const int global = subgraphs_[subgraph].first_op + op;
+  if (!training_ || !op_training_[global].on_path || bytes == 0) return Status();
+  if (subgraph != 0) {
+    // A body's values are taped per iteration by its WHILE; a tape of a
+    // tape (a fused RNN inside a loop) is not planned yet.
+    return Status::error(StatusCode::kUnsupported,
+                         "op %d of subgraph %d keeps a training tape, which ops inside a WHILE "
+                         "body cannot do yet (a recurrent op inside a loop)",
+                         op, subgraph);
+  }
+  OpTraining& train = op_training_[global];
   if (train.tape_buffer >= 0) {
     return Status::error(StatusCode::kInternal, "op %d requested a second tape", op);
   }
@@ -192,8 +215,9 @@ Status Interpreter::add_tape(int subgraph, int op, size_t bytes) {
 
 Status Interpreter::add_backward_scratch(int subgraph, int op, size_t bytes, int* slot) {
   *slot = -1;
-  if (!training_ || subgraph != 0 || !op_training_[op].on_path || bytes == 0) return Status();
-  OpTraining& train = op_training_[op];
+  const int global = subgraphs_[subgraph].first_op + op;
+  if (!training_ || !op_training_[global].on_path || bytes == 0) return Status();
+  OpTraining& train = op_training_[global];
   for (int s = 0; s < 2; ++s) {
     if (train.backward_scratch[s] >= 0) continue;
     if (buffer_count_ >= buffer_capacity_) break;
@@ -253,6 +277,13 @@ Status Interpreter::init_tensors(int s) {
       tensor.bytes = view.data.size;
     } else {
       tensor.kind = TensorKind::kActivation;
+      // One-pass batches: a model input [1, ...] becomes [B, ...].
+      if (s == 0 && training_ && training_options_.input_batch > 0 && tensor.shape.rank > 0 &&
+          tensor.shape.dims[0] == 1) {
+        for (int32_t in : sg.inputs) {
+          if (in == t) tensor.shape.dims[0] = training_options_.input_batch;
+        }
+      }
       if (is_integer_activation_type(tensor.type)) {
         return Status::error(StatusCode::kUnsupported,
                              "full-integer quantized models are not supported yet: tensor %d "
@@ -391,6 +422,9 @@ Status Interpreter::plan_activations() {
                              t, tensor.name, tensor_type_name(tensor.type));
       }
       b.bytes = tensor.bytes;
+      // Taped WHILE body values live on their loop's tape (one copy per
+      // iteration), which the WHILE points them at while it runs.
+      if (training_ && tensor_training_[state.first_tensor + t].taped) b.bytes = 0;
       if (state.call_sites > 1) {
         b.first = 0;
         b.last = end_of_time;
@@ -480,11 +514,12 @@ Status Interpreter::plan_activations() {
     for (int t = 0; t < state.tensor_count; ++t) {
       Tensor& tensor = state.tensors[t];
       if (tensor.kind != TensorKind::kActivation) continue;
+      if (training_ && tensor_training_[state.first_tensor + t].taped) continue;
       tensor.data = arena_ + activations_offset_ + buffers_[state.first_buffer + t].offset;
     }
   }
   if (training_) {
-    for (int t = 0; t < subgraphs_[0].tensor_count; ++t) {
+    for (int t = 0; t < total_tensors_; ++t) {
       TensorTraining& train = tensor_training_[t];
       if (train.grad_buffer >= 0)
         train.gradient.data = arena_ + activations_offset_ + buffers_[train.grad_buffer].offset;
@@ -495,94 +530,278 @@ Status Interpreter::plan_activations() {
 
 // ---- training -------------------------------------------------------------
 
+namespace {
+
+bool is_while(const OperatorView& op) {
+  return op.op_code == static_cast<int32_t>(BuiltinOperator::WHILE);
+}
+
+}  // namespace
+
 Status Interpreter::init_training() {
-  SubgraphView sg = model_->subgraph(0);
-  SubgraphState& state = subgraphs_[0];
   const TrainingOptions& options = training_options_;
   if (options.optimizer_slots < 0 || options.optimizer_slots > 2) {
     return Status::error(StatusCode::kInvalidArgument, "%d optimizer slots (0..2)",
                          options.optimizer_slots);
   }
-  for (int t = 0; t < state.tensor_count; ++t) {
-    Tensor& tensor = state.tensors[t];
-    TensorTraining& train = tensor_training_[t];
-    if (options.trainable && options.trainable[t]) {
-      if (tensor.kind != TensorKind::kConstant || tensor.type != TensorType::FLOAT32 ||
-          tensor.bytes == 0) {
-        return Status::error(StatusCode::kInvalidArgument,
-                             "tensor %d '%s' cannot be trained: only constant float32 weights "
-                             "can (it is a %s %s tensor)",
-                             t, tensor.name,
-                             tensor.kind == TensorKind::kConstant ? "constant" : "non-constant",
-                             tensor_type_name(tensor.type));
-      }
-      // The model's bytes stay read-only (flash on a board): train a copy.
-      void* copy = nullptr;
-      GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &copy));
-      memcpy(copy, tensor.data, tensor.bytes);
-      tensor.data = static_cast<uint8_t*>(copy);
-      training_usage_.weight_bytes += tensor.bytes;
-      void* grad = nullptr;
-      GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &grad));
-      train.gradient = tensor;
-      train.gradient.data = static_cast<uint8_t*>(grad);
-      training_usage_.weight_gradient_bytes += tensor.bytes;
-      for (int slot = 0; slot < options.optimizer_slots; ++slot) {
-        void* memory = nullptr;
-        GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &memory));
-        train.state[slot] = static_cast<float*>(memory);
-        training_usage_.optimizer_bytes += tensor.bytes;
-      }
-      train.trainable = true;
-      train.requires_grad = true;
+  for (int g = 0; g < total_tensors_; ++g) {
+    if (!options.trainable || !options.trainable[g]) continue;
+    Tensor& tensor = subgraphs_[0].tensors[g];
+    TensorTraining& train = tensor_training_[g];
+    if (tensor.kind != TensorKind::kConstant || tensor.type != TensorType::FLOAT32 ||
+        tensor.bytes == 0) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           "tensor %d '%s' cannot be trained: only constant float32 weights "
+                           "can (it is a %s %s tensor)",
+                           g, tensor.name,
+                           tensor.kind == TensorKind::kConstant ? "constant" : "non-constant",
+                           tensor_type_name(tensor.type));
     }
+    // The model's bytes stay read-only (flash on a board): train a copy.
+    void* copy = nullptr;
+    GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &copy));
+    memcpy(copy, tensor.data, tensor.bytes);
+    tensor.data = static_cast<uint8_t*>(copy);
+    training_usage_.weight_bytes += tensor.bytes;
+    void* grad = nullptr;
+    GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &grad));
+    train.gradient = tensor;
+    train.gradient.data = static_cast<uint8_t*>(grad);
+    training_usage_.weight_gradient_bytes += tensor.bytes;
+    for (int slot = 0; slot < options.optimizer_slots; ++slot) {
+      void* memory = nullptr;
+      GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &memory));
+      train.state[slot] = static_cast<float*>(memory);
+      training_usage_.optimizer_bytes += tensor.bytes;
+    }
+    train.trainable = true;
+    train.requires_grad = true;
   }
+  SubgraphView sg = model_->subgraph(0);
   if (options.input_gradients) {
     for (int32_t t : sg.inputs) {
-      if (state.tensors[t].type == TensorType::FLOAT32) tensor_training_[t].requires_grad = true;
+      if (subgraphs_[0].tensors[t].type == TensorType::FLOAT32) {
+        tensor_training_[t].requires_grad = true;
+      }
     }
   }
-  // Forward: an op is on the gradient path when it reads a tensor that
-  // depends on a trainable weight (or a model input with input_gradients).
+  GRUWB_RETURN_IF_ERROR(mark_forward(0));
+  for (int32_t t : sg.outputs) tensor_training_[t].needed = true;
+  GRUWB_RETURN_IF_ERROR(mark_backward(0));
+  for (int g = 0; g < total_tensors_; ++g) {
+    TensorTraining& train = tensor_training_[g];
+    if (!train.trainable && !train.needed) train.requires_grad = false;
+  }
+  return Status();
+}
+
+bool Interpreter::has_trainable_weights(int index) const {
+  const SubgraphState& state = subgraphs_[index];
+  for (int t = 0; t < state.tensor_count; ++t) {
+    if (tensor_training_[state.first_tensor + t].trainable) return true;
+  }
+  return false;
+}
+
+// Back to "nothing flows here" (trainable weights keep their flag).
+void Interpreter::reset_training_marks(int index) {
+  SubgraphState& state = subgraphs_[index];
+  for (int t = 0; t < state.tensor_count; ++t) {
+    TensorTraining& train = tensor_training_[state.first_tensor + t];
+    train.requires_grad = train.trainable;
+    train.needed = false;
+  }
+  for (int o = 0; o < state.op_count; ++o) op_training_[state.first_op + o].on_path = false;
+  state.owner_op = -1;
+}
+
+// Forward: an op is on the gradient path when it reads a tensor that
+// depends on a trainable weight (or a model input with input_gradients).
+Status Interpreter::mark_forward(int index) {
+  SubgraphState& state = subgraphs_[index];
+  TensorTraining* tensors = tensor_training_ + state.first_tensor;
   for (int o = 0; o < state.op_count; ++o) {
     const OperatorView& op = state.nodes[o].op;
     bool reads_grad = false;
-    for (int32_t t : op.inputs) reads_grad |= t >= 0 && tensor_training_[t].requires_grad;
+    for (int32_t t : op.inputs) reads_grad |= t >= 0 && tensors[t].requires_grad;
+    int32_t callees[2];
+    const int callee_count = called_subgraphs(op, callees);
+    if (is_while(op)) {
+      GRUWB_RETURN_IF_ERROR(mark_forward_while(index, o));
+      continue;
+    }
+    if (callee_count > 0) {
+      bool trains_inside = false;
+      for (int c = 0; c < callee_count; ++c) trains_inside |= has_trainable_weights(callees[c]);
+      if (reads_grad || trains_inside) {
+        return Status::error(StatusCode::kUnsupported,
+                             "subgraph %d op %d (%s) lies on the gradient path, but training "
+                             "through %s is not supported (only WHILE loops)",
+                             index, o, op.name(), op.name());
+      }
+      continue;
+    }
     if (!reads_grad) continue;
     for (int32_t t : op.outputs) {
       if (t < 0 || state.tensors[t].type != TensorType::FLOAT32 ||
           state.tensors[t].kind != TensorKind::kActivation) {
         continue;
       }
-      tensor_training_[t].requires_grad = true;
-      op_training_[o].on_path = true;
+      tensors[t].requires_grad = true;
+      op_training_[state.first_op + o].on_path = true;
     }
   }
-  // Backward: only ops whose outputs reach the model outputs run backward.
-  for (int32_t t : sg.outputs) tensor_training_[t].needed = true;
+  return Status();
+}
+
+// A loop value carries a gradient when it does on entry or when the body
+// makes it depend on a trainable weight; iterate the body to a fixed point
+// (each round can only add loop values). The WHILE's outputs hold the
+// per-value flags.
+Status Interpreter::mark_forward_while(int index, int o) {
+  SubgraphState& state = subgraphs_[index];
+  TensorTraining* tensors = tensor_training_ + state.first_tensor;
+  const OperatorView& op = state.nodes[o].op;
+  const auto* options = op.options<fb::WhileOptions>();
+  const int body = options->body_subgraph_index();
+  SubgraphView body_view = model_->subgraph(body);
+  const int n = static_cast<int>(op.outputs.size);
+  if (static_cast<int>(op.inputs.size) != n || static_cast<int>(body_view.inputs.size) != n ||
+      static_cast<int>(body_view.outputs.size) != n) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "subgraph %d op %d (WHILE): %d inputs, %d outputs, body %d takes %d and "
+                         "returns %d",
+                         index, o, static_cast<int>(op.inputs.size), n, body,
+                         static_cast<int>(body_view.inputs.size),
+                         static_cast<int>(body_view.outputs.size));
+  }
+  bool any_input = false;
+  for (int i = 0; i < n; ++i) {
+    const int32_t in = op.inputs[static_cast<size_t>(i)];
+    const int32_t out = op.outputs[static_cast<size_t>(i)];
+    if (out < 0) continue;
+    const bool flows =
+        in >= 0 && tensors[in].requires_grad && state.tensors[out].type == TensorType::FLOAT32;
+    tensors[out].requires_grad = flows;
+    any_input |= flows;
+  }
+  if (!any_input && !has_trainable_weights(body)) return Status();
+  if (index != 0) {
+    return Status::error(StatusCode::kUnsupported,
+                         "subgraph %d op %d (WHILE) lies on the gradient path inside another "
+                         "loop; training through nested loops is not supported",
+                         index, o);
+  }
+  SubgraphState& body_state = subgraphs_[body];
+  TensorTraining* body_tensors = tensor_training_ + body_state.first_tensor;
+  for (int round = 0; round <= n + 1; ++round) {
+    reset_training_marks(body);
+    for (int i = 0; i < n; ++i) {
+      const int32_t out = op.outputs[static_cast<size_t>(i)];
+      const int32_t arg = body_view.inputs[static_cast<size_t>(i)];
+      if (out >= 0 && tensors[out].requires_grad) body_tensors[arg].requires_grad = true;
+    }
+    GRUWB_RETURN_IF_ERROR(mark_forward(body));
+    bool changed = false;
+    for (int i = 0; i < n; ++i) {
+      const int32_t out = op.outputs[static_cast<size_t>(i)];
+      const int32_t next = body_view.outputs[static_cast<size_t>(i)];
+      if (out < 0 || tensors[out].requires_grad || !body_tensors[next].requires_grad) continue;
+      if (state.tensors[out].type != TensorType::FLOAT32) continue;
+      tensors[out].requires_grad = true;
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  bool on_path = false;
+  for (int i = 0; i < n; ++i) {
+    const int32_t out = op.outputs[static_cast<size_t>(i)];
+    on_path |= out >= 0 && tensors[out].requires_grad;
+  }
+  op_training_[state.first_op + o].on_path = on_path;
+  if (on_path) body_state.owner_op = state.first_op + o;
+  return Status();
+}
+
+// Backward: only ops whose outputs reach the model outputs run backward.
+Status Interpreter::mark_backward(int index) {
+  SubgraphState& state = subgraphs_[index];
+  TensorTraining* tensors = tensor_training_ + state.first_tensor;
   for (int o = state.op_count - 1; o >= 0; --o) {
-    OpTraining& train = op_training_[o];
+    OpTraining& train = op_training_[state.first_op + o];
     if (!train.on_path) continue;
     const OperatorView& op = state.nodes[o].op;
     bool needed = false;
-    for (int32_t t : op.outputs) needed |= t >= 0 && tensor_training_[t].needed;
+    for (int32_t t : op.outputs) needed |= t >= 0 && tensors[t].needed;
     if (!needed) {
       train.on_path = false;
+      if (is_while(op)) reset_training_marks(op.options<fb::WhileOptions>()->body_subgraph_index());
       continue;
-    }
-    for (int32_t t : op.inputs) {
-      if (t >= 0) tensor_training_[t].needed = true;
     }
     if (!state.nodes[o].kernel->backward) {
       return Status::error(StatusCode::kUnsupported,
-                           "subgraph 0 op %d (%s) lies between a trainable weight and the loss "
+                           "subgraph %d op %d (%s) lies between a trainable weight and the loss "
                            "but has no backward kernel yet",
-                           o, state.nodes[o].op.name());
+                           index, o, op.name());
+    }
+    if (is_while(op)) {
+      GRUWB_RETURN_IF_ERROR(mark_backward_while(index, o));
+      continue;
+    }
+    for (int32_t t : op.inputs) {
+      if (t >= 0) tensors[t].needed = true;
     }
   }
-  for (int t = 0; t < state.tensor_count; ++t) {
-    TensorTraining& train = tensor_training_[t];
-    if (!train.trainable && !train.needed) train.requires_grad = false;
+  return Status();
+}
+
+// A loop value's gradient is carried when a later use needs it: from the
+// WHILE's outputs, through the body, back into the body's inputs, which are
+// the previous iteration's outputs; again to a fixed point.
+Status Interpreter::mark_backward_while(int index, int o) {
+  SubgraphState& state = subgraphs_[index];
+  TensorTraining* tensors = tensor_training_ + state.first_tensor;
+  const OperatorView& op = state.nodes[o].op;
+  const int body = op.options<fb::WhileOptions>()->body_subgraph_index();
+  SubgraphView body_view = model_->subgraph(body);
+  TensorTraining* body_tensors = tensor_training_ + subgraphs_[body].first_tensor;
+  const int n = static_cast<int>(op.outputs.size);
+  for (int i = 0; i < n; ++i) {
+    const int32_t out = op.outputs[static_cast<size_t>(i)];
+    if (out >= 0 && !tensors[out].requires_grad) tensors[out].needed = false;
+  }
+  for (int round = 0; round <= n + 1; ++round) {
+    // The forward marks again (mark_backward prunes them), with the final
+    // carried values.
+    reset_training_marks(body);
+    for (int i = 0; i < n; ++i) {
+      const int32_t out = op.outputs[static_cast<size_t>(i)];
+      const int32_t arg = body_view.inputs[static_cast<size_t>(i)];
+      if (out >= 0 && tensors[out].requires_grad) body_tensors[arg].requires_grad = true;
+    }
+    GRUWB_RETURN_IF_ERROR(mark_forward(body));
+    for (int i = 0; i < n; ++i) {
+      const int32_t out = op.outputs[static_cast<size_t>(i)];
+      const int32_t next = body_view.outputs[static_cast<size_t>(i)];
+      if (out >= 0 && tensors[out].needed) body_tensors[next].needed = true;
+    }
+    GRUWB_RETURN_IF_ERROR(mark_backward(body));
+    bool changed = false;
+    for (int i = 0; i < n; ++i) {
+      const int32_t out = op.outputs[static_cast<size_t>(i)];
+      const int32_t arg = body_view.inputs[static_cast<size_t>(i)];
+      if (out < 0 || tensors[out].needed) continue;
+      if (!body_tensors[arg].needed || !body_tensors[arg].requires_grad) continue;
+      tensors[out].needed = true;
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  subgraphs_[body].owner_op = state.first_op + o;
+  for (int i = 0; i < n; ++i) {
+    const int32_t in = op.inputs[static_cast<size_t>(i)];
+    const int32_t out = op.outputs[static_cast<size_t>(i)];
+    if (in >= 0 && out >= 0 && tensors[out].needed) tensors[in].needed = true;
   }
   return Status();
 }
@@ -659,6 +878,35 @@ void Interpreter::plan_training_lifetimes(uint32_t end_of_time) {
     buffers_[buffer_count_++] = PlannedBuffer{tensor.bytes, 0, first, last};
     training_usage_.activation_gradient_bytes += tensor.bytes;
   }
+  // WHILE bodies: every backward step of a body runs inside its loop's
+  // backward step, so the body's gradients and backward scratch live there.
+  for (int s = 1; s < subgraph_count_; ++s) {
+    SubgraphState& body = subgraphs_[s];
+    if (body.owner_op < 0 || !body.prepared) continue;
+    const uint32_t b = op_training_[body.owner_op].backward_time;
+    for (int o = 0; o < body.op_count; ++o) {
+      OpTraining& train = op_training_[body.first_op + o];
+      if (!train.on_path) continue;
+      train.backward_time = b;
+      for (int32_t id : train.backward_scratch) {
+        if (id < 0) continue;
+        buffers_[id].first = b;
+        buffers_[id].last = b;
+      }
+    }
+    for (int t = 0; t < body.tensor_count; ++t) {
+      TensorTraining& train = tensor_training_[body.first_tensor + t];
+      Tensor& tensor = body.tensors[t];
+      if (!train.requires_grad || train.trainable || tensor.kind != TensorKind::kActivation) {
+        continue;
+      }
+      train.gradient = tensor;
+      train.gradient.kind = TensorKind::kActivation;
+      train.grad_buffer = buffer_count_;
+      buffers_[buffer_count_++] = PlannedBuffer{tensor.bytes, 0, b, b};
+      training_usage_.activation_gradient_bytes += tensor.bytes;
+    }
+  }
 }
 
 Status Interpreter::backward() {
@@ -695,27 +943,52 @@ Status Interpreter::backward() {
   return Status();
 }
 
+Status Interpreter::backward_subgraph(int index) {
+  SubgraphState& state = subgraphs_[index];
+  for (int o = state.op_count - 1; o >= 0; --o) {
+    if (!op_training_[state.first_op + o].on_path) continue;
+    OpNode& node = state.nodes[o];
+    OpContext ctx(this, index, o, state.tensors, &node);
+    Status status = node.kernel->backward(ctx);
+    if (!status.ok()) {
+      return status.prefix("backward of subgraph %d op %d (%s): ", index, o, node.op.name());
+    }
+  }
+  return Status();
+}
+
+void Interpreter::zero_activation_gradients(int index) {
+  SubgraphState& state = subgraphs_[index];
+  for (int t = 0; t < state.tensor_count; ++t) {
+    TensorTraining& train = tensor_training_[state.first_tensor + t];
+    if (!train.trainable && train.gradient.data) {
+      memset(train.gradient.data, 0, train.gradient.bytes);
+    }
+  }
+}
+
 TensorTraining* Interpreter::tensor_training(int index) {
-  if (!training_ || index < 0 || index >= subgraphs_[0].tensor_count) return nullptr;
+  if (!training_ || index < 0 || index >= total_tensors_) return nullptr;
   return &tensor_training_[index];
 }
 
 OpTraining* Interpreter::op_training(int index) {
-  if (!training_ || index < 0 || index >= subgraphs_[0].op_count) return nullptr;
+  if (!training_ || index < 0 || index >= total_ops_) return nullptr;
   return &op_training_[index];
 }
 
 Tensor* Interpreter::gradient(int subgraph, const Tensor* tensor) {
-  if (!training_ || subgraph != 0 || !tensor) return nullptr;
-  const SubgraphState& state = subgraphs_[0];
-  if (tensor < state.tensors || tensor >= state.tensors + state.tensor_count) return nullptr;
-  TensorTraining& train = tensor_training_[tensor - state.tensors];
+  (void)subgraph;
+  if (!training_ || !tensor) return nullptr;
+  const Tensor* first = subgraphs_[0].tensors;
+  if (tensor < first || tensor >= first + total_tensors_) return nullptr;
+  TensorTraining& train = tensor_training_[tensor - first];
   return train.gradient.data ? &train.gradient : nullptr;
 }
 
 void Interpreter::zero_weight_gradients() {
   if (!training_) return;
-  for (int t = 0; t < subgraphs_[0].tensor_count; ++t) {
+  for (int t = 0; t < total_tensors_; ++t) {
     TensorTraining& train = tensor_training_[t];
     if (train.trainable) memset(train.gradient.data, 0, train.gradient.bytes);
   }
@@ -723,7 +996,9 @@ void Interpreter::zero_weight_gradients() {
 
 Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_bytes,
                             const TrainingOptions* training) {
+  TrainingObserver* observer = observer_;
   *this = Interpreter();
+  observer_ = observer;
   training_ = training != nullptr;
   if (training) training_options_ = *training;
   if (!model.table()) return Status::error(StatusCode::kInvalidArgument, "model is not loaded");

@@ -37,6 +37,11 @@ struct SubgraphState {
   int tensor_count = 0;
   int op_count = 0;
   int32_t first_buffer = 0;  // planned buffer id of tensor 0
+  int32_t first_tensor = 0;  // global index of tensor 0 (all subgraphs' tensors in a row)
+  int32_t first_op = 0;      // global index of op 0
+  // Training: the on-path WHILE (global op index) whose backward runs this
+  // body, or -1.
+  int32_t owner_op = -1;
   uint32_t start_time = 0;
   uint32_t end_time = 0;
   uint16_t call_sites = 0;
@@ -57,9 +62,11 @@ struct ResourceVariable {
 
 // Training mode (engine/train): what the trainer asks the planner for.
 struct TrainingOptions {
-  // One flag per tensor of subgraph 0: 1 = a constant float weight to train.
-  // Trainable weights are copied into persistent arena memory (the model
-  // stays read-only: flash on a board) and their tensors point there.
+  // One flag per tensor of every subgraph, by global tensor index (subgraph
+  // 0's tensors first, then subgraph 1's, ...): 1 = a constant float weight
+  // to train (WHILE bodies' weights included). Trainable weights are copied
+  // into persistent arena memory (the model stays read-only: flash on a
+  // board) and their tensors point there.
   const uint8_t* trainable = nullptr;
   // Float arrays of optimizer state per trainable weight (SGD 0, momentum 1,
   // Adam 2), persistent and zero-filled.
@@ -70,9 +77,13 @@ struct TrainingOptions {
   // computing the loss (SOFTMAX fused with cross entropy): backward() skips
   // it, and its inputs' gradients are planned from the loss on.
   int loss_op = -1;
+  // > 0: model inputs of subgraph 0 whose first dimension is 1 get this
+  // batch dimension instead (shapes propagate through the kernels'
+  // prepare); the trainer's one-pass batches.
+  int32_t input_batch = 0;
 };
 
-// Per tensor of subgraph 0, training mode only.
+// Per tensor (global index over all subgraphs), training mode only.
 struct TensorTraining {
   Tensor gradient;                       // data == nullptr: no gradient
   float* state[2] = {nullptr, nullptr};  // optimizer state (trainable weights)
@@ -82,9 +93,10 @@ struct TensorTraining {
   bool trainable = false;
   bool requires_grad = false;
   bool needed = false;  // read by an op whose backward runs (or a model output)
+  bool taped = false;   // WHILE body value kept per iteration on the loop's tape
 };
 
-// Per op of subgraph 0, training mode only.
+// Per op (global index over all subgraphs), training mode only.
 struct OpTraining {
   int32_t tape_buffer = -1;
   int32_t backward_scratch[2] = {-1, -1};
@@ -106,6 +118,8 @@ struct ArenaUsage {
   size_t activation_bytes = 0;  // planned, shared activations + scratch
   size_t total() const { return metadata_bytes + persistent_bytes + activation_bytes; }
 };
+
+class TrainingObserver;  // engine/train/observer.h
 
 class Interpreter {
  public:
@@ -134,12 +148,29 @@ class Interpreter {
   // The caller has written the gradient of each model output (or of the
   // loss op's inputs: TrainingOptions::loss_op).
   Status backward();
-  // nullptr unless training and `index` is a tensor of subgraph 0.
+  // By global index (subgraph 0's tensors/ops come first, so for subgraph 0
+  // the global index is the model's); nullptr unless training.
   TensorTraining* tensor_training(int index);
   OpTraining* op_training(int index);
+  int global_tensor_index(int subgraph, int tensor) const {
+    return subgraphs_[subgraph].first_tensor + tensor;
+  }
+  int total_tensor_count() const { return total_tensors_; }
+  // Control-flow backward (WHILE): runs the on-path ops of a body in reverse
+  // order, and zeroes all activation gradients of a body.
+  Status backward_subgraph(int index);
+  void zero_activation_gradients(int index);
   Tensor* gradient(int subgraph, const Tensor* tensor);
   const TrainingUsage& training_usage() const { return training_usage_; }
   void zero_weight_gradients();
+  // Optional (nullptr: none); kept across prepare(). Receives per-time-step
+  // state gradients from recurrent backward kernels (OpContext).
+  void set_observer(TrainingObserver* observer) { observer_ = observer; }
+  TrainingObserver* observer() const { return observer_; }
+  // Index of an op over all subgraphs (subgraph 0's ops first).
+  int global_op_index(const OpNode* node) const {
+    return static_cast<int>(node - subgraphs_[0].nodes);
+  }
 
   // For control-flow kernels.
   Status prepare_subgraph(int index);
@@ -166,6 +197,12 @@ class Interpreter {
   Status assign_times(int subgraph, uint32_t* clock);
   Status plan_activations();
   Status init_training();
+  void reset_training_marks(int subgraph);
+  Status mark_forward(int subgraph);
+  Status mark_forward_while(int subgraph, int op);
+  Status mark_backward(int subgraph);
+  Status mark_backward_while(int subgraph, int op);
+  bool has_trainable_weights(int subgraph) const;
   void plan_training_lifetimes(uint32_t end_of_time);
 
   const Model* model_ = nullptr;
@@ -174,6 +211,8 @@ class Interpreter {
   size_t persistent_end_ = 0;  // bump pointer for persistent data (from arena start)
   SubgraphState* subgraphs_ = nullptr;
   int subgraph_count_ = 0;
+  int total_tensors_ = 0;
+  int total_ops_ = 0;
   // Planned buffers: one per tensor of every subgraph, then scratch buffers.
   struct PlannedBuffer {
     size_t bytes;
@@ -191,9 +230,10 @@ class Interpreter {
   bool prepared_ = false;
   bool training_ = false;
   TrainingOptions training_options_;
-  TensorTraining* tensor_training_ = nullptr;  // subgraph 0's tensors
-  OpTraining* op_training_ = nullptr;          // subgraph 0's ops
+  TensorTraining* tensor_training_ = nullptr;  // every tensor, global index
+  OpTraining* op_training_ = nullptr;          // every op, global index
   TrainingUsage training_usage_;
+  TrainingObserver* observer_ = nullptr;
 };
 
 }  // namespace gruwb

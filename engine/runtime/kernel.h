@@ -61,6 +61,12 @@ class OpContext {
   // Does nothing when the op runs no backward.
   Status request_backward_scratch(size_t bytes, int* slot);
   void* backward_scratch(int slot) const;
+  // Backward of a recurrent op: true when an observer wants per-time-step
+  // state gradients, so a kernel computes the norms only then.
+  bool wants_state_gradients() const;
+  // Reports ||dL/dh|| at time step `step` (0 = first step) to the observer;
+  // a null check and nothing else when no observer is set.
+  void report_state_gradient(int32_t step, float norm) const;
 
   // An error prefixed with nothing: the interpreter adds subgraph/op context.
   template <typename... Args>

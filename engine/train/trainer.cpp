@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/train/observer.h"
+
 namespace gruwb {
 namespace {
 
@@ -62,34 +64,90 @@ bool parse_trainable_scope(const char* text, TrainingConfig* config) {
   return false;
 }
 
+namespace {
+
+int first_tensor_of(const Model& model, int subgraph) {
+  int first = 0;
+  for (int s = 0; s < subgraph; ++s) first += model.subgraph(s).tensor_count;
+  return first;
+}
+
+int total_tensors_of(const Model& model) { return first_tensor_of(model, model.subgraph_count()); }
+
+bool is_while_op(const OperatorView& op) {
+  return op.op_code == static_cast<int32_t>(BuiltinOperator::WHILE);
+}
+
+// The body of a WHILE holding trainable layers (a converter-made RNN), or -1.
+int layer_body(const Model& model, const OperatorView& op) {
+  if (!is_while_op(op)) return -1;
+  const auto* options = op.options<fb::WhileOptions>();
+  if (!options) return -1;
+  SubgraphView body = model.subgraph(options->body_subgraph_index());
+  for (int o = 0; o < body.operator_count; ++o) {
+    if (is_layer(body, body.op(o))) return body.index;
+  }
+  return -1;
+}
+
+// Flags the weights of one layer: an op of subgraph `sg`, or every layer op
+// of a WHILE's body.
+void flag_layer(const Model& model, const SubgraphView& sg, const OperatorView& op,
+                uint8_t* flags) {
+  const int body = layer_body(model, op);
+  if (body >= 0) {
+    SubgraphView b = model.subgraph(body);
+    for (int o = 0; o < b.operator_count; ++o) flag_layer(model, b, b.op(o), flags);
+    return;
+  }
+  const int first = first_tensor_of(model, sg.index);
+  for (size_t i = 0; i < op.inputs.size; ++i) {
+    if (is_weight_input(op, static_cast<int>(i)) && is_float_weight(sg, op.inputs[i])) {
+      flags[first + op.inputs[i]] = 1;
+    }
+  }
+}
+
+}  // namespace
+
+// Layers in execution order: the ops of subgraph 0 owning float weights,
+// and each WHILE whose body holds such ops counted as ONE layer (the RNN it
+// spells out), so last:N means the same in the fused and the loop form.
 Status Trainer::resolve_scope(const Model& model, uint8_t* flags) {
   SubgraphView sg = model.subgraph(0);
   const TrainingConfig& c = config_;
   if (c.scope == TrainableScope::kNames) {
     for (int32_t n = 0; n < c.name_count; ++n) {
       int found = -1;
-      for (int t = 0; t < sg.tensor_count && found < 0; ++t) {
-        if (strcmp(sg.tensor(t).name, c.names[n]) == 0) found = t;
+      int found_subgraph = 0;
+      for (int s = 0; s < model.subgraph_count() && found < 0; ++s) {
+        SubgraphView view = model.subgraph(s);
+        for (int t = 0; t < view.tensor_count && found < 0; ++t) {
+          if (strcmp(view.tensor(t).name, c.names[n]) == 0) {
+            found = t;
+            found_subgraph = s;
+          }
+        }
       }
       if (found < 0) {
-        return Status::error(StatusCode::kInvalidArgument,
-                             "no tensor named '%s' in subgraph 0 to train", c.names[n]);
+        return Status::error(StatusCode::kInvalidArgument, "no tensor named '%s' to train",
+                             c.names[n]);
       }
-      if (!is_float_weight(sg, found)) {
+      if (!is_float_weight(model.subgraph(found_subgraph), found)) {
         return Status::error(StatusCode::kInvalidArgument,
-                             "tensor %d '%s' is not a constant float32 weight: it cannot be "
-                             "trained",
-                             found, c.names[n]);
+                             "tensor %d '%s' of subgraph %d is not a constant float32 weight: it "
+                             "cannot be trained",
+                             found, c.names[n], found_subgraph);
       }
-      flags[found] = 1;
+      flags[first_tensor_of(model, found_subgraph) + found] = 1;
     }
     return Status();
   }
   int layers = 0;
-  for (int o = 0; o < sg.operator_count; ++o) layers += is_layer(sg, sg.op(o)) ? 1 : 0;
   int last_fc = -1;
   for (int o = 0; o < sg.operator_count; ++o) {
     OperatorView op = sg.op(o);
+    if (is_layer(sg, op) || layer_body(model, op) >= 0) ++layers;
     if (op.op_code == static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED) && is_layer(sg, op)) {
       last_fc = o;
     }
@@ -106,24 +164,21 @@ Status Trainer::resolve_scope(const Model& model, uint8_t* flags) {
   int layer = 0;
   for (int o = 0; o < sg.operator_count; ++o) {
     OperatorView op = sg.op(o);
-    if (!is_layer(sg, op)) continue;
+    if (!is_layer(sg, op) && layer_body(model, op) < 0) continue;
     ++layer;
     bool take = c.scope == TrainableScope::kAll ||
                 (c.scope == TrainableScope::kFc && o == last_fc) ||
                 (c.scope == TrainableScope::kLastN && layer > layers - c.last_n);
-    if (!take) continue;
-    for (size_t i = 0; i < op.inputs.size; ++i) {
-      if (is_weight_input(op, static_cast<int>(i)) && is_float_weight(sg, op.inputs[i])) {
-        flags[op.inputs[i]] = 1;
-      }
-    }
+    if (take) flag_layer(model, sg, op, flags);
   }
   return Status();
 }
 
 Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_t* arena,
                         size_t arena_bytes) {
+  TrainingObserver* observer = observer_;
   *this = Trainer();
+  set_observer(observer);
   config_ = config;
   if (!model.table()) return Status::error(StatusCode::kInvalidArgument, "model is not loaded");
   if (config.batch_size < 1) {
@@ -143,7 +198,8 @@ Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_
   }
   // The trainable flags sit at the arena start; the labels go after the
   // interpreter's memory once the output's shape is known.
-  const size_t flag_bytes = align_up(static_cast<size_t>(sg.tensor_count));
+  const int total_tensors = total_tensors_of(model);
+  const size_t flag_bytes = align_up(static_cast<size_t>(total_tensors));
   head_bytes_ = flag_bytes;
   if (head_bytes_ > arena_bytes) {
     return Status::error(StatusCode::kOutOfMemory,
@@ -153,7 +209,7 @@ Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_
   uint8_t* flags = arena;
   memset(flags, 0, flag_bytes);
   GRUWB_RETURN_IF_ERROR(resolve_scope(model, flags));
-  for (int t = 0; t < sg.tensor_count; ++t) {
+  for (int t = 0; t < total_tensors; ++t) {
     if (!flags[t]) continue;
     if (trainable_count_ == kMaxTrainable) {
       return Status::error(StatusCode::kUnsupported, "more than %d trainable weight tensors",
@@ -183,8 +239,41 @@ Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_
     if (readers == 1 && !logits_is_output) options.loss_op = o;
     break;
   }
-  GRUWB_RETURN_IF_ERROR(
-      interpreter_.prepare(model, arena + head_bytes_, arena_bytes - head_bytes_, &options));
+  // One-pass batches: the model takes B rows at once when its input has a
+  // batch dimension of 1 and the shapes propagate to an output of B rows
+  // (fused models); otherwise B single samples accumulate.
+  batch_rows_ = 1;
+  TensorView first_input = sg.tensor(sg.inputs[0]);
+  if (config.one_pass_batches && config.batch_size > 1 && first_input.shape.size > 0 &&
+      first_input.shape[0] == 1) {
+    options.input_batch = config.batch_size;
+    Status batched =
+        interpreter_.prepare(model, arena + head_bytes_, arena_bytes - head_bytes_, &options);
+    TensorView file_output = sg.tensor(sg.outputs[0]);
+    bool rows_ok = batched.ok();
+    if (rows_ok) {
+      const Tensor* out = interpreter_.output(0);
+      rows_ok = out->shape.rank == static_cast<int32_t>(file_output.shape.size) &&
+                out->shape.rank > 0 && out->shape.dims[0] == config.batch_size;
+      for (int32_t d = 1; rows_ok && d < out->shape.rank; ++d) {
+        rows_ok = out->shape.dims[d] == file_output.shape[static_cast<size_t>(d)];
+      }
+      for (int i = 1; rows_ok && i < interpreter_.input_count(); ++i) {
+        rows_ok = interpreter_.input(i)->shape.rank == 0 ||
+                  interpreter_.input(i)->shape.dims[0] == config.batch_size;
+      }
+    }
+    if (rows_ok) {
+      batch_rows_ = config.batch_size;
+    } else if (batched.code() == StatusCode::kOutOfMemory) {
+      return batched;  // the caller sizes the arena for the batched plan
+    }
+  }
+  if (batch_rows_ == 1) {
+    options.input_batch = 0;
+    GRUWB_RETURN_IF_ERROR(
+        interpreter_.prepare(model, arena + head_bytes_, arena_bytes - head_bytes_, &options));
+  }
 
   Tensor* out = interpreter_.output(0);
   if (out->type != TensorType::FLOAT32) {
@@ -203,6 +292,7 @@ Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_
   memset(label_, 0, label_bytes_);
   classes_ = out->shape.rank > 0 ? out->shape.dims[out->shape.rank - 1] : 1;
   rows_ = classes_ > 0 ? label_count_ / classes_ : 0;
+  active_rows_ = rows_;
   if (config.loss == Loss::kSparseCategoricalCrossEntropy) label_count_ = rows_;
 
   OpTraining* loss_op = options.loss_op >= 0 ? interpreter_.op_training(options.loss_op) : nullptr;
@@ -232,6 +322,17 @@ TrainingMemory Trainer::memory() const {
 
 Tensor* Trainer::weight(int i) { return &interpreter_.subgraph_state(0).tensors[trainable_[i]]; }
 
+void Trainer::weight_location(int i, int* subgraph, int* tensor) {
+  const int global = trainable_[i];
+  int s = 0;
+  while (s + 1 < interpreter_.model().subgraph_count() &&
+         interpreter_.global_tensor_index(s + 1, 0) <= global) {
+    ++s;
+  }
+  *subgraph = s;
+  *tensor = global - interpreter_.global_tensor_index(s, 0);
+}
+
 Tensor* Trainer::weight_gradient(int i) {
   return &interpreter_.tensor_training(trainable_[i])->gradient;
 }
@@ -239,6 +340,15 @@ Tensor* Trainer::weight_gradient(int i) {
 void Trainer::clear_gradients() {
   interpreter_.zero_weight_gradients();
   pending_ = 0;
+  passes_ = 0;
+  loss_sum_ = 0.0;
+  hits_ = 0;
+  metric_rows_ = 0;
+}
+
+void Trainer::set_observer(TrainingObserver* observer) {
+  observer_ = observer;
+  interpreter_.set_observer(observer);
 }
 
 Status Trainer::compute_loss(float* loss_out) {
@@ -266,8 +376,12 @@ Status Trainer::compute_loss(float* loss_out) {
     case Loss::kCategoricalCrossEntropy:
     case Loss::kSparseCategoricalCrossEntropy: {
       const bool sparse = config_.loss == Loss::kSparseCategoricalCrossEntropy;
-      const float scale = 1.f / static_cast<float>(rows_);
-      for (int64_t r = 0; r < rows_; ++r) {
+      const float scale = 1.f / static_cast<float>(active_rows_);
+      // Rows past the active ones (a short last batch) add nothing.
+      if (g) {
+        for (int64_t i = active_rows_ * classes; i < rows_ * classes; ++i) g[i] = 0.f;
+      }
+      for (int64_t r = 0; r < active_rows_; ++r) {
         int32_t label_class = -1;
         if (sparse) {
           label_class = static_cast<int32_t>(y[r]);
@@ -306,19 +420,23 @@ Status Trainer::compute_loss(float* loss_out) {
           }
         }
       }
-      loss /= static_cast<double>(rows_);
+      loss /= static_cast<double>(active_rows_);
       break;
     }
     case Loss::kMeanSquaredError:
     case Loss::kMeanAbsoluteError: {
       const bool squared = config_.loss == Loss::kMeanSquaredError;
-      const float scale = 1.f / static_cast<float>(n);
-      for (int64_t i = 0; i < n; ++i) {
+      const int64_t active = rows_ > 0 ? n / rows_ * active_rows_ : n;
+      const float scale = 1.f / static_cast<float>(active);
+      if (g) {
+        for (int64_t i = active; i < n; ++i) g[i] = 0.f;
+      }
+      for (int64_t i = 0; i < active; ++i) {
         const float d = p[i] - y[i];
         loss += squared ? static_cast<double>(d) * d : std::fabs(static_cast<double>(d));
         if (g) g[i] = squared ? 2.f * d * scale : (d > 0.f ? scale : (d < 0.f ? -scale : 0.f));
       }
-      loss /= static_cast<double>(n);
+      loss /= static_cast<double>(active);
       break;
     }
   }
@@ -331,11 +449,45 @@ Status Trainer::compute_loss(float* loss_out) {
   return Status();
 }
 
+// Arg-max hits over the active rows (classification losses), for metrics.
+int64_t Trainer::count_hits() const {
+  if (config_.loss != Loss::kCategoricalCrossEntropy &&
+      config_.loss != Loss::kSparseCategoricalCrossEntropy) {
+    return 0;
+  }
+  const bool sparse = config_.loss == Loss::kSparseCategoricalCrossEntropy;
+  const float* p = const_cast<Interpreter&>(interpreter_).output(0)->f32();
+  int64_t hits = 0;
+  for (int64_t r = 0; r < active_rows_; ++r) {
+    const float* pr = p + r * classes_;
+    int32_t best = 0;
+    for (int32_t i = 1; i < classes_; ++i) best = pr[i] > pr[best] ? i : best;
+    int32_t truth = 0;
+    if (sparse) {
+      truth = static_cast<int32_t>(label_[r]);
+    } else {
+      const float* yr = label_ + r * classes_;
+      for (int32_t i = 1; i < classes_; ++i) truth = yr[i] > yr[truth] ? i : truth;
+    }
+    hits += best == truth ? 1 : 0;
+  }
+  return hits;
+}
+
 Status Trainer::accumulate(float* loss) {
+  float value = 0.f;
   GRUWB_RETURN_IF_ERROR(interpreter_.invoke());
-  GRUWB_RETURN_IF_ERROR(compute_loss(loss));
+  GRUWB_RETURN_IF_ERROR(compute_loss(&value));
   GRUWB_RETURN_IF_ERROR(interpreter_.backward());
-  ++pending_;
+  const int32_t samples = batch_rows_ > 1 ? active_rows_ / (rows_ / batch_rows_) : 1;
+  pending_ += samples;
+  ++passes_;
+  loss_sum_ += static_cast<double>(value) * samples;
+  if (observer_) {
+    hits_ += count_hits();
+    metric_rows_ += active_rows_;
+  }
+  if (loss) *loss = value;
   return Status();
 }
 
@@ -345,9 +497,62 @@ Status Trainer::train_sample(float* loss) {
   return Status();
 }
 
+Status Trainer::train_batch(int32_t samples, float* loss) {
+  if (batch_rows_ <= 1) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "train_batch needs one-pass batches (the model runs one sample per "
+                         "pass: use train_sample)");
+  }
+  if (samples < 1 || samples > batch_rows_) {
+    return Status::error(StatusCode::kInvalidArgument, "batch of %d samples (1..%d)",
+                         static_cast<int>(samples), static_cast<int>(batch_rows_));
+  }
+  active_rows_ = rows_ / batch_rows_ * samples;
+  Status status = accumulate(loss);
+  if (status.ok()) status = apply_update();
+  active_rows_ = rows_;
+  return status;
+}
+
+void Trainer::report_gradients(float scale) {
+  for (int w = 0; w < trainable_count_; ++w) {
+    const Tensor* g = weight_gradient(w);
+    const int64_t n = g->elements();
+    GradientStats stats;
+    stats.step = step_;
+    stats.weight = w;
+    stats.tensor = trainable_[w];
+    stats.name = g->name;
+    double sum = 0.0;
+    float lo = 0.f, hi = 0.f;
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = g->f32()[i] * scale;
+      sum += static_cast<double>(v) * v;
+      lo = i == 0 || v < lo ? v : lo;
+      hi = i == 0 || v > hi ? v : hi;
+    }
+    stats.norm = static_cast<float>(std::sqrt(sum));
+    stats.min = lo;
+    stats.max = hi;
+    stats.range = std::fabs(lo) > std::fabs(hi) ? std::fabs(lo) : std::fabs(hi);
+    const int bins = GradientStats::kBins;
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = g->f32()[i] * scale;
+      int bin = bins / 2;
+      if (stats.range > 0.f) {
+        bin = static_cast<int>((v + stats.range) / (2.f * stats.range) * bins);
+        bin = bin < 0 ? 0 : (bin >= bins ? bins - 1 : bin);
+      }
+      ++stats.histogram[bin];
+    }
+    observer_->on_weight_gradient(stats);
+  }
+}
+
 Status Trainer::apply_update() {
   if (pending_ == 0) return Status();
-  const float mean = 1.f / static_cast<float>(pending_);
+  // Per-sample passes are summed, one-pass batches already averaged.
+  const float mean = 1.f / static_cast<float>(passes_);
   // NaN/Inf guard first: a bad gradient must not reach the weights.
   double norm2 = 0.0;
   for (int w = 0; w < trainable_count_; ++w) {
@@ -366,11 +571,27 @@ Status Trainer::apply_update() {
     }
   }
   float scale = mean;
+  bool clipped = false;
   if (config_.clip_norm > 0.f) {
     const double norm = std::sqrt(norm2);
-    if (norm > config_.clip_norm) scale *= static_cast<float>(config_.clip_norm / norm);
+    if (norm > config_.clip_norm) {
+      scale *= static_cast<float>(config_.clip_norm / norm);
+      clipped = true;
+    }
   }
   ++step_;
+  if (observer_) {
+    StepMetrics metrics;
+    metrics.step = step_;
+    metrics.samples = pending_;
+    metrics.loss = static_cast<float>(loss_sum_ / pending_);
+    metrics.accuracy =
+        metric_rows_ > 0 ? static_cast<float>(hits_) / static_cast<float>(metric_rows_) : 0.f;
+    metrics.gradient_norm = static_cast<float>(std::sqrt(norm2));
+    metrics.clipped = clipped;
+    observer_->on_step(metrics);
+    report_gradients(mean);
+  }
   const float lr = config_.learning_rate;
   const double t = static_cast<double>(step_);
   const double correction1 = 1.0 - std::pow(static_cast<double>(config_.beta1), t);
@@ -411,6 +632,146 @@ Status Trainer::apply_update() {
     }
   }
   clear_gradients();
+  return Status();
+}
+
+// ---- checkpoints ----------------------------------------------------------------
+// Native byte order (x86-64 hosts and Cortex-M boards are both little
+// endian): a header, each weight's element count, then per weight its
+// values, its gradient accumulator and its optimizer slots.
+
+namespace {
+
+constexpr char kCheckpointMagic[4] = {'G', 'W', 'C', 'K'};
+constexpr uint32_t kCheckpointVersion = 1;
+
+struct CheckpointHeader {
+  char magic[4];
+  uint32_t version;
+  uint32_t weights;
+  uint32_t slots;
+  int64_t step;
+  int32_t pending;
+  int32_t passes;
+  double loss_sum;
+  int64_t hits;
+  int64_t metric_rows;
+};
+
+}  // namespace
+
+int Trainer::optimizer_slots() const {
+  return config_.optimizer == Optimizer::kAdam ? 2 : (config_.momentum > 0.f ? 1 : 0);
+}
+
+size_t Trainer::checkpoint_bytes() const {
+  size_t bytes =
+      sizeof(CheckpointHeader) + sizeof(uint32_t) * static_cast<size_t>(trainable_count_);
+  const size_t arrays = 2 + static_cast<size_t>(optimizer_slots());
+  for (int w = 0; w < trainable_count_; ++w) {
+    bytes += arrays * const_cast<Trainer*>(this)->weight(w)->bytes;
+  }
+  return bytes;
+}
+
+Status Trainer::save_checkpoint(uint8_t* out, size_t capacity, size_t* written) {
+  const size_t needed = checkpoint_bytes();
+  if (written) *written = 0;
+  if (!out || capacity < needed) {
+    return Status::error(StatusCode::kOutOfMemory, "checkpoint needs %u bytes, the buffer has %u",
+                         static_cast<unsigned>(needed), static_cast<unsigned>(capacity));
+  }
+  CheckpointHeader header;
+  memcpy(header.magic, kCheckpointMagic, 4);
+  header.version = kCheckpointVersion;
+  header.weights = static_cast<uint32_t>(trainable_count_);
+  header.slots = static_cast<uint32_t>(optimizer_slots());
+  header.step = step_;
+  header.pending = pending_;
+  header.passes = passes_;
+  header.loss_sum = loss_sum_;
+  header.hits = hits_;
+  header.metric_rows = metric_rows_;
+  uint8_t* at = out;
+  memcpy(at, &header, sizeof header);
+  at += sizeof header;
+  for (int w = 0; w < trainable_count_; ++w) {
+    const uint32_t count = static_cast<uint32_t>(weight(w)->elements());
+    memcpy(at, &count, sizeof count);
+    at += sizeof count;
+  }
+  for (int w = 0; w < trainable_count_; ++w) {
+    const Tensor* values = weight(w);
+    TensorTraining* train = interpreter_.tensor_training(trainable_[w]);
+    memcpy(at, values->data, values->bytes);
+    at += values->bytes;
+    memcpy(at, train->gradient.data, values->bytes);
+    at += values->bytes;
+    for (int slot = 0; slot < optimizer_slots(); ++slot) {
+      memcpy(at, train->state[slot], values->bytes);
+      at += values->bytes;
+    }
+  }
+  if (written) *written = static_cast<size_t>(at - out);
+  return Status();
+}
+
+Status Trainer::load_checkpoint(const uint8_t* data, size_t bytes) {
+  CheckpointHeader header;
+  if (!data || bytes < sizeof header) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "checkpoint of %u bytes is shorter than its %u-byte header",
+                         static_cast<unsigned>(bytes), static_cast<unsigned>(sizeof header));
+  }
+  memcpy(&header, data, sizeof header);
+  if (memcmp(header.magic, kCheckpointMagic, 4) != 0 || header.version != kCheckpointVersion) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "not a version %u GRU Workbench checkpoint (magic or version differs)",
+                         static_cast<unsigned>(kCheckpointVersion));
+  }
+  if (header.weights != static_cast<uint32_t>(trainable_count_) ||
+      header.slots != static_cast<uint32_t>(optimizer_slots())) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "checkpoint holds %u weights with %u optimizer slots, this training has "
+                         "%d with %d (another model, scope or optimizer?)",
+                         static_cast<unsigned>(header.weights), static_cast<unsigned>(header.slots),
+                         trainable_count_, optimizer_slots());
+  }
+  if (bytes != checkpoint_bytes()) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "checkpoint has %u bytes, this training's needs %u",
+                         static_cast<unsigned>(bytes), static_cast<unsigned>(checkpoint_bytes()));
+  }
+  const uint8_t* at = data + sizeof header;
+  for (int w = 0; w < trainable_count_; ++w) {
+    uint32_t count = 0;
+    memcpy(&count, at, sizeof count);
+    at += sizeof count;
+    if (count != static_cast<uint32_t>(weight(w)->elements())) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           "checkpoint weight %d has %u values, '%s' has %lld", w,
+                           static_cast<unsigned>(count), weight(w)->name,
+                           static_cast<long long>(weight(w)->elements()));
+    }
+  }
+  for (int w = 0; w < trainable_count_; ++w) {
+    Tensor* values = weight(w);
+    TensorTraining* train = interpreter_.tensor_training(trainable_[w]);
+    memcpy(values->data, at, values->bytes);
+    at += values->bytes;
+    memcpy(train->gradient.data, at, values->bytes);
+    at += values->bytes;
+    for (int slot = 0; slot < optimizer_slots(); ++slot) {
+      memcpy(train->state[slot], at, values->bytes);
+      at += values->bytes;
+    }
+  }
+  step_ = header.step;
+  pending_ = header.pending;
+  passes_ = header.passes;
+  loss_sum_ = header.loss_sum;
+  hits_ = header.hits;
+  metric_rows_ = header.metric_rows;
   return Status();
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "engine/runtime/interpreter.h"
+#include "engine/train/observer.h"
 #include "engine/train/training_config.h"
 
 namespace gruwb {
@@ -64,7 +65,12 @@ class Trainer {
 
   // Trainable weights in model order.
   int weight_count() const { return trainable_count_; }
+  // Global tensor index (subgraph 0: the model's index; WHILE body weights
+  // follow, see Interpreter::global_tensor_index).
   int weight_tensor_index(int i) const { return trainable_[i]; }
+  // Where weight i lives in the model file: its subgraph (0, or a WHILE
+  // body) and its tensor index inside that subgraph.
+  void weight_location(int i, int* subgraph, int* tensor);
   Tensor* weight(int i);
   Tensor* weight_gradient(int i);  // accumulated (summed) gradients
   int64_t step() const { return step_; }
@@ -73,9 +79,37 @@ class Trainer {
 
   Interpreter& interpreter() { return interpreter_; }
 
+  // ---- One-pass batches (TrainingConfig::one_pass_batches) ----
+  // Samples input(0) takes per pass: batch_size when the model was prepared
+  // with a batch dimension (then input(0) and label() hold that many rows
+  // and train_sample() trains a whole batch in one pass), else 1 (B single
+  // samples accumulate).
+  int32_t batch_rows() const { return batch_rows_; }
+  bool one_pass_batches() const { return batch_rows_ > 1; }
+  // One-pass mode: trains on the first `samples` rows (a short last batch;
+  // the other rows add nothing) and applies the update.
+  Status train_batch(int32_t samples, float* loss);
+
+  // ---- Observer (engine/train/observer.h) ----
+  // nullptr = none (zero cost). Kept across prepare(). Gets on_step and
+  // on_weight_gradient from apply_update(), on_state_gradient from the
+  // recurrent backward kernels and WHILE loops.
+  void set_observer(TrainingObserver* observer);
+
+  // ---- Checkpoints ----
+  // Weights, gradient accumulators (a batch in progress), optimizer state,
+  // step: training resumed from a checkpoint is bit-identical to training
+  // that never stopped. Load into a trainer prepared the same way.
+  size_t checkpoint_bytes() const;
+  Status save_checkpoint(uint8_t* out, size_t capacity, size_t* written);
+  Status load_checkpoint(const uint8_t* data, size_t bytes);
+
  private:
   Status resolve_scope(const Model& model, uint8_t* flags);
   Status compute_loss(float* loss);
+  int64_t count_hits() const;
+  void report_gradients(float scale);
+  int optimizer_slots() const;
 
   Interpreter interpreter_;
   TrainingConfig config_;
@@ -88,8 +122,15 @@ class Trainer {
   int fused_softmax_op_ = -1;  // SOFTMAX producing the output, fused with CE
   int32_t classes_ = 0;        // last dim of the output
   int64_t rows_ = 0;
-  int pending_ = 0;
+  int pending_ = 0;  // samples in the gradient accumulators
+  int passes_ = 0;   // forward/backward passes behind them
   int64_t step_ = 0;
+  int32_t batch_rows_ = 1;
+  int64_t active_rows_ = 0;  // output rows the loss uses (all but a short batch's tail)
+  double loss_sum_ = 0.0;    // over pending samples, for StepMetrics
+  int64_t hits_ = 0;
+  int64_t metric_rows_ = 0;
+  TrainingObserver* observer_ = nullptr;
 };
 
 }  // namespace gruwb

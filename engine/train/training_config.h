@@ -45,6 +45,12 @@ struct TrainingConfig {
   int32_t name_count = 0;
   // Also compute gradients with respect to the model inputs (gradient checks).
   bool input_gradients = false;
+  // Train a batch in ONE pass: prepare the model with batch dimension
+  // batch_size when its input's is 1 and the shapes propagate (fused
+  // models); the loss averages the rows, which gives the same update as
+  // batch_size accumulated samples. Falls back to per-sample accumulation
+  // otherwise; Trainer::batch_rows() says which mode is used.
+  bool one_pass_batches = false;
 };
 
 // "fc", "all", "last:N" -> scope (+ last_n); false for anything else (a list

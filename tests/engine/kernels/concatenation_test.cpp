@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/engine/kernels/op_test_util.h"
+#include "tests/engine/train/gradient_check.h"
 
 namespace gruwb::test {
 namespace {
@@ -119,6 +120,22 @@ TEST(ConcatenationTest, RejectsMismatchedShapesTypesAndAxes) {
     b.op(BuiltinOperator::CONCATENATION, {a, c}, {y}, concat_options(-2));
     std::string error = prepare_error(b);
     EXPECT_NE(error.find("axis -2 is out of range for 'a' [2]"), std::string::npos) << error;
+  }
+}
+
+// Training: each input gets its slab, through a fused RELU.
+TEST(ConcatenationBackward, MatchesFiniteDifferences) {
+  for (auto act : {fb::ActivationFunctionType::NONE, fb::ActivationFunctionType::TANH}) {
+    OpModelBuilder b;
+    int a = b.input("a", {2, 1, 3});
+    int c = b.input("c", {2, 2, 3});
+    int y = b.output("y");
+    fb::ConcatenationOptionsT options;
+    options.axis = 1;
+    options.fused_activation_function = act;
+    b.op(BuiltinOperator::CONCATENATION, {a, c}, {y}, options);
+    check_input_gradients(b, {random_floats(6, 1.f, 7), random_floats(12, 1.f, 8)}, 18,
+                          std::string("CONCATENATION ") + fb::EnumNameActivationFunctionType(act));
   }
 }
 

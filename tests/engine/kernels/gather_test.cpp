@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/engine/kernels/op_test_util.h"
+#include "tests/engine/train/gradient_check.h"
 
 namespace gruwb::test {
 namespace {
@@ -219,6 +220,20 @@ TEST(GatherTest, ConstantIntegerInputsAreFoldedAtPrepare) {
   EXPECT_EQ(runner.output(0).ints(), (std::vector<int32_t>{10, 8}));
   ASSERT_TRUE(runner.invoke()) << runner.error();
   EXPECT_EQ(runner.output(0).ints(), (std::vector<int32_t>{10, 8}));
+}
+
+// Training: scatter-add into the params gradient, repeated indices sum.
+TEST(GatherBackward, ScatterAddsRepeatedIndices) {
+  for (int axis : {0, 1}) {
+    OpModelBuilder b;
+    int params = b.input("params", {3, 4});
+    int indices = b.constant_i32("indices", {2, 2}, {2, 0, 2, 1});
+    int y = b.output("y");
+    b.op(BuiltinOperator::GATHER, {params, indices}, {y}, gather_options(axis));
+    const std::vector<std::vector<float>> inputs = {random_floats(12, 1.f, 2)};
+    const size_t outputs = axis == 0 ? 16 : 12;
+    check_input_gradients(b, inputs, outputs, "GATHER axis " + std::to_string(axis));
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/engine/kernels/op_test_util.h"
+#include "tests/engine/train/gradient_check.h"
 
 namespace gruwb::test {
 namespace {
@@ -159,6 +160,30 @@ TEST(UnpackTest, Int32DataAndNumMismatch) {
               std::string::npos)
         << error;
   }
+}
+
+// Training: PACK then UNPACK along another axis, parts combined so that
+// every output of UNPACK carries a gradient.
+TEST(PackBackward, PackAndUnpackMatchFiniteDifferences) {
+  OpModelBuilder b;
+  int a = b.input("a", {2, 3});
+  int c = b.input("c", {2, 3});
+  int packed = b.tensor("packed");
+  fb::PackOptionsT pack;
+  pack.axis = 1;
+  pack.values_count = 2;
+  b.op(BuiltinOperator::PACK, {a, c}, {packed}, pack);  // [2,2,3]
+  int u0 = b.tensor("u0"), u1 = b.tensor("u1"), u2 = b.tensor("u2");
+  fb::UnpackOptionsT unpack;
+  unpack.axis = 2;
+  unpack.num = 3;
+  b.op(BuiltinOperator::UNPACK, {packed}, {u0, u1, u2}, unpack);  // 3 x [2,2]
+  int m = b.tensor("m");
+  int y = b.output("y");
+  b.op(BuiltinOperator::MUL, {u0, u1}, {m});
+  b.op(BuiltinOperator::SUB, {m, u2}, {y});
+  check_input_gradients(b, {random_floats(6, 1.f, 10), random_floats(6, 1.f, 11)}, 4,
+                        "PACK/UNPACK");
 }
 
 }  // namespace

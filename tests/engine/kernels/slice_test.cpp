@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/engine/kernels/op_test_util.h"
+#include "tests/engine/train/gradient_check.h"
 
 namespace gruwb::test {
 namespace {
@@ -116,6 +117,17 @@ TEST(SliceTest, RejectsBadRangesAndRunTimeSizes) {
     std::string error = prepare_error(b);
     EXPECT_NE(error.find("begin 'begin' has shape [1], expected [2]"), std::string::npos) << error;
   }
+}
+
+// Training: the slice's elements get the gradient, the others zero.
+TEST(SliceBackward, MatchesFiniteDifferences) {
+  OpModelBuilder b;
+  int x = b.input("x", {3, 4, 2});
+  int begin = b.constant_i32("begin", {3}, {1, 1, 0});
+  int size = b.constant_i32("size", {3}, {2, -1, 1});
+  int y = b.output("y");
+  b.op(BuiltinOperator::SLICE, {x, begin, size}, {y});
+  check_input_gradients(b, {random_floats(24, 1.f, 3)}, 6, "SLICE");
 }
 
 }  // namespace

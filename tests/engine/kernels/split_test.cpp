@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/engine/kernels/op_test_util.h"
+#include "tests/engine/train/gradient_check.h"
 
 namespace gruwb::test {
 namespace {
@@ -134,6 +135,32 @@ TEST(SplitVTest, RejectsSizesThatDoNotAddUp) {
     b.op(BuiltinOperator::SPLIT_V, {x, sizes, axis}, {p0, p1}, split_v_options(2));
     std::string error = prepare_error(b);
     EXPECT_NE(error.find("size_splits 'size_splits'"), std::string::npos) << error;
+  }
+}
+
+// Training: the parts are combined (p0 * p1 + p2) so every output carries a
+// gradient back into its slab.
+TEST(SplitBackward, SplitAndSplitVMatchFiniteDifferences) {
+  for (bool v : {false, true}) {
+    OpModelBuilder b;
+    int x = b.input("x", {2, 6});
+    int axis = b.constant_i32("axis", {}, {1});
+    int p0 = b.tensor("p0"), p1 = b.tensor("p1"), p2 = b.tensor("p2");
+    if (v) {
+      int sizes = b.constant_i32("sizes", {3}, {2, 2, -1});
+      fb::SplitVOptionsT options;
+      options.num_splits = 3;
+      b.op(BuiltinOperator::SPLIT_V, {x, sizes, axis}, {p0, p1, p2}, options);
+    } else {
+      fb::SplitOptionsT options;
+      options.num_splits = 3;
+      b.op(BuiltinOperator::SPLIT, {axis, x}, {p0, p1, p2}, options);
+    }
+    int m = b.tensor("m");
+    int y = b.output("y");
+    b.op(BuiltinOperator::MUL, {p0, p1}, {m});
+    b.op(BuiltinOperator::ADD, {m, p2}, {y});
+    check_input_gradients(b, {random_floats(12, 1.f, 9)}, 4, v ? "SPLIT_V" : "SPLIT");
   }
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/engine/kernels/op_test_util.h"
+#include "tests/engine/train/gradient_check.h"
 
 namespace gruwb::test {
 namespace {
@@ -247,6 +248,70 @@ TEST(StridedSliceTest, RejectsZeroStrideTwoEllipsesAndMismatchedVectors) {
   EXPECT_NE(prepare_error(b4).find("3 slice indices for input 'x' [3,4] of rank 2"),
             std::string::npos)
       << prepare_error(b4);
+}
+
+// Training: every mask, negative strides and a run-time begin (the WHILE
+// body's x[t]) against finite differences.
+TEST(StridedSliceBackward, AllMasksMatchFiniteDifferences) {
+  struct Case {
+    std::vector<int32_t> begin, end, strides;
+    int begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_mask;
+    size_t outputs;
+  };
+  const Case cases[] = {
+      {{0, 1, 0}, {3, 4, 4}, {2, 1, 2}, 0, 0, 0, 0, 0, 2 * 3 * 2},
+      {{2, 0, 3}, {0, 4, 0}, {-1, 1, -2}, 0, 0, 0, 0, 0, 2 * 4 * 2},
+      {{0, 0, 0}, {0, 0, 0}, {1, 1, 1}, 7, 7, 0, 0, 0, 48},
+      {{1, 0, 0}, {2, 0, 0}, {1, 1, 1}, 6, 6, 0, 0, 1, 16},
+      {{0, 2}, {0, 3}, {1, 1}, 0, 0, 1, 0, 2, 12},
+      {{0, 0, 1}, {0, 0, 3}, {1, 1, 1}, 1, 1, 0, 2, 0, 3 * 4 * 2},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    OpModelBuilder b;
+    int x = b.input("x", {3, 4, 4});
+    const int32_t specs = static_cast<int32_t>(c.begin.size());
+    int begin = b.constant_i32("begin", {specs}, c.begin);
+    int end = b.constant_i32("end", {specs}, c.end);
+    int strides = b.constant_i32("strides", {specs}, c.strides);
+    int y = b.output("y");
+    fb::StridedSliceOptionsT options;
+    options.begin_mask = c.begin_mask;
+    options.end_mask = c.end_mask;
+    options.ellipsis_mask = c.ellipsis_mask;
+    options.new_axis_mask = c.new_axis_mask;
+    options.shrink_axis_mask = c.shrink_mask;
+    b.op(BuiltinOperator::STRIDED_SLICE, {x, begin, end, strides}, {y}, options);
+    check_input_gradients(b, {random_floats(48, 1.f, 4)}, c.outputs,
+                          "STRIDED_SLICE case " + std::to_string(n++));
+  }
+}
+
+TEST(StridedSliceBackward, RunTimeBeginShrinksOneStep) {
+  OpModelBuilder b;
+  int x = b.input("x", {5, 3});
+  int t = b.input("t", {1}, TensorType::INT32);
+  int end = b.constant_i32("end", {1}, {0});
+  int strides = b.constant_i32("strides", {1}, {1});
+  int y = b.output("y");
+  fb::StridedSliceOptionsT options;
+  options.shrink_axis_mask = 1;
+  b.op(BuiltinOperator::STRIDED_SLICE, {x, t, end, strides}, {y}, options);
+  Session s;
+  ASSERT_TRUE(s.prepare(b, mse_config()));
+  s.trainer.input(1)->i32()[0] = 3;
+  std::vector<float> values = random_floats(15, 1.f, 5);
+  memcpy(s.trainer.input(0)->data, values.data(), values.size() * sizeof(float));
+  std::vector<float> labels = random_floats(3, 1.f, 6);
+  memcpy(s.trainer.label(), labels.data(), labels.size() * sizeof(float));
+  ASSERT_TRUE(s.trainer.accumulate(nullptr).ok());
+  const Tensor* g = s.trainer.interpreter().gradient(0, s.trainer.input(0));
+  ASSERT_NE(g, nullptr);
+  for (int i = 0; i < 15; ++i) {
+    // MSE over 3 outputs: 2/3 (x - y) on row 3, nothing elsewhere.
+    const float expected = i / 3 == 3 ? 2.f / 3.f * (values[i] - labels[i % 3]) : 0.f;
+    EXPECT_NEAR(g->f32()[i], expected, 1e-6) << i;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "tests/engine/kernels/op_test_util.h"
+#include "tests/engine/train/gradient_check.h"
 
 namespace gruwb::test {
 namespace {
@@ -109,6 +110,16 @@ TEST(TransposeTest, RejectsBadPermutations) {
   b.op(BuiltinOperator::TRANSPOSE, {x, p}, {y});
   EXPECT_NE(prepare_error(b).find("perm 'perm' is computed at run time"), std::string::npos)
       << prepare_error(b);
+}
+
+// Training: finite-difference check of the backward (gradient_check.h).
+TEST(TransposeBackward, MatchesFiniteDifferences) {
+  OpModelBuilder b;
+  int x = b.input("x", {2, 3, 4});
+  int perm = b.constant_i32("perm", {3}, {2, 0, 1});
+  int y = b.output("y");
+  b.op(BuiltinOperator::TRANSPOSE, {x, perm}, {y});
+  check_input_gradients(b, {random_floats(24, 1.f, 1)}, 24, "TRANSPOSE [2,0,1]");
 }
 
 }  // namespace

@@ -1,0 +1,283 @@
+// The training loop around the backward pass: one-pass batches equal
+// accumulated samples, checkpoints resume bit-identically, the observer sees
+// steps and gradient statistics, and the reference model's training memory
+// stays close to the sum of its parts.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/tools/model_builder.h"
+#include "engine/tools/model_file.h"
+#include "engine/train/observer.h"
+#include "engine/train/trainer.h"
+#include "tests/engine/train/gradient_check.h"
+
+namespace gruwb::test {
+namespace {
+
+std::vector<uint8_t> small_fused_gru() {
+  tools::BuildSpec spec;
+  spec.timesteps = 5;
+  spec.features = 3;
+  spec.units = 4;
+  spec.classes = 3;
+  spec.bias_init = tools::BiasInit::kUniform;
+  spec.seed = 11;
+  tools::ModelDef def;
+  std::string error;
+  EXPECT_TRUE(tools::build_model(spec, &def, &error)) << error;
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(tools::write_model(def, spec.format, &bytes, &error)) << error;
+  return bytes;
+}
+
+TrainingConfig config(int batch, bool one_pass) {
+  TrainingConfig c;
+  c.loss = Loss::kSparseCategoricalCrossEntropy;
+  c.optimizer = Optimizer::kAdam;
+  c.learning_rate = 0.01f;
+  c.batch_size = batch;
+  c.one_pass_batches = one_pass;
+  return c;
+}
+
+constexpr int kSampleValues = 15;  // 5 x 3
+
+std::vector<float> sample(int i) { return random_floats(kSampleValues, 1.f, 500 + i); }
+float label_of(int i) { return static_cast<float>((i * 7) % 3); }
+
+void expect_same_weights(Trainer& a, Trainer& b, float tolerance, const std::string& what) {
+  ASSERT_EQ(a.weight_count(), b.weight_count());
+  for (int w = 0; w < a.weight_count(); ++w) {
+    const Tensor* x = a.weight(w);
+    const Tensor* y = b.weight(w);
+    for (int64_t i = 0; i < x->elements(); ++i) {
+      if (tolerance == 0.f) {
+        ASSERT_EQ(memcmp(&x->f32()[i], &y->f32()[i], sizeof(float)), 0)
+            << what << " weight " << x->name << " " << i << ": " << x->f32()[i] << " vs "
+            << y->f32()[i];
+      } else {
+        ASSERT_NEAR(x->f32()[i], y->f32()[i], tolerance) << what << " " << x->name << " " << i;
+      }
+    }
+  }
+}
+
+TEST(OnePassBatches, SameUpdateAsAccumulatedSamples) {
+  const int B = 4;
+  Session one, many;
+  one.bytes = small_fused_gru();
+  many.bytes = one.bytes;
+  ASSERT_TRUE(one.prepare_bytes(config(B, true)));
+  ASSERT_TRUE(many.prepare_bytes(config(B, false)));
+  EXPECT_EQ(one.trainer.batch_rows(), B);
+  EXPECT_TRUE(one.trainer.one_pass_batches());
+  EXPECT_EQ(many.trainer.batch_rows(), 1);
+  ASSERT_EQ(one.trainer.input(0)->elements(), B * kSampleValues);
+  for (int step = 0; step < 3; ++step) {
+    // A full batch, then a short one (3 of 4 rows).
+    const int samples = step == 2 ? 3 : B;
+    float many_loss = 0.f;
+    for (int i = 0; i < samples; ++i) {
+      const int id = step * B + i;
+      std::vector<float> x = sample(id);
+      memcpy(one.trainer.input(0)->f32() + i * kSampleValues, x.data(), sizeof(float) * x.size());
+      one.trainer.label()[i] = label_of(id);
+      memcpy(many.trainer.input(0)->data, x.data(), many.trainer.input(0)->bytes);
+      many.trainer.label()[0] = label_of(id);
+      float loss = 0.f;
+      ASSERT_TRUE(many.trainer.accumulate(&loss).ok());
+      many_loss += loss / static_cast<float>(samples);
+    }
+    // Garbage in the unused row must not matter.
+    if (samples < B) {
+      for (int k = 0; k < kSampleValues; ++k)
+        one.trainer.input(0)->f32()[3 * kSampleValues + k] = 9.f;
+      one.trainer.label()[3] = 2.f;
+    }
+    float one_loss = 0.f;
+    Status s = samples == B ? one.trainer.train_sample(&one_loss)
+                            : one.trainer.train_batch(samples, &one_loss);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(many.trainer.apply_update().ok());
+    EXPECT_NEAR(one_loss, many_loss, 1e-5f) << "step " << step;
+    EXPECT_EQ(one.trainer.step(), step + 1);
+    expect_same_weights(one.trainer, many.trainer, 2e-6f, "step " + std::to_string(step));
+  }
+}
+
+TEST(OnePassBatches, FallsBackToSamplesForLoops) {
+  tools::BuildSpec spec;
+  spec.timesteps = 4;
+  spec.features = 3;
+  spec.units = 3;
+  spec.classes = 2;
+  spec.layout = tools::RnnLayout::kWhile;
+  tools::ModelDef def;
+  std::string error;
+  ASSERT_TRUE(tools::build_model(spec, &def, &error)) << error;
+  Session s;
+  ASSERT_TRUE(tools::write_model(def, spec.format, &s.bytes, &error)) << error;
+  ASSERT_TRUE(s.prepare_bytes(config(8, true)));
+  EXPECT_EQ(s.trainer.batch_rows(), 1);
+  EXPECT_FALSE(s.trainer.train_batch(2, nullptr).ok());
+}
+
+TEST(Checkpoint, ResumedTrainingIsBitIdentical) {
+  for (Optimizer optimizer : {Optimizer::kAdam, Optimizer::kSgd}) {
+    TrainingConfig c = config(2, false);
+    c.optimizer = optimizer;
+    c.momentum = 0.9f;
+    Session straight, first, resumed;
+    straight.bytes = small_fused_gru();
+    first.bytes = straight.bytes;
+    resumed.bytes = straight.bytes;
+    ASSERT_TRUE(straight.prepare_bytes(c));
+    ASSERT_TRUE(first.prepare_bytes(c));
+    ASSERT_TRUE(resumed.prepare_bytes(c));
+    auto feed = [](Trainer& t, int id) {
+      std::vector<float> x = sample(id);
+      memcpy(t.input(0)->data, x.data(), t.input(0)->bytes);
+      t.label()[0] = label_of(id);
+      ASSERT_TRUE(t.train_sample(nullptr).ok());
+    };
+    for (int i = 0; i < 5; ++i) feed(straight.trainer, i);
+    for (int i = 0; i < 5; ++i) feed(first.trainer, i);
+    // Mid-batch: one sample is waiting in the accumulators.
+    ASSERT_EQ(first.trainer.pending_samples(), 1);
+    std::vector<uint8_t> checkpoint(first.trainer.checkpoint_bytes());
+    size_t written = 0;
+    ASSERT_TRUE(first.trainer.save_checkpoint(checkpoint.data(), checkpoint.size(), &written).ok());
+    EXPECT_EQ(written, checkpoint.size());
+    Status s = resumed.trainer.load_checkpoint(checkpoint.data(), checkpoint.size());
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(resumed.trainer.step(), 2);
+    EXPECT_EQ(resumed.trainer.pending_samples(), 1);
+    for (int i = 5; i < 12; ++i) feed(straight.trainer, i);
+    for (int i = 5; i < 12; ++i) feed(resumed.trainer, i);
+    EXPECT_EQ(resumed.trainer.step(), straight.trainer.step());
+    expect_same_weights(straight.trainer, resumed.trainer, 0.f, "resumed");
+    // A checkpoint from another setup is refused with the reason.
+    TrainingConfig other = c;
+    other.scope = TrainableScope::kFc;
+    Session fc;
+    fc.bytes = straight.bytes;
+    ASSERT_TRUE(fc.prepare_bytes(other));
+    Status bad = fc.trainer.load_checkpoint(checkpoint.data(), checkpoint.size());
+    EXPECT_FALSE(bad.ok());
+    EXPECT_NE(std::string(bad.message()).find("weights"), std::string::npos) << bad.message();
+    EXPECT_FALSE(fc.trainer.load_checkpoint(checkpoint.data(), 10).ok());
+  }
+}
+
+struct Recorder : TrainingObserver {
+  std::vector<StepMetrics> steps;
+  std::vector<GradientStats> gradients;
+  int state_calls = 0;
+  void on_step(const StepMetrics& m) override { steps.push_back(m); }
+  void on_weight_gradient(const GradientStats& g) override { gradients.push_back(g); }
+  void on_state_gradient(int32_t, int32_t, const char*, int32_t, float) override { ++state_calls; }
+};
+
+TEST(Observer, StepMetricsAndGradientStatistics) {
+  Session s;
+  s.bytes = small_fused_gru();
+  ASSERT_TRUE(s.prepare_bytes(config(3, false)));
+  Recorder recorder;
+  s.trainer.set_observer(&recorder);
+  float sum = 0.f;
+  int hits = 0;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<float> x = sample(i);
+    memcpy(s.trainer.input(0)->data, x.data(), s.trainer.input(0)->bytes);
+    s.trainer.label()[0] = label_of(i);
+    float loss = 0.f;
+    ASSERT_TRUE(s.trainer.accumulate(&loss).ok());
+    sum += loss;
+    const float* p = s.trainer.output()->f32();
+    int best = 0;
+    for (int k = 1; k < 3; ++k) best = p[k] > p[best] ? k : best;
+    hits += best == static_cast<int>(label_of(i)) ? 1 : 0;
+  }
+  // The mean gradient the optimizer is about to see.
+  std::vector<std::vector<float>> mean;
+  for (int w = 0; w < s.trainer.weight_count(); ++w) {
+    std::vector<float> g = copy_of(s.trainer.weight_gradient(w));
+    for (float& v : g) v /= 3.f;
+    mean.push_back(g);
+  }
+  ASSERT_TRUE(s.trainer.apply_update().ok());
+  ASSERT_EQ(recorder.steps.size(), 1u);
+  EXPECT_EQ(recorder.steps[0].step, 1);
+  EXPECT_EQ(recorder.steps[0].samples, 3);
+  EXPECT_NEAR(recorder.steps[0].loss, sum / 3.f, 1e-6f);
+  EXPECT_FLOAT_EQ(recorder.steps[0].accuracy, hits / 3.f);
+  ASSERT_EQ(recorder.gradients.size(), static_cast<size_t>(s.trainer.weight_count()));
+  double total = 0.0;
+  for (size_t w = 0; w < mean.size(); ++w) {
+    const GradientStats& g = recorder.gradients[w];
+    double norm2 = 0.0;
+    float lo = mean[w][0], hi = mean[w][0];
+    for (float v : mean[w]) {
+      norm2 += static_cast<double>(v) * v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    total += norm2;
+    EXPECT_NEAR(g.norm, std::sqrt(norm2), 1e-6 + 1e-5 * std::sqrt(norm2)) << g.name;
+    EXPECT_FLOAT_EQ(g.min, lo) << g.name;
+    EXPECT_FLOAT_EQ(g.max, hi) << g.name;
+    uint32_t counted = 0;
+    for (uint32_t c : g.histogram) counted += c;
+    EXPECT_EQ(counted, mean[w].size()) << g.name;
+    EXPECT_GT(g.histogram[0] + g.histogram[GradientStats::kBins - 1], 0u)
+        << g.name << ": the extreme value lands in an end bin";
+  }
+  EXPECT_NEAR(recorder.steps[0].gradient_norm, std::sqrt(total), 1e-5 * std::sqrt(total));
+}
+
+// Reference model (resources/samples/gesture_gru_fused.tflite: 1x60x3, GRU
+// 60, Dense 4, softmax), Adam: the arena against the sum of its parts.
+TEST(TrainingMemory, ReferenceModelCloseToItsParts) {
+  Session fc, all;
+  std::string error;
+  ASSERT_TRUE(tools::read_file_bytes(
+      std::string(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite", &fc.bytes,
+      &error))
+      << error;
+  all.bytes = fc.bytes;
+  TrainingConfig c;
+  c.optimizer = Optimizer::kAdam;
+  c.scope = TrainableScope::kAll;
+  ASSERT_TRUE(all.prepare_bytes(c));
+  c.scope = TrainableScope::kFc;
+  ASSERT_TRUE(fc.prepare_bytes(c));
+  Model model;
+  ASSERT_TRUE(Model::load(fc.bytes.data(), fc.bytes.size(), &model).ok());
+  Arena arena(1u << 20);
+  Interpreter inference;
+  ASSERT_TRUE(inference.prepare(model, arena.data, arena.size).ok());
+  const size_t inference_bytes = inference.arena_bytes_needed();
+
+  const TrainingMemory m = all.trainer.memory();
+  const size_t parts = m.weight_bytes + m.gradient_bytes + m.optimizer_bytes + m.tape_bytes +
+                       inference.arena_usage().activation_bytes;
+  std::printf(
+      "FC+GRU training arena %zu bytes: weights %zu, gradients %zu, optimizer %zu, tape %zu, "
+      "activation gradients %zu, planned activations %zu, other %zu; parts %zu (%.3fx)\n",
+      m.total, m.weight_bytes, m.gradient_bytes, m.optimizer_bytes, m.tape_bytes,
+      m.activation_gradient_bytes, m.activation_bytes, m.other_bytes, parts,
+      static_cast<double>(m.total) / static_cast<double>(parts));
+  EXPECT_LE(static_cast<double>(m.total), 1.1 * static_cast<double>(parts));
+  const TrainingMemory f = fc.trainer.memory();
+  std::printf("FC-only training arena %zu bytes, inference %zu bytes: +%zu\n", f.total,
+              inference_bytes, f.total - inference_bytes);
+  EXPECT_LT(f.total, inference_bytes + 16 * 1024);
+}
+
+}  // namespace
+}  // namespace gruwb::test
