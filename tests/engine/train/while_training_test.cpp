@@ -13,9 +13,11 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/tools/model_builder.h"
+#include "engine/tools/model_file.h"
 #include "engine/train/observer.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/train/gradient_check.h"
@@ -87,10 +89,11 @@ const Tensor* named_gradient(Trainer& t, const std::string& name) {
   return nullptr;
 }
 
-void expect_same_training(const BuildSpec& spec, const std::string& what) {
+void expect_same_training(std::vector<uint8_t> fused_bytes, std::vector<uint8_t> loop_bytes,
+                          int classes, const std::string& what) {
   Session fused, loop;
-  fused.bytes = build(spec, RnnLayout::kFused);
-  loop.bytes = build(spec, RnnLayout::kWhile);
+  fused.bytes = std::move(fused_bytes);
+  loop.bytes = std::move(loop_bytes);
   ASSERT_TRUE(fused.prepare_bytes(adam_all())) << what;
   ASSERT_TRUE(loop.prepare_bytes(adam_all())) << what;
   ASSERT_GE(loop.trainer.weight_count(), 4) << what << ": the loop body's FCs are trainable";
@@ -98,7 +101,7 @@ void expect_same_training(const BuildSpec& spec, const std::string& what) {
   const int64_t inputs = fused.trainer.input(0)->elements();
   for (int step = 0; step < 4; ++step) {
     std::vector<float> x = random_floats(static_cast<size_t>(inputs), 1.f, 100 + step);
-    const float label = static_cast<float>(step % spec.classes);
+    const float label = static_cast<float>(step % classes);
     set_sample(fused.trainer, x, label);
     set_sample(loop.trainer, x, label);
     float fused_loss = 0.f, loop_loss = 0.f;
@@ -132,6 +135,11 @@ void expect_same_training(const BuildSpec& spec, const std::string& what) {
   }
 }
 
+void expect_same_training(const BuildSpec& spec, const std::string& what) {
+  expect_same_training(build(spec, RnnLayout::kFused), build(spec, RnnLayout::kWhile), spec.classes,
+                       what);
+}
+
 TEST(WhileTraining, ModernGruResetAfterMatchesFusedOp) {
   expect_same_training(small_gru(true, tools::GruVariant::kModern), "modern reset_after=true");
 }
@@ -142,6 +150,17 @@ TEST(WhileTraining, LegacyGruPerGateFcsHardSigmoidMatchesFusedOp) {
 
 TEST(WhileTraining, ModernGruResetBeforeMatchesFusedOp) {
   expect_same_training(small_gru(false, tools::GruVariant::kModern), "modern reset_after=false");
+}
+
+// The shipped reference samples (resources/samples, same seed-1 weights):
+// the converter-style loop trains exactly like the fused GRU.
+TEST(WhileTraining, GestureSamplesLoopMatchesFused) {
+  std::vector<uint8_t> fused, loop;
+  std::string error;
+  const std::string dir = std::string(GRUWB_SOURCE_DIR) + "/resources/samples/";
+  ASSERT_TRUE(tools::read_file_bytes(dir + "gesture_gru_fused.tflite", &fused, &error)) << error;
+  ASSERT_TRUE(tools::read_file_bytes(dir + "gesture_gru_while.tflite", &loop, &error)) << error;
+  expect_same_training(std::move(fused), std::move(loop), 4, "gesture_gru samples");
 }
 
 // Finite differences straight through the loop (weights inside the body and
