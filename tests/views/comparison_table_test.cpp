@@ -1,0 +1,143 @@
+// ComparisonTable with the reference run's figures (init 0.34 / 2.55 ->
+// fc 0.61 / 0.90 -> all 0.72 / 0.75): deltas, formatting, confusion matrix
+// per selected stage, and CSV/HTML exports that parse.
+
+#include "views/comparison_table.h"
+
+#include <QFile>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest>
+#include <cmath>
+
+using namespace gruwb::views;
+
+namespace {
+
+StageResult stage(const QString& experiment, const QString& name, double acc, double ce,
+                  qint64 params, qint64 memory) {
+  StageResult r;
+  r.experiment = experiment;
+  r.stage = name;
+  r.accuracy = acc;
+  r.cross_entropy = ce;
+  r.trainable_parameters = params;
+  r.training_memory_bytes = memory;
+  r.class_names = {"standing", "running", "walking", "badminton"};
+  r.confusion = {{9, 1, 0, 0}, {0, 10, 0, 0}, {3, 0, 7, 0}, {0, 0, 4, 6}};
+  return r;
+}
+
+}  // namespace
+
+class ComparisonTableTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void deltasFollowEachExperiment() {
+    const QVector<StageResult> rows = {
+        stage("A", "init", 0.34, 2.55, 0, 0), stage("A", "fc", 0.61, 0.90, 244, 9000),
+        stage("B", "init", 0.30, 2.60, 0, 0), stage("A", "all", 0.72, 0.75, 11764, 120000)};
+    const QVector<double> d = accuracy_deltas(rows);
+    QVERIFY(std::isnan(d[0]));
+    QVERIFY(std::abs(d[1] - 0.27) < 1e-12);
+    QVERIFY(std::isnan(d[2]));  // B's first stage
+    QVERIFY(std::abs(d[3] - 0.11) < 1e-12);
+  }
+
+  void showsReferenceRun() {
+    ComparisonTable table;
+    table.setStageResult(stage("gesture", "init", 0.34, 2.55, 0, 0));
+    table.setStageResult(stage("gesture", "fc", 0.61, 0.90, 244, 9216));
+    StageResult all = stage("gesture", "all", 0.72, 0.75, 11764, 123456);
+    all.seeds = 3;
+    all.accuracy_std = 0.021;
+    all.cross_entropy_std = 0.05;
+    table.setStageResult(all);
+    QTableWidget* t = table.stageTable();
+    QCOMPARE(t->rowCount(), 3);
+    QCOMPARE(t->item(0, ComparisonTable::kAccuracyColumn)->text(), QString("0.340"));
+    QCOMPARE(t->item(0, ComparisonTable::kDeltaColumn)->text(), QString("\u2013"));
+    QCOMPARE(t->item(1, ComparisonTable::kDeltaColumn)->text(), QString("+0.270"));
+    QCOMPARE(t->item(2, ComparisonTable::kAccuracyColumn)->text(), QString("0.720 \u00b1 0.021"));
+    QCOMPARE(t->item(2, ComparisonTable::kCrossEntropyColumn)->text(),
+             QString("0.750 \u00b1 0.050"));
+    QCOMPARE(t->item(2, ComparisonTable::kDeltaColumn)->text(), QString("+0.110"));
+    QCOMPARE(t->item(2, ComparisonTable::kParametersColumn)->text(), QString("11764"));
+    QCOMPARE(t->item(2, ComparisonTable::kMemoryColumn)->text(), QString("120.6 KiB"));
+    QCOMPARE(t->item(0, ComparisonTable::kMemoryColumn)->text(), QString("\u2013"));
+
+    // The newest result is selected and its matrix shown; selecting another
+    // row shows that one.
+    QCOMPARE(t->currentRow(), 2);
+    QCOMPARE(table.confusionView()->matrix(), all.confusion);
+    StageResult refined = stage("gesture", "fc", 0.63, 0.88, 244, 9216);
+    refined.confusion = {{10, 0, 0, 0}, {0, 10, 0, 0}, {2, 0, 8, 0}, {0, 0, 3, 7}};
+    table.setStageResult(refined);  // replaces, does not append
+    QCOMPARE(t->rowCount(), 3);
+    QCOMPARE(t->item(1, ComparisonTable::kAccuracyColumn)->text(), QString("0.630"));
+    QCOMPARE(t->item(2, ComparisonTable::kDeltaColumn)->text(), QString("+0.090"));
+    QCOMPARE(table.confusionView()->matrix(), refined.confusion);
+    table.selectRow(0);
+    QCOMPARE(table.confusionView()->matrix()[2][0], qint64(3));
+  }
+
+  void cellComparisonAppearsWhenItRan() {
+    ComparisonTable table;
+    table.show();
+    QVERIFY(!table.cellTable()->isVisible());
+    table.setCellResults({{"GRU", 0.72, 0.02, 11764, 50000, 61000, 820.5},
+                          {"LSTM", 0.70, 0.03, 15604, 66000, 80000, 1010}});
+    QVERIFY(table.cellTable()->isVisible());
+    QCOMPARE(table.cellTable()->rowCount(), 2);
+    QCOMPARE(table.cellTable()->item(0, 1)->text(), QString("0.720 \u00b1 0.020"));
+    QCOMPARE(table.cellTable()->item(1, 5)->text(), QString("1010.0 \u00b5s"));
+  }
+
+  void exportsParse() {
+    QTemporaryDir dir;
+    ComparisonTable table;
+    table.setStageResult(stage("gesture, v2", "init", 0.34, 2.55, 0, 0));
+    table.setStageResult(stage("gesture, v2", "fc", 0.61, 0.90, 244, 9216));
+    table.setCellResults({{"GRU", 0.72, 0, 11764, 50000, 61000, 820.5}});
+    QString error;
+    const QString csv_path = dir.filePath("c.csv");
+    QVERIFY2(table.exportCsv(csv_path, &error), qPrintable(error));
+    QFile csv(csv_path);
+    QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n');
+    QCOMPARE(lines[0], QString("experiment,stage,seeds,accuracy,accuracy_std,cross_entropy,"
+                               "cross_entropy_std,delta_accuracy,trainable_parameters,"
+                               "training_memory_bytes"));
+    QCOMPARE(lines[1], QString("\"gesture, v2\",init,1,0.34,0,2.55,0,,0,0"));
+    QCOMPARE(lines[2], QString("\"gesture, v2\",fc,1,0.61,0,0.9,0,0.27,244,9216"));
+    QCOMPARE(lines[4],
+             QString("cell,accuracy,accuracy_std,parameters,fused_bytes,while_bytes,latency_us"));
+    QCOMPARE(lines[5], QString("GRU,0.72,0,11764,50000,61000,820.5"));
+
+    const QString html_path = dir.filePath("c.html");
+    QVERIFY2(table.exportHtml(html_path, &error), qPrintable(error));
+    QFile html(html_path);
+    QVERIFY(html.open(QIODevice::ReadOnly));
+    QByteArray bytes = html.readAll();
+    QVERIFY(bytes.contains("+0.270"));
+    QVERIFY(bytes.contains("Confusion matrix: gesture, v2 / fc"));
+    // Well-formed: an XML reader gets through it without errors.
+    bytes.replace("<!DOCTYPE html>", "");
+    QXmlStreamReader xml(bytes);
+    int cells = 0;
+    while (!xml.atEnd()) {
+      if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("td"))
+        ++cells;
+    }
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QCOMPARE(cells, 2 * 7 + 6 + 2 * 16);
+
+    QVERIFY(!table.exportHtml(dir.filePath("no/such/dir.html"), &error));
+    QVERIFY(error.contains("no/such/dir.html"));
+  }
+};
+
+QTEST_MAIN(ComparisonTableTest)
+#include "comparison_table_test.moc"

@@ -1,0 +1,211 @@
+// CurvePlot: TensorBoard smoothing against hand-computed values, bounded
+// repaint, legend toggles, hover text, exports that other tools can read, and
+// settings that survive a restart.
+
+#include "views/curve_plot.h"
+
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QFile>
+#include <QImage>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+
+using gruwb::views::CurvePlot;
+using gruwb::views::EmaState;
+using gruwb::views::smooth_ema;
+
+class CurvePlotTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void smoothingIsTensorBoardsDebiasedEma() {
+    // By hand, w = 0.6:
+    //   n=1: last = 0.4*1            = 0.4    / (1-0.6)    = 1
+    //   n=2: last = 0.24 + 0.4*3     = 1.44   / (1-0.36)   = 2.25
+    //   n=3: last = 0.864 + 0.4*2    = 1.664  / (1-0.216)  = 2.12244898
+    //   n=4: last = 0.9984 + 0.4*10  = 4.9984 / (1-0.1296) = 5.74264706
+    const std::vector<double> smoothed = smooth_ema({1, 3, 2, 10}, 0.6);
+    QCOMPARE(int(smoothed.size()), 4);
+    QCOMPARE(smoothed[0], 1.0);
+    QVERIFY(std::abs(smoothed[1] - 2.25) < 1e-12);
+    QVERIFY(std::abs(smoothed[2] - 1.664 / 0.784) < 1e-12);
+    QVERIFY(std::abs(smoothed[3] - 4.9984 / 0.8704) < 1e-12);
+    QVERIFY(std::abs(smoothed[3] - 5.74264706) < 1e-8);
+  }
+
+  void smoothingEdgeCases() {
+    // 0 is the raw curve; a constant stays constant (the debias term).
+    QCOMPARE(smooth_ema({5, -1, 7}, 0), (std::vector<double>{5, -1, 7}));
+    for (double v : smooth_ema({0.25, 0.25, 0.25, 0.25}, 0.99)) QVERIFY(std::abs(v - 0.25) < 1e-12);
+    // NaN passes through and does not poison the average.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> with_nan = smooth_ema({1, nan, 3}, 0.6);
+    QVERIFY(std::isnan(with_nan[1]));
+    QVERIFY(std::abs(with_nan[2] - 2.25) < 1e-12);
+    // Weights above the slider's 0.999 (1.0 would freeze the curve) clamp.
+    QCOMPARE(smooth_ema({1, 2, 3}, 1.5), smooth_ema({1, 2, 3}, 0.999));
+    EmaState ema;
+    ema.weight = 0.6;
+    QCOMPARE(ema.push(1), 1.0);
+    QVERIFY(std::abs(ema.push(3) - 2.25) < 1e-12);
+  }
+
+  void sliderResmoothsEverySeries() {
+    CurvePlot plot("Loss", "loss");
+    const std::vector<double> loss = {2.5, 1.9, 1.4, 1.5, 0.9, 0.8, 0.85, 0.6};
+    for (size_t i = 0; i < loss.size(); ++i) {
+      plot.addPoint("fc / train", double(i), loss[i]);
+      plot.addPoint("fc / val", double(i), loss[i] + 0.1);
+    }
+    plot.smoothingSlider()->setValue(900);  // the user drags to 0.9
+    QCOMPARE(plot.smoothing(), 0.9);
+    const std::vector<double> expected = smooth_ema(loss, 0.9);
+    const QVector<double> got = plot.smoothedValues("fc / train");
+    QCOMPARE(got.size(), int(expected.size()));
+    for (int i = 0; i < got.size(); ++i) QVERIFY(std::abs(got[i] - expected[i]) < 1e-12);
+    QCOMPARE(plot.values("fc / val").last(), 0.7);
+    // Live appends continue the same EMA.
+    plot.addPoint("fc / train", 8, 0.5);
+    std::vector<double> longer = loss;
+    longer.push_back(0.5);
+    QVERIFY(std::abs(plot.smoothedValues("fc / train").last() - smooth_ema(longer, 0.9).back()) <
+            1e-12);
+  }
+
+  void appendsCoalesceIntoOneReplot() {
+    CurvePlot plot("Loss", "loss");
+    plot.resize(500, 300);
+    plot.show();
+    QSignalSpy replots(&plot, &CurvePlot::replotted);
+    for (int i = 0; i < 2000; ++i) plot.addPoint("all / train", i, 1.0 / (1 + i));
+    QCOMPARE(plot.replotCount(), 0);  // nothing painted synchronously
+    QVERIFY(plot.replotPending());
+    QVERIFY(replots.wait(2000));
+    QCOMPARE(plot.replotCount(), 1);
+    QCOMPARE(plot.plot()->graph(1)->dataCount(), 2000);
+  }
+
+  void legendClickTogglesSeries() {
+    CurvePlot plot("Accuracy", "accuracy");
+    plot.addPoint("init", 0, 0.34);
+    plot.addPoint("fc", 0, 0.61);
+    plot.setSeriesVisible("init", false);
+    plot.flush();
+    QVERIFY(!plot.isSeriesVisible("init"));
+    QVERIFY(plot.isSeriesVisible("fc"));
+    // The legend keeps the hidden series (greyed) so it can come back.
+    QCOMPARE(plot.plot()->legend->itemCount(), 2);
+    QVERIFY(!plot.hoverText(0).contains("init"));
+    QVERIFY(plot.hoverText(0).contains("fc: 0.61"));
+  }
+
+  void hoverTextNamesNearestPoints() {
+    CurvePlot plot("Loss", "loss");
+    plot.setSmoothing(0);
+    plot.addPoint("train", 0, 2.0);
+    plot.addPoint("train", 10, 1.0);
+    plot.addPoint("val", 0, 2.5);
+    plot.addPoint("val", 10, 1.5);
+    QCOMPARE(plot.hoverText(9), QString("step 9\ntrain: 1 at 10\nval: 1.5 at 10"));
+    QCOMPARE(plot.hoverText(0), QString("step 0\ntrain: 2\nval: 2.5"));
+    plot.setSmoothing(0.5);
+    QVERIFY(plot.hoverText(10).contains("train: 1 (smoothed 1.3333)"));
+  }
+
+  void logScaleHidesNonPositiveValues() {
+    CurvePlot plot("Gradient norm", "norm");
+    plot.addPoint("dense/kernel", 0, 1e-3);
+    plot.addPoint("dense/kernel", 1, 0);
+    plot.addPoint("dense/kernel", 2, 1e-1);
+    plot.logScaleBox()->click();
+    QVERIFY(plot.logScale());
+    QCOMPARE(plot.plot()->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    // The data keeps the zero; the log axis shows a gap instead of -inf.
+    QCOMPARE(plot.values("dense/kernel")[1], 0.0);
+    QVERIFY(std::isnan((plot.plot()->graph(0)->data()->begin() + 1)->value));
+    QCOMPARE((plot.plot()->graph(0)->data()->begin() + 2)->value, 1e-1);
+    plot.flush();
+    QVERIFY(plot.plot()->yAxis->range().lower > 0);
+    plot.logScaleBox()->click();
+    QCOMPARE((plot.plot()->graph(0)->data()->begin() + 1)->value, 0.0);
+  }
+
+  void exportsAreReadable() {
+    QTemporaryDir dir;
+    CurvePlot plot("Loss", "cross entropy");
+    for (int i = 0; i < 50; ++i) {
+      plot.addPoint("fc / train", i, 2.0 * std::exp(-i / 10.0));
+      plot.addPoint("all, seed 1 / \"val\"", i, 2.2 * std::exp(-i / 12.0));
+    }
+    QString error;
+    const QString png = dir.filePath("loss.png");
+    QVERIFY2(plot.exportPng(png, 640, 400, &error), qPrintable(error));
+    const QImage image(png);
+    QCOMPARE(image.size(), QSize(640, 400));
+
+    const QString pdf = dir.filePath("loss.pdf");
+    QVERIFY2(plot.exportPdf(pdf, 640, 400, &error), qPrintable(error));
+    QFile pdf_file(pdf);
+    QVERIFY(pdf_file.open(QIODevice::ReadOnly));
+    const QByteArray pdf_bytes = pdf_file.readAll();
+    QVERIFY(pdf_bytes.startsWith("%PDF-"));
+    QVERIFY(pdf_bytes.contains("/Type /Page"));
+    QVERIFY(pdf_bytes.trimmed().endsWith("%%EOF"));
+
+    const QString csv = dir.filePath("loss.csv");
+    QVERIFY2(plot.exportCsv(csv, &error), qPrintable(error));
+    QFile csv_file(csv);
+    QVERIFY(csv_file.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QStringList lines = QString::fromUtf8(csv_file.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 101);
+    QCOMPARE(lines[0], QString("series,step,value,smoothed"));
+    const QStringList first = lines[1].split(',');
+    QCOMPARE(first[0], QString("fc / train"));
+    QCOMPARE(first[2].toDouble(), 2.0);
+    QCOMPARE(first[3].toDouble(), 2.0);  // debiased: the first smoothed value is the value
+    // Names with commas and quotes are quoted the CSV way.
+    QVERIFY(lines[51].startsWith("\"all, seed 1 / \"\"val\"\"\",0,2.2,"));
+
+    // A folder that does not exist: false and the path in the message.
+    const QString bad = dir.filePath("missing/loss.csv");
+    QVERIFY(!plot.exportCsv(bad, &error));
+    QVERIFY2(error.startsWith(bad), qPrintable(error));
+    QVERIFY(!plot.exportPng(dir.filePath("missing/loss.png"), 100, 100, &error));
+  }
+
+  void settingsRoundTrip() {
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath("settings.ini"), QSettings::IniFormat);
+    {
+      CurvePlot plot("Loss", "loss");
+      plot.addPoint("init", 0, 1);
+      plot.addPoint("fc", 0, 1);
+      plot.setSmoothing(0.95);
+      plot.setLogScale(true);
+      plot.setSeriesVisible("init", false);
+      plot.saveSettings(settings, "curves/loss");
+    }
+    settings.sync();
+    CurvePlot restored("Loss", "loss");
+    restored.restoreSettings(settings, "curves/loss");
+    QCOMPARE(restored.smoothing(), 0.95);
+    QCOMPARE(restored.smoothingSlider()->value(), 950);
+    QVERIFY(restored.logScale());
+    QVERIFY(restored.logScaleBox()->isChecked());
+    QCOMPARE(restored.plot()->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    // "init" is hidden as soon as it appears again.
+    restored.addPoint("init", 0, 1);
+    restored.addPoint("fc", 0, 1);
+    QVERIFY(!restored.isSeriesVisible("init"));
+    QVERIFY(restored.isSeriesVisible("fc"));
+  }
+};
+
+QTEST_MAIN(CurvePlotTest)
+#include "curve_plot_test.moc"

@@ -1,0 +1,136 @@
+// ExperimentPanel: the staging checkboxes become the runner's stage keys,
+// Start refuses incomplete settings and says why, Pause/Stop follow the
+// selected experiment's state, and the settings survive a restart.
+
+#include "views/experiment_panel.h"
+
+#include <QCheckBox>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTreeWidget>
+#include <QtTest>
+
+using gruwb::views::ExperimentPanel;
+using gruwb::views::ExperimentSettings;
+using Status = ExperimentPanel::Status;
+
+namespace {
+
+ExperimentSettings gesture() {
+  ExperimentSettings s;
+  s.name = "gesture";
+  s.model_path = QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite";
+  s.dataset_path = QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts";
+  s.stages = {"init", "fc", "all", "last:2", "names:gru/kernel,dense/bias"};
+  s.optimizer = "sgd";
+  s.learning_rate = 0.05;
+  s.batch_size = 8;
+  s.epochs = 3;
+  s.seeds = 3;
+  s.first_seed = 7;
+  return s;
+}
+
+}  // namespace
+
+class ExperimentPanelTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void settingsRoundTripThroughTheForm() {
+    ExperimentPanel panel;
+    panel.setWeightNames({"gru/kernel", "gru/recurrent_kernel", "dense/kernel", "dense/bias"});
+    panel.setSettings(gesture());
+    const ExperimentSettings s = panel.settings();
+    QCOMPARE(s.name, QString("gesture"));
+    QCOMPARE(s.model_path, gesture().model_path);
+    QCOMPARE(s.stages, gesture().stages);
+    QCOMPARE(s.optimizer, QString("sgd"));
+    QCOMPARE(s.learning_rate, 0.05);
+    QCOMPARE(s.batch_size, 8);
+    QCOMPARE(s.epochs, 3);
+    QCOMPARE(s.seeds, 3);
+    QCOMPARE(s.first_seed, 7);
+  }
+
+  void startNeedsModelDataAndStages() {
+    ExperimentPanel panel;
+    QSignalSpy started(&panel, &ExperimentPanel::startRequested);
+    QVERIFY(!panel.startButton()->isEnabled());
+    QCOMPARE(panel.validate(), QString("Choose a model or a build spec."));
+    panel.setModelPath(gesture().model_path);
+    QCOMPARE(panel.validate(), QString("Choose a dataset."));
+    panel.setDatasetPath(gesture().dataset_path);
+    QVERIFY(panel.validate().isEmpty());
+    QVERIFY(panel.startButton()->isEnabled());
+    for (QCheckBox* box : panel.findChildren<QCheckBox*>()) box->setChecked(false);
+    QCOMPARE(panel.validate(), QString("Pick at least one stage."));
+    QVERIFY(!panel.startButton()->isEnabled());
+    panel.findChildren<QCheckBox*>()[1]->setChecked(true);  // FC only
+    panel.startButton()->click();
+    QCOMPARE(started.count(), 1);
+    const auto s = started[0][0].value<ExperimentSettings>();
+    QCOMPARE(s.stages, QStringList{"fc"});
+    QCOMPARE(s.name, QString("experiment 1"));
+    panel.startButton()->click();
+    QCOMPARE(started[1][0].value<ExperimentSettings>().name, QString("experiment 2"));
+  }
+
+  void pauseAndStopFollowTheSelectedExperiment() {
+    ExperimentPanel panel;
+    QSignalSpy paused(&panel, &ExperimentPanel::pauseRequested);
+    QSignalSpy stopped(&panel, &ExperimentPanel::stopRequested);
+    panel.addExperiment(1, "A", {"init", "fc"});
+    panel.addExperiment(2, "B", {"all"});
+    QCOMPARE(panel.experimentCount(), 2);
+    QCOMPARE(panel.selectedExperiment(), 2);
+    QVERIFY(!panel.pauseButton()->isEnabled());  // queued
+    QVERIFY(panel.stopButton()->isEnabled());
+    panel.setExperimentState(2, Status::kRunning, "all", "epoch 1/3");
+    QVERIFY(panel.pauseButton()->isEnabled());
+    panel.pauseButton()->click();
+    QCOMPARE(paused.count(), 1);
+    QCOMPARE(paused[0][0].toInt(), 2);
+    QCOMPARE(paused[0][1].toBool(), true);
+    panel.setExperimentState(2, Status::kPaused, "all", "epoch 1/3");
+    QCOMPARE(panel.pauseButton()->text(), QString("Resume"));
+    panel.pauseButton()->click();
+    QCOMPARE(paused[1][1].toBool(), false);
+    panel.selectExperiment(1);
+    panel.setExperimentState(1, Status::kFinished, "fc", "2/2 stages");
+    QVERIFY(!panel.stopButton()->isEnabled());
+    panel.selectExperiment(2);
+    panel.stopButton()->click();
+    QCOMPARE(stopped.count(), 1);
+    QCOMPARE(stopped[0][0].toInt(), 2);
+    QCOMPARE(panel.experimentList()->topLevelItem(0)->text(3), QString("finished"));
+    QCOMPARE(panel.experimentProgress(2), QString("epoch 1/3"));
+  }
+
+  void settingsSurviveRestart() {
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath("s.ini"), QSettings::IniFormat);
+    {
+      ExperimentPanel panel;
+      panel.setWeightNames({"gru/kernel", "dense/bias"});
+      panel.setSettings(gesture());
+      panel.saveSettings(settings, "experiment");
+    }
+    ExperimentPanel restored;
+    restored.restoreSettings(settings, "experiment");
+    const ExperimentSettings s = restored.settings();
+    QCOMPARE(s.dataset_path, gesture().dataset_path);
+    QCOMPARE(s.model_path, gesture().model_path);
+    QCOMPARE(s.stages, gesture().stages);
+    QCOMPARE(s.learning_rate, 0.05);
+    QCOMPARE(s.seeds, 3);
+    QCOMPARE(restored.findChild<QListWidget*>("customTensors")->count(), 2);
+  }
+};
+
+QTEST_MAIN(ExperimentPanelTest)
+#include "experiment_panel_test.moc"

@@ -1,0 +1,427 @@
+#include "views/comparison_table.h"
+
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace gruwb::views {
+namespace {
+
+QString figure(double value, int decimals = 3) { return QString::number(value, 'f', decimals); }
+
+QString withStd(double mean, double std, int seeds) {
+  return seeds > 1 ? QStringLiteral("%1 \u00b1 %2").arg(figure(mean), figure(std)) : figure(mean);
+}
+
+QString delta(double d) {
+  if (std::isnan(d)) return QStringLiteral("\u2013");
+  return (d >= 0 ? QStringLiteral("+") : QString()) + figure(d);
+}
+
+QString bytesText(qint64 bytes) {
+  if (bytes <= 0) return QStringLiteral("\u2013");
+  if (bytes < 1024) return QStringLiteral("%1 B").arg(bytes);
+  return QStringLiteral("%1 KiB").arg(bytes / 1024.0, 0, 'f', 1);
+}
+
+QString csvField(const QString& text) {
+  if (!text.contains(',') && !text.contains('"') && !text.contains('\n')) return text;
+  return '"' + QString(text).replace('"', "\"\"") + '"';
+}
+
+bool saveText(const QString& path, const QString& text, QString* error) {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly) || file.write(text.toUtf8()) < 0 || !file.commit()) {
+    if (error) *error = QStringLiteral("%1: %2").arg(path, file.errorString());
+    return false;
+  }
+  return true;
+}
+
+QTableWidgetItem* cell(const QString& text, bool number) {
+  auto* item = new QTableWidgetItem(text);
+  item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
+  if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+const char* const kStageHeaders[] = {"Experiment",     "Stage",           "Accuracy",
+                                     "Cross entropy",  "\u0394 accuracy", "Trainable params",
+                                     "Training memory"};
+const char* const kCellHeaders[] = {"Cell",        "Accuracy",    "Parameters",
+                                    "Fused model", "WHILE model", "Latency"};
+
+}  // namespace
+
+QVector<double> accuracy_deltas(const QVector<StageResult>& rows) {
+  QVector<double> deltas;
+  for (int i = 0; i < rows.size(); ++i) {
+    int previous = -1;
+    for (int j = i - 1; j >= 0; --j) {
+      if (rows[j].experiment == rows[i].experiment) {
+        previous = j;
+        break;
+      }
+    }
+    deltas.append(previous < 0 ? std::nan("") : rows[i].accuracy - rows[previous].accuracy);
+  }
+  return deltas;
+}
+
+// ---- ConfusionMatrixView -----------------------------------------------------
+
+ConfusionMatrixView::ConfusionMatrixView(QWidget* parent) : QWidget(parent) {
+  setObjectName("confusionMatrix");
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+void ConfusionMatrixView::setMatrix(const QVector<QVector<qint64>>& confusion,
+                                    const QStringList& class_names) {
+  confusion_ = confusion;
+  class_names_ = class_names;
+  updateGeometry();
+  update();
+}
+
+QString ConfusionMatrixView::className(int i) const {
+  return i < class_names_.size() ? class_names_[i] : QString::number(i);
+}
+
+QSize ConfusionMatrixView::sizeHint() const { return QSize(320, 300); }
+QSize ConfusionMatrixView::minimumSizeHint() const { return QSize(160, 140); }
+
+void ConfusionMatrixView::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  painter.fillRect(rect(), palette().base());
+  const int n = confusion_.size();
+  if (n == 0) {
+    painter.setPen(palette().color(QPalette::Disabled, QPalette::Text));
+    painter.drawText(rect(), Qt::AlignCenter, tr("No confusion matrix yet"));
+    return;
+  }
+  const QFontMetrics metrics(font());
+  int label_width = metrics.horizontalAdvance(tr("true"));
+  for (int i = 0; i < n; ++i)
+    label_width = std::max(label_width, metrics.horizontalAdvance(className(i)));
+  label_width += 10;
+  const int header = metrics.height() * 2 + 6;
+  const int side =
+      std::max(8, std::min((width() - label_width - 4) / n, (height() - header - 4) / n));
+  const QRect grid(label_width, header, side * n, side * n);
+
+  painter.setPen(palette().color(QPalette::Text));
+  painter.drawText(QRect(grid.left(), 0, grid.width(), metrics.height()), Qt::AlignCenter,
+                   tr("predicted"));
+  painter.drawText(QRect(0, 0, label_width, header), Qt::AlignLeft | Qt::AlignBottom, tr("true"));
+  for (int i = 0; i < n; ++i) {
+    const QString name = metrics.elidedText(className(i), Qt::ElideRight, side - 2);
+    painter.drawText(QRect(grid.left() + i * side, metrics.height() + 2, side, metrics.height()),
+                     Qt::AlignCenter, name);
+    painter.drawText(QRect(0, grid.top() + i * side, label_width - 6, side),
+                     Qt::AlignRight | Qt::AlignVCenter, className(i));
+  }
+  for (int r = 0; r < n; ++r) {
+    qint64 total = 0;
+    for (qint64 c : confusion_[r]) total += c;
+    for (int c = 0; c < n && c < confusion_[r].size(); ++c) {
+      const double fraction = total > 0 ? double(confusion_[r][c]) / total : 0;
+      // Blue for the diagonal (right), red off it (wrong), by row fraction.
+      const QColor full = r == c ? QColor(0x1f, 0x77, 0xb4) : QColor(0xd6, 0x27, 0x28);
+      QColor shade = full;
+      shade.setAlphaF(0.08 + 0.85 * fraction);
+      const QRect box(grid.left() + c * side, grid.top() + r * side, side, side);
+      painter.fillRect(box, Qt::white);
+      painter.fillRect(box, shade);
+      painter.setPen(QColor(200, 200, 200));
+      painter.drawRect(box.adjusted(0, 0, -1, -1));
+      painter.setPen(fraction > 0.55 ? Qt::white : Qt::black);
+      if (side >= metrics.height()) {
+        painter.drawText(box, Qt::AlignCenter, QString::number(confusion_[r][c]));
+      }
+    }
+  }
+}
+
+// ---- ComparisonTable ---------------------------------------------------------
+
+ComparisonTable::ComparisonTable(QWidget* parent) : QWidget(parent) {
+  stage_table_ = new QTableWidget(0, kColumnCount);
+  stage_table_->setObjectName("stageTable");
+  QStringList headers;
+  for (const char* h : kStageHeaders) headers << tr(h);
+  stage_table_->setHorizontalHeaderLabels(headers);
+  stage_table_->horizontalHeaderItem(kDeltaColumn)
+      ->setToolTip(tr("Accuracy minus the previous stage's in the same experiment"));
+  stage_table_->horizontalHeaderItem(kMemoryColumn)
+      ->setToolTip(tr("Engine arena for training: weights, gradients, optimizer state, "
+                      "activations and tapes"));
+  stage_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  stage_table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  stage_table_->verticalHeader()->hide();
+  stage_table_->horizontalHeader()->setStretchLastSection(true);
+  stage_table_->setAlternatingRowColors(true);
+
+  cell_table_ = new QTableWidget(0, 6);
+  cell_table_->setObjectName("cellTable");
+  headers.clear();
+  for (const char* h : kCellHeaders) headers << tr(h);
+  cell_table_->setHorizontalHeaderLabels(headers);
+  cell_table_->verticalHeader()->hide();
+  cell_table_->horizontalHeader()->setStretchLastSection(true);
+  cell_title_ = new QLabel(tr("<b>Cell comparison</b>"));
+  cell_title_->hide();
+  cell_table_->hide();
+
+  auto* export_button = new QPushButton(tr("Export\u2026"));
+  export_button->setToolTip(tr("Save the tables as CSV or HTML"));
+  connect(export_button, &QPushButton::clicked, this, &ComparisonTable::exportWithDialog);
+  auto* top = new QHBoxLayout;
+  top->addWidget(new QLabel(tr("<b>Stages</b> (mean \u00b1 std over seeds)")));
+  top->addStretch(1);
+  top->addWidget(export_button);
+
+  auto* tables = new QWidget;
+  auto* tables_layout = new QVBoxLayout(tables);
+  tables_layout->setContentsMargins(0, 0, 0, 0);
+  tables_layout->addLayout(top);
+  tables_layout->addWidget(stage_table_, 2);
+  tables_layout->addWidget(cell_title_);
+  tables_layout->addWidget(cell_table_, 1);
+
+  confusion_title_ = new QLabel(tr("<b>Confusion matrix</b>"));
+  confusion_title_->setWordWrap(true);
+  confusion_ = new ConfusionMatrixView;
+  auto* matrix = new QWidget;
+  auto* matrix_layout = new QVBoxLayout(matrix);
+  matrix_layout->setContentsMargins(0, 0, 0, 0);
+  matrix_layout->addWidget(confusion_title_);
+  matrix_layout->addWidget(confusion_, 1);
+
+  splitter_ = new QSplitter(Qt::Horizontal);
+  splitter_->addWidget(tables);
+  splitter_->addWidget(matrix);
+  splitter_->setStretchFactor(0, 3);
+  splitter_->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(splitter_);
+
+  connect(stage_table_, &QTableWidget::currentCellChanged, this,
+          [this](int row, int, int, int) { showConfusion(row); });
+}
+
+void ComparisonTable::setStageResult(const StageResult& result) {
+  int at = -1;
+  for (int i = 0; i < rows_.size(); ++i) {
+    if (rows_[i].experiment == result.experiment && rows_[i].stage == result.stage) at = i;
+  }
+  if (at < 0) {
+    rows_.append(result);
+    at = rows_.size() - 1;
+  } else {
+    rows_[at] = result;
+  }
+  refreshStageTable();
+  // The newest result is what the user waits for; show its matrix.
+  selectRow(at);
+}
+
+void ComparisonTable::selectRow(int row) {
+  stage_table_->setCurrentCell(row, kStageColumn);
+  showConfusion(row);
+}
+
+void ComparisonTable::refreshStageTable() {
+  const QVector<double> deltas = accuracy_deltas(rows_);
+  const QSignalBlocker block(stage_table_);
+  stage_table_->setRowCount(rows_.size());
+  for (int i = 0; i < rows_.size(); ++i) {
+    const StageResult& r = rows_[i];
+    stage_table_->setItem(i, kExperimentColumn, cell(r.experiment, false));
+    stage_table_->setItem(i, kStageColumn, cell(r.stage, false));
+    stage_table_->setItem(i, kAccuracyColumn,
+                          cell(withStd(r.accuracy, r.accuracy_std, r.seeds), true));
+    stage_table_->setItem(i, kCrossEntropyColumn,
+                          cell(withStd(r.cross_entropy, r.cross_entropy_std, r.seeds), true));
+    QTableWidgetItem* d = cell(delta(deltas[i]), true);
+    if (!std::isnan(deltas[i])) {
+      d->setForeground(deltas[i] >= 0 ? QColor(0x1b, 0x7a, 0x1b) : QColor(0xb0, 0x20, 0x20));
+    }
+    stage_table_->setItem(i, kDeltaColumn, d);
+    stage_table_->setItem(i, kParametersColumn,
+                          cell(QString::number(r.trainable_parameters), true));
+    QTableWidgetItem* memory = cell(bytesText(r.training_memory_bytes), true);
+    memory->setToolTip(tr("%1 bytes").arg(r.training_memory_bytes));
+    stage_table_->setItem(i, kMemoryColumn, memory);
+  }
+  stage_table_->resizeColumnsToContents();
+}
+
+void ComparisonTable::showConfusion(int row) {
+  if (row < 0 || row >= rows_.size()) {
+    confusion_title_->setText(tr("<b>Confusion matrix</b>"));
+    confusion_->setMatrix({}, {});
+    return;
+  }
+  const StageResult& r = rows_[row];
+  confusion_title_->setText(tr("<b>Confusion matrix</b>: %1 / %2")
+                                .arg(r.experiment.toHtmlEscaped(), r.stage.toHtmlEscaped()));
+  confusion_->setMatrix(r.confusion, r.class_names);
+}
+
+void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
+  cells_ = cells;
+  cell_table_->setRowCount(cells.size());
+  for (int i = 0; i < cells.size(); ++i) {
+    const CellResult& c = cells[i];
+    cell_table_->setItem(i, 0, cell(c.cell, false));
+    cell_table_->setItem(
+        i, 1,
+        cell(figure(c.accuracy) + (c.accuracy_std > 0
+                                       ? QStringLiteral(" \u00b1 ") + figure(c.accuracy_std)
+                                       : QString()),
+             true));
+    cell_table_->setItem(i, 2, cell(QString::number(c.parameters), true));
+    cell_table_->setItem(i, 3, cell(bytesText(c.fused_bytes), true));
+    cell_table_->setItem(i, 4, cell(bytesText(c.while_bytes), true));
+    cell_table_->setItem(i, 5,
+                         cell(QStringLiteral("%1 \u00b5s").arg(c.latency_us, 0, 'f', 1), true));
+  }
+  cell_table_->resizeColumnsToContents();
+  cell_title_->setVisible(!cells.isEmpty());
+  cell_table_->setVisible(!cells.isEmpty());
+}
+
+void ComparisonTable::clear() {
+  rows_.clear();
+  refreshStageTable();
+  setCellResults({});
+  showConfusion(-1);
+}
+
+QString ComparisonTable::toCsv() const {
+  // Raw figures for spreadsheets; the same rows as the table.
+  QString out =
+      "experiment,stage,seeds,accuracy,accuracy_std,cross_entropy,cross_entropy_std,"
+      "delta_accuracy,trainable_parameters,training_memory_bytes\n";
+  const QVector<double> deltas = accuracy_deltas(rows_);
+  for (int i = 0; i < rows_.size(); ++i) {
+    const StageResult& r = rows_[i];
+    out += QStringList{csvField(r.experiment),
+                       csvField(r.stage),
+                       QString::number(r.seeds),
+                       QString::number(r.accuracy, 'g', 9),
+                       QString::number(r.accuracy_std, 'g', 9),
+                       QString::number(r.cross_entropy, 'g', 9),
+                       QString::number(r.cross_entropy_std, 'g', 9),
+                       std::isnan(deltas[i]) ? QString() : QString::number(deltas[i], 'g', 9),
+                       QString::number(r.trainable_parameters),
+                       QString::number(r.training_memory_bytes)}
+               .join(',') +
+           '\n';
+  }
+  if (!cells_.isEmpty()) {
+    out += "\ncell,accuracy,accuracy_std,parameters,fused_bytes,while_bytes,latency_us\n";
+    for (const CellResult& c : cells_) {
+      out += QStringList{csvField(c.cell),
+                         QString::number(c.accuracy, 'g', 9),
+                         QString::number(c.accuracy_std, 'g', 9),
+                         QString::number(c.parameters),
+                         QString::number(c.fused_bytes),
+                         QString::number(c.while_bytes),
+                         QString::number(c.latency_us, 'g', 9)}
+                 .join(',') +
+             '\n';
+    }
+  }
+  return out;
+}
+
+QString ComparisonTable::toHtml() const {
+  // Self-contained and well-formed (XHTML-compatible) so it can be mailed or
+  // parsed; the figures formatted as on screen.
+  QString html =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/><title>Stage comparison</title>"
+      "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin:1em 0}"
+      "td,th{border:1px solid #bbb;padding:3px 8px}td.n{text-align:right}"
+      "th{background:#eee}</style></head><body>\n<h1>Stage comparison</h1>\n<table>\n<tr>";
+  for (const char* h : kStageHeaders) html += "<th>" + tr(h).toHtmlEscaped() + "</th>";
+  html += "</tr>\n";
+  const QVector<double> deltas = accuracy_deltas(rows_);
+  for (int i = 0; i < rows_.size(); ++i) {
+    const StageResult& r = rows_[i];
+    html += "<tr><td>" + r.experiment.toHtmlEscaped() + "</td><td>" + r.stage.toHtmlEscaped() +
+            "</td><td class=\"n\">" + withStd(r.accuracy, r.accuracy_std, r.seeds) +
+            "</td><td class=\"n\">" + withStd(r.cross_entropy, r.cross_entropy_std, r.seeds) +
+            "</td><td class=\"n\">" + delta(deltas[i]) + "</td><td class=\"n\">" +
+            QString::number(r.trainable_parameters) + "</td><td class=\"n\">" +
+            bytesText(r.training_memory_bytes) + "</td></tr>\n";
+  }
+  html += "</table>\n";
+  if (!cells_.isEmpty()) {
+    html += "<h2>Cell comparison</h2>\n<table>\n<tr>";
+    for (const char* h : kCellHeaders) html += "<th>" + tr(h).toHtmlEscaped() + "</th>";
+    html += "</tr>\n";
+    for (const CellResult& c : cells_) {
+      html += "<tr><td>" + c.cell.toHtmlEscaped() + "</td><td class=\"n\">" + figure(c.accuracy) +
+              "</td><td class=\"n\">" + QString::number(c.parameters) + "</td><td class=\"n\">" +
+              bytesText(c.fused_bytes) + "</td><td class=\"n\">" + bytesText(c.while_bytes) +
+              "</td><td class=\"n\">" + QString::number(c.latency_us, 'f', 1) +
+              " \u00b5s</td></tr>\n";
+    }
+    html += "</table>\n";
+  }
+  for (const StageResult& r : rows_) {
+    if (r.confusion.isEmpty()) continue;
+    html += "<h3>Confusion matrix: " + r.experiment.toHtmlEscaped() + " / " +
+            r.stage.toHtmlEscaped() + "</h3>\n<table>\n<tr><th>true \\ predicted</th>";
+    for (int c = 0; c < r.confusion.size(); ++c) {
+      html += "<th>" +
+              (c < r.class_names.size() ? r.class_names[c] : QString::number(c)).toHtmlEscaped() +
+              "</th>";
+    }
+    html += "</tr>\n";
+    for (int row = 0; row < r.confusion.size(); ++row) {
+      html +=
+          "<tr><th>" +
+          (row < r.class_names.size() ? r.class_names[row] : QString::number(row)).toHtmlEscaped() +
+          "</th>";
+      for (qint64 count : r.confusion[row])
+        html += "<td class=\"n\">" + QString::number(count) + "</td>";
+      html += "</tr>\n";
+    }
+    html += "</table>\n";
+  }
+  html += "</body></html>\n";
+  return html;
+}
+
+bool ComparisonTable::exportCsv(const QString& path, QString* error) const {
+  return saveText(path, toCsv(), error);
+}
+
+bool ComparisonTable::exportHtml(const QString& path, QString* error) const {
+  return saveText(path, toHtml(), error);
+}
+
+void ComparisonTable::exportWithDialog() {
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export comparison"), "comparison.html", tr("HTML (*.html);;CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  QString error;
+  const bool ok = QFileInfo(path).suffix().toLower() == "csv" ? exportCsv(path, &error)
+                                                              : exportHtml(path, &error);
+  if (!ok) QToolTip::showText(mapToGlobal(QPoint(0, 0)), error, this);
+}
+
+}  // namespace gruwb::views

@@ -1,0 +1,117 @@
+#pragma once
+// The comparison of stages like the reference run (init 0.34 -> fc 0.61 ->
+// all 0.72): stage, accuracy, cross entropy, delta vs the previous stage,
+// trainable parameters and training memory, one row per experiment stage
+// (mean +- std over seeds), a confusion matrix for the selected row, and the
+// cell-comparison table (GRU/LSTM/RNN) when that mode ran. Exports CSV/HTML.
+
+#include <QStringList>
+#include <QVector>
+#include <QWidget>
+
+class QLabel;
+class QSplitter;
+class QTableWidget;
+
+namespace gruwb::views {
+
+struct StageResult {
+  QString experiment;
+  QString stage;  // "init", "fc", "all", "last:2", ...
+  int seeds = 1;
+  double accuracy = 0;  // mean over seeds (test split, else validation)
+  double accuracy_std = 0;
+  double cross_entropy = 0;
+  double cross_entropy_std = 0;
+  qint64 trainable_parameters = 0;
+  qint64 training_memory_bytes = 0;  // engine arena for training
+  QStringList class_names;
+  QVector<QVector<qint64>> confusion;  // rows: true class, columns: predicted
+};
+
+struct CellResult {
+  QString cell;  // "GRU", "LSTM", "SimpleRNN"
+  double accuracy = 0;
+  double accuracy_std = 0;
+  qint64 parameters = 0;
+  qint64 fused_bytes = 0;  // model file, fused op
+  qint64 while_bytes = 0;  // model file, WHILE loop
+  double latency_us = 0;   // one inference on the host
+};
+
+// Accuracy minus the previous stage's of the same experiment; NaN for an
+// experiment's first stage.
+QVector<double> accuracy_deltas(const QVector<StageResult>& rows);
+
+// Paints a confusion matrix: counts in cells, shade by the fraction of the
+// true class (row), true classes down, predicted across.
+class ConfusionMatrixView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ConfusionMatrixView(QWidget* parent = nullptr);
+  void setMatrix(const QVector<QVector<qint64>>& confusion, const QStringList& class_names);
+  const QVector<QVector<qint64>>& matrix() const { return confusion_; }
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+
+ private:
+  QString className(int i) const;
+  QVector<QVector<qint64>> confusion_;
+  QStringList class_names_;
+};
+
+class ComparisonTable : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum Column {
+    kExperimentColumn,
+    kStageColumn,
+    kAccuracyColumn,
+    kCrossEntropyColumn,
+    kDeltaColumn,
+    kParametersColumn,
+    kMemoryColumn,
+    kColumnCount
+  };
+
+  explicit ComparisonTable(QWidget* parent = nullptr);
+
+  // Adds a row, or replaces the row of the same experiment and stage (a
+  // stage's result gets refined as seeds finish).
+  void setStageResult(const StageResult& result);
+  void setCellResults(const QVector<CellResult>& cells);
+  void clear();
+
+  const QVector<StageResult>& stageResults() const { return rows_; }
+  QTableWidget* stageTable() const { return stage_table_; }
+  QTableWidget* cellTable() const { return cell_table_; }
+  ConfusionMatrixView* confusionView() const { return confusion_; }
+  void selectRow(int row);
+
+  // The tables as the user sees them (same figures, same formatting).
+  QString toCsv() const;
+  QString toHtml() const;
+  bool exportCsv(const QString& path, QString* error) const;
+  bool exportHtml(const QString& path, QString* error) const;
+
+ private:
+  void refreshStageTable();
+  void showConfusion(int row);
+  void exportWithDialog();
+
+  QVector<StageResult> rows_;
+  QVector<CellResult> cells_;
+  QTableWidget* stage_table_ = nullptr;
+  QTableWidget* cell_table_ = nullptr;
+  QLabel* cell_title_ = nullptr;
+  QLabel* confusion_title_ = nullptr;
+  ConfusionMatrixView* confusion_ = nullptr;
+  QSplitter* splitter_ = nullptr;
+};
+
+}  // namespace gruwb::views

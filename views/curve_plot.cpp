@@ -1,0 +1,490 @@
+#include "views/curve_plot.h"
+
+#include <qcustomplot.h>
+
+#include <QBuffer>
+#include <QCheckBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenu>
+#include <QPageSize>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSettings>
+#include <QSlider>
+#include <QTextStream>
+#include <QToolButton>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+namespace gruwb::views {
+namespace {
+
+// Tableau 10: distinct on screen and in print, and what matplotlib users know.
+const QColor kPalette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
+                           QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
+                           QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                           QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f),
+                           QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf)};
+
+double clampWeight(double weight) {
+  if (!(weight > 0)) return 0;  // also NaN
+  return std::min(weight, CurvePlot::kMaxSmoothing);
+}
+
+QString formatValue(double value) { return QString::number(value, 'g', 5); }
+
+// A log axis cannot show values <= 0: they become gaps instead of dragging
+// the range to minus infinity.
+QVector<double> forAxis(const QVector<double>& values, bool log_scale) {
+  if (!log_scale) return values;
+  QVector<double> out = values;
+  for (double& v : out) {
+    if (!(v > 0)) v = std::numeric_limits<double>::quiet_NaN();
+  }
+  return out;
+}
+
+bool fail(QString* error, const QString& path, const QString& why) {
+  if (error) *error = QStringLiteral("%1: %2").arg(path, why);
+  return false;
+}
+
+}  // namespace
+
+double EmaState::push(double value) {
+  if (!std::isfinite(value)) return value;
+  last = last * weight + (1 - weight) * value;
+  ++count;
+  const double debias = weight == 1 ? 1 : 1 - std::pow(weight, count);
+  return last / debias;
+}
+
+std::vector<double> smooth_ema(const std::vector<double>& values, double weight) {
+  EmaState ema;
+  ema.weight = clampWeight(weight);
+  std::vector<double> out;
+  out.reserve(values.size());
+  for (double v : values) out.push_back(ema.push(v));
+  return out;
+}
+
+CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* parent)
+    : QWidget(parent), title_(title) {
+  plot_ = new QCustomPlot;
+  plot_->setObjectName("curvePlot");
+  plot_->setMinimumSize(200, 140);
+  plot_->plotLayout()->insertRow(0);
+  auto* title_element = new QCPTextElement(plot_, title, QFont(font().family(), -1, QFont::Bold));
+  plot_->plotLayout()->addElement(0, 0, title_element);
+  plot_->xAxis->setLabel(tr("step"));
+  plot_->yAxis->setLabel(y_label);
+  plot_->legend->setVisible(true);
+  plot_->legend->setBrush(QColor(255, 255, 255, 210));
+  plot_->legend->setIconSize(18, 8);
+  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot_->setNoAntialiasingOnDrag(true);
+  tracer_ = new QCPItemTracer(plot_);
+  tracer_->setStyle(QCPItemTracer::tsCircle);
+  tracer_->setSize(8);
+  tracer_->setVisible(false);
+  plot_->setMouseTracking(true);
+  plot_->installEventFilter(this);
+
+  smoothing_slider_ = new QSlider(Qt::Horizontal);
+  smoothing_slider_->setObjectName("smoothingSlider");
+  smoothing_slider_->setRange(0, 999);
+  smoothing_slider_->setValue(qRound(smoothing_ * 1000));
+  smoothing_slider_->setToolTip(
+      tr("Exponential moving average with debiasing (TensorBoard's smoothing)."));
+  smoothing_label_ = new QLabel;
+  smoothing_label_->setMinimumWidth(smoothing_label_->fontMetrics().horizontalAdvance("0.999 "));
+  log_box_ = new QCheckBox(tr("Log scale"));
+  log_box_->setObjectName("logScaleBox");
+  export_button_ = new QToolButton;
+  export_button_->setText(tr("Export"));
+  export_button_->setToolTip(tr("Save the plot as PNG or PDF, or every series as CSV."));
+  connect(export_button_, &QToolButton::clicked, this, &CurvePlot::exportWithDialog);
+
+  auto* controls = new QHBoxLayout;
+  controls->setContentsMargins(4, 0, 4, 0);
+  controls->addWidget(new QLabel(tr("Smoothing")));
+  controls->addWidget(smoothing_slider_, 1);
+  controls->addWidget(smoothing_label_);
+  controls->addSpacing(8);
+  controls->addWidget(log_box_);
+  controls->addWidget(export_button_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  layout->addLayout(controls);
+  layout->addWidget(plot_, 1);
+  smoothing_label_->setText(QString::number(smoothing_, 'f', 3));
+
+  connect(smoothing_slider_, &QSlider::valueChanged, this,
+          [this](int value) { setSmoothing(value / 1000.0); });
+  connect(log_box_, &QCheckBox::toggled, this, &CurvePlot::setLogScale);
+  connect(plot_, &QCustomPlot::mouseMove, this, &CurvePlot::showHover);
+  connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) {
+    rescale();
+    plot_->replot();
+  });
+  connect(plot_, &QCustomPlot::legendClick, this,
+          [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
+            auto* plottable_item = qobject_cast<QCPPlottableLegendItem*>(item);
+            if (!plottable_item) return;
+            for (Series& s : series_) {
+              if (s.smooth == plottable_item->plottable()) {
+                setSeriesVisible(s.name, !s.visible);
+                return;
+              }
+            }
+          });
+
+  replot_timer_.setSingleShot(true);
+  replot_timer_.setInterval(kReplotIntervalMs);
+  connect(&replot_timer_, &QTimer::timeout, this, &CurvePlot::replotNow);
+}
+
+CurvePlot::~CurvePlot() = default;
+
+CurvePlot::Series& CurvePlot::seriesFor(const QString& name) {
+  auto it = index_.find(name);
+  if (it != index_.end()) return series_[*it];
+  Series s;
+  s.name = name;
+  s.ema.weight = smoothing_;
+  s.visible = !hidden_names_.contains(name);
+  const QColor color = kPalette[series_.size() % (sizeof kPalette / sizeof kPalette[0])];
+  s.raw = plot_->addGraph();
+  s.raw->removeFromLegend();
+  s.smooth = plot_->addGraph();
+  s.smooth->setName(name);
+  index_.insert(name, int(series_.size()));
+  series_.push_back(s);
+  setSeriesStyle(name, color, Qt::SolidLine);
+  return series_.back();
+}
+
+const CurvePlot::Series* CurvePlot::find(const QString& name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &series_[*it];
+}
+
+void CurvePlot::setSeriesStyle(const QString& name, const QColor& color, Qt::PenStyle style) {
+  Series& s = seriesFor(name);
+  QColor faint = color;
+  faint.setAlpha(60);
+  s.raw->setPen(QPen(faint, 1, style));
+  s.smooth->setPen(QPen(color, 2, style));
+  scheduleReplot();
+}
+
+void CurvePlot::addPoint(const QString& name, double step, double value) {
+  Series& s = seriesFor(name);
+  s.steps.append(step);
+  s.values.append(value);
+  s.smoothed.append(s.ema.push(value));
+  const bool hidden_on_log = log_scale_ && !(value > 0);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  s.raw->addData(step, hidden_on_log ? nan : value);
+  s.smooth->addData(step, hidden_on_log ? nan : s.smoothed.back());
+  scheduleReplot();
+}
+
+void CurvePlot::removeSeries(const QString& name) {
+  auto it = index_.find(name);
+  if (it == index_.end()) return;
+  const int at = *it;
+  plot_->removeGraph(series_[at].raw);
+  plot_->removeGraph(series_[at].smooth);
+  series_.erase(series_.begin() + at);
+  index_.clear();
+  for (int i = 0; i < int(series_.size()); ++i) index_.insert(series_[i].name, i);
+  scheduleReplot();
+}
+
+void CurvePlot::clear() {
+  for (Series& s : series_) {
+    plot_->removeGraph(s.raw);
+    plot_->removeGraph(s.smooth);
+  }
+  series_.clear();
+  index_.clear();
+  tracer_->setGraph(nullptr);
+  tracer_->setVisible(false);
+  scheduleReplot();
+}
+
+QStringList CurvePlot::seriesNames() const {
+  QStringList names;
+  for (const Series& s : series_) names << s.name;
+  return names;
+}
+
+QVector<double> CurvePlot::steps(const QString& name) const {
+  const Series* s = find(name);
+  return s ? s->steps : QVector<double>();
+}
+
+QVector<double> CurvePlot::values(const QString& name) const {
+  const Series* s = find(name);
+  return s ? s->values : QVector<double>();
+}
+
+QVector<double> CurvePlot::smoothedValues(const QString& name) const {
+  const Series* s = find(name);
+  return s ? s->smoothed : QVector<double>();
+}
+
+void CurvePlot::resmooth(Series& s) {
+  s.ema = EmaState();
+  s.ema.weight = smoothing_;
+  for (int i = 0; i < s.values.size(); ++i) s.smoothed[i] = s.ema.push(s.values[i]);
+  s.raw->setData(s.steps, forAxis(s.values, log_scale_), true);
+  s.smooth->setData(s.steps, forAxis(s.smoothed, log_scale_), true);
+}
+
+void CurvePlot::setSmoothing(double weight) {
+  weight = clampWeight(weight);
+  smoothing_label_->setText(QString::number(weight, 'f', 3));
+  const int slider_value = qRound(weight * 1000);
+  if (smoothing_slider_->value() != slider_value) {
+    const QSignalBlocker block(smoothing_slider_);
+    smoothing_slider_->setValue(slider_value);
+  }
+  if (weight == smoothing_) return;
+  smoothing_ = weight;
+  for (Series& s : series_) resmooth(s);
+  scheduleReplot();
+}
+
+void CurvePlot::setLogScale(bool on) {
+  if (log_box_->isChecked() != on) {
+    const QSignalBlocker block(log_box_);
+    log_box_->setChecked(on);
+  }
+  if (on == log_scale_) return;
+  log_scale_ = on;
+  if (on) {
+    plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    plot_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  } else {
+    plot_->yAxis->setScaleType(QCPAxis::stLinear);
+    plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  }
+  for (Series& s : series_) resmooth(s);
+  scheduleReplot();
+}
+
+void CurvePlot::applyVisibility(Series& s) {
+  s.raw->setVisible(s.visible && smoothing_ > 0);
+  s.smooth->setVisible(s.visible);
+  // The legend entry stays so the series can be switched back on; grey text
+  // says it is off.
+  if (QCPPlottableLegendItem* item = plot_->legend->itemWithPlottable(s.smooth)) {
+    item->setTextColor(s.visible ? Qt::black : QColor(160, 160, 160));
+  }
+}
+
+void CurvePlot::setSeriesVisible(const QString& name, bool visible) {
+  auto it = index_.find(name);
+  if (it == index_.end()) return;
+  series_[*it].visible = visible;
+  scheduleReplot();
+}
+
+bool CurvePlot::isSeriesVisible(const QString& name) const {
+  const Series* s = find(name);
+  return s && s->visible;
+}
+
+void CurvePlot::scheduleReplot() {
+  if (!replot_timer_.isActive()) replot_timer_.start();
+}
+
+void CurvePlot::flush() {
+  if (replot_timer_.isActive()) {
+    replot_timer_.stop();
+    replotNow();
+  }
+}
+
+void CurvePlot::rescale() {
+  bool any = false;
+  for (const Series& s : series_) any = any || (s.visible && !s.steps.isEmpty());
+  if (!any) return;
+  plot_->rescaleAxes(true);
+  // Breathing room so a flat curve or the last point is not on the frame.
+  const QCPRange y = plot_->yAxis->range();
+  if (log_scale_) {
+    plot_->yAxis->setRange(y.lower / 1.3, y.upper * 1.3);
+  } else {
+    const double pad = y.size() > 0 ? 0.05 * y.size() : std::max(1e-3, std::abs(y.center()) * 0.05);
+    plot_->yAxis->setRange(y.lower - pad, y.upper + pad);
+  }
+}
+
+void CurvePlot::replotNow() {
+  for (Series& s : series_) applyVisibility(s);
+  rescale();
+  plot_->replot(QCustomPlot::rpQueuedRefresh);
+  ++replot_count_;
+  emit replotted();
+}
+
+QString CurvePlot::hoverText(double step) const {
+  QStringList lines;
+  lines << tr("step %1").arg(formatValue(std::round(step)));
+  for (const Series& s : series_) {
+    if (!s.visible || s.steps.isEmpty()) continue;
+    auto it = std::lower_bound(s.steps.begin(), s.steps.end(), step);
+    int i = int(it - s.steps.begin());
+    if (i == s.steps.size() || (i > 0 && step - s.steps[i - 1] < s.steps[i] - step)) --i;
+    QString line = QStringLiteral("%1: %2").arg(s.name, formatValue(s.values[i]));
+    if (smoothing_ > 0) line += tr(" (smoothed %1)").arg(formatValue(s.smoothed[i]));
+    if (s.steps[i] != std::round(step)) line += tr(" at %1").arg(formatValue(s.steps[i]));
+    lines << line;
+  }
+  return lines.join('\n');
+}
+
+void CurvePlot::showHover(QMouseEvent* event) {
+  const QPointF pos = event->position();
+  if (!plot_->axisRect()->rect().contains(pos.toPoint())) {
+    tracer_->setVisible(false);
+    QToolTip::hideText();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+    return;
+  }
+  const double step = plot_->xAxis->pixelToCoord(pos.x());
+  const Series* first = nullptr;
+  for (const Series& s : series_) {
+    if (s.visible && !s.steps.isEmpty()) {
+      first = &s;
+      break;
+    }
+  }
+  if (!first) return;
+  tracer_->setGraph(first->smooth);
+  tracer_->setGraphKey(step);
+  tracer_->setInterpolating(false);
+  tracer_->setPen(first->smooth->pen());
+  tracer_->setVisible(true);
+  QToolTip::showText(event->globalPosition().toPoint() + QPoint(14, 14), hoverText(step), plot_);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool CurvePlot::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == plot_ && event->type() == QEvent::Leave && tracer_->visible()) {
+    tracer_->setVisible(false);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+bool CurvePlot::exportPng(const QString& path, int width, int height, QString* error) const {
+  const QPixmap pixmap = plot_->toPixmap(width, height);
+  if (pixmap.isNull()) return fail(error, path, tr("cannot render %1x%2").arg(width).arg(height));
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return fail(error, path, file.errorString());
+  if (!pixmap.save(&file, "PNG")) return fail(error, path, tr("PNG encoding failed"));
+  if (!file.commit()) return fail(error, path, file.errorString());
+  return true;
+}
+
+bool CurvePlot::exportPdf(const QString& path, int width, int height, QString* error) const {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return fail(error, path, file.errorString());
+  {
+    // One point per pixel so the page is the plot's size, like savePdf does.
+    QPdfWriter writer(&file);
+    writer.setResolution(72);
+    writer.setPageSize(QPageSize(QSizeF(width, height), QPageSize::Point));
+    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+    writer.setCreator("gru-workbench");
+    writer.setTitle(title_);
+    QCPPainter painter;
+    if (!painter.begin(&writer)) return fail(error, path, tr("cannot start the PDF"));
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    plot_->toPainter(&painter, width, height);
+    painter.end();
+  }
+  if (!file.commit()) return fail(error, path, file.errorString());
+  return true;
+}
+
+bool CurvePlot::exportCsv(const QString& path, QString* error) const {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Text)) {
+    return fail(error, path, file.errorString());
+  }
+  QTextStream out(&file);
+  out << "series,step,value,smoothed\n";
+  for (const Series& s : series_) {
+    QString name = s.name;
+    if (name.contains(',') || name.contains('"')) {
+      name = '"' + QString(name).replace('"', "\"\"") + '"';
+    }
+    for (int i = 0; i < s.steps.size(); ++i) {
+      out << name << ',' << QString::number(s.steps[i], 'g', 10) << ','
+          << QString::number(s.values[i], 'g', 9) << ',' << QString::number(s.smoothed[i], 'g', 9)
+          << '\n';
+    }
+  }
+  out.flush();
+  if (!file.commit()) return fail(error, path, file.errorString());
+  return true;
+}
+
+void CurvePlot::exportWithDialog() {
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export %1").arg(title_), title_.toLower().replace(' ', '_') + ".png",
+      tr("PNG image (*.png);;PDF document (*.pdf);;CSV of every series (*.csv)"));
+  if (path.isEmpty()) return;
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  QString error;
+  bool ok;
+  if (suffix == "pdf") {
+    ok = exportPdf(path, plot_->width(), plot_->height(), &error);
+  } else if (suffix == "csv") {
+    ok = exportCsv(path, &error);
+  } else {
+    ok = exportPng(path, plot_->width(), plot_->height(), &error);
+  }
+  if (!ok) QToolTip::showText(export_button_->mapToGlobal(QPoint(0, 0)), error, export_button_);
+}
+
+void CurvePlot::saveSettings(QSettings& settings, const QString& group) const {
+  settings.beginGroup(group);
+  settings.setValue("smoothing", smoothing_);
+  settings.setValue("logScale", log_scale_);
+  QStringList hidden;
+  for (const Series& s : series_) {
+    if (!s.visible) hidden << s.name;
+  }
+  for (const QString& name : hidden_names_) {
+    if (!index_.contains(name)) hidden << name;
+  }
+  settings.setValue("hiddenSeries", hidden);
+  settings.endGroup();
+}
+
+void CurvePlot::restoreSettings(QSettings& settings, const QString& group) {
+  settings.beginGroup(group);
+  setSmoothing(settings.value("smoothing", smoothing_).toDouble());
+  setLogScale(settings.value("logScale", log_scale_).toBool());
+  // Series that do not exist yet are hidden when they appear.
+  hidden_names_ = settings.value("hiddenSeries").toStringList();
+  settings.endGroup();
+  for (Series& s : series_) s.visible = !hidden_names_.contains(s.name);
+  scheduleReplot();
+}
+
+}  // namespace gruwb::views

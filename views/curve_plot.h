@@ -1,0 +1,142 @@
+#pragma once
+// Live training curves (loss, accuracy, gradient norms) on QCustomPlot:
+// series appended while training runs, TensorBoard's debiased EMA smoothing
+// (slider 0-0.999), log scale, hover values, legend toggles and PNG/PDF/CSV
+// export. Appending never repaints directly: a single-shot timer coalesces
+// all appends into at most one replot per kReplotIntervalMs.
+
+#include <QColor>
+#include <QHash>
+#include <QString>
+#include <QStringList>
+#include <QTimer>
+#include <QVector>
+#include <QWidget>
+#include <vector>
+
+class QCheckBox;
+class QCPGraph;
+class QCPItemTracer;
+class QCustomPlot;
+class QLabel;
+class QMouseEvent;
+class QSettings;
+class QSlider;
+class QToolButton;
+
+namespace gruwb::views {
+
+// TensorBoard's scalar smoothing: an exponential moving average whose start
+// is debiased, so the first points are not pulled towards zero:
+//   last = last * w + (1 - w) * v;  n += 1;  smoothed = last / (1 - w^n)
+// Non-finite values pass through unchanged and do not enter the average.
+// `weight` is clamped to [0, 0.999] like the slider.
+std::vector<double> smooth_ema(const std::vector<double>& values, double weight);
+
+// Incremental form of smooth_ema for live series: push() returns the
+// smoothed value of the point just added.
+struct EmaState {
+  double weight = 0;
+  double last = 0;
+  int count = 0;
+  double push(double value);
+};
+
+class CurvePlot : public QWidget {
+  Q_OBJECT
+
+ public:
+  static constexpr int kReplotIntervalMs = 33;  // <= 30 replots per second
+  static constexpr double kMaxSmoothing = 0.999;
+
+  explicit CurvePlot(const QString& title, const QString& y_label, QWidget* parent = nullptr);
+  ~CurvePlot() override;
+
+  // Appends (step, value) to `series`, creating it on first use. Cheap: the
+  // plot repaints later, at a bounded rate.
+  void addPoint(const QString& series, double step, double value);
+  // Colour and line style of a series (e.g. one colour per stage, validation
+  // dashed). Series without a style get the next palette colour.
+  void setSeriesStyle(const QString& series, const QColor& color, Qt::PenStyle style);
+  void removeSeries(const QString& series);
+  void clear();
+
+  QStringList seriesNames() const;  // in creation order
+  QVector<double> steps(const QString& series) const;
+  QVector<double> values(const QString& series) const;
+  QVector<double> smoothedValues(const QString& series) const;
+
+  void setSmoothing(double weight);  // clamped to [0, kMaxSmoothing]
+  double smoothing() const { return smoothing_; }
+  void setLogScale(bool on);
+  bool logScale() const { return log_scale_; }
+  void setSeriesVisible(const QString& series, bool visible);
+  bool isSeriesVisible(const QString& series) const;
+
+  // What the hover tooltip shows at `step`: the step, then one line per
+  // visible series with the nearest point's raw and smoothed value.
+  QString hoverText(double step) const;
+
+  // Exports; false with `error` naming the file and the problem. CSV is the
+  // long form "series,step,value,smoothed" with every series in one file.
+  bool exportPng(const QString& path, int width, int height, QString* error) const;
+  bool exportPdf(const QString& path, int width, int height, QString* error) const;
+  bool exportCsv(const QString& path, QString* error) const;
+
+  // Smoothing, log scale and hidden series under `group`.
+  void saveSettings(QSettings& settings, const QString& group) const;
+  void restoreSettings(QSettings& settings, const QString& group);
+
+  QCustomPlot* plot() const { return plot_; }
+  QSlider* smoothingSlider() const { return smoothing_slider_; }
+  QCheckBox* logScaleBox() const { return log_box_; }
+  int replotCount() const { return replot_count_; }
+  bool replotPending() const { return replot_timer_.isActive(); }
+  // Repaints now if anything changed (tests, screenshots).
+  void flush();
+
+ signals:
+  void replotted();
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  struct Series {
+    QString name;
+    QVector<double> steps;
+    QVector<double> values;
+    QVector<double> smoothed;
+    EmaState ema;
+    QCPGraph* raw = nullptr;     // faint, behind
+    QCPGraph* smooth = nullptr;  // bold, in the legend
+    bool visible = true;
+  };
+
+  Series& seriesFor(const QString& name);
+  const Series* find(const QString& name) const;
+  void resmooth(Series& series);
+  void applyVisibility(Series& series);
+  void scheduleReplot();
+  void replotNow();
+  void rescale();
+  void showHover(QMouseEvent* event);
+  void exportWithDialog();
+
+  QCustomPlot* plot_ = nullptr;
+  QSlider* smoothing_slider_ = nullptr;
+  QLabel* smoothing_label_ = nullptr;
+  QCheckBox* log_box_ = nullptr;
+  QToolButton* export_button_ = nullptr;
+  QCPItemTracer* tracer_ = nullptr;
+  std::vector<Series> series_;
+  QHash<QString, int> index_;  // name -> position in series_
+  QStringList hidden_names_;   // restored as hidden before they exist
+  double smoothing_ = 0.6;     // TensorBoard's default
+  bool log_scale_ = false;
+  QTimer replot_timer_;
+  int replot_count_ = 0;
+  QString title_;
+};
+
+}  // namespace gruwb::views

@@ -1,0 +1,448 @@
+#include "views/experiment_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QToolButton>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace gruwb::views {
+namespace {
+
+constexpr int kIdRole = Qt::UserRole;
+constexpr int kStatusRole = Qt::UserRole + 1;
+enum ListColumn { kNameColumn, kStageColumn, kProgressColumn, kStatusColumn };
+
+bool isActive(ExperimentPanel::Status status) {
+  return status == ExperimentPanel::Status::kQueued ||
+         status == ExperimentPanel::Status::kRunning || status == ExperimentPanel::Status::kPaused;
+}
+
+}  // namespace
+
+QString custom_stage(const QStringList& weight_names) {
+  return QStringLiteral("names:") + weight_names.join(',');
+}
+
+QString ExperimentPanel::statusText(Status status) {
+  switch (status) {
+    case Status::kQueued: return tr("queued");
+    case Status::kRunning: return tr("running");
+    case Status::kPaused: return tr("paused");
+    case Status::kFinished: return tr("finished");
+    case Status::kCancelled: return tr("stopped");
+    case Status::kFailed: return tr("failed");
+  }
+  return {};
+}
+
+ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
+  name_edit_ = new QLineEdit;
+  name_edit_->setPlaceholderText(tr("experiment %1").arg(next_number_));
+  model_source_ = new QComboBox;
+  model_source_->addItem(tr("Model file"));
+  model_source_->addItem(tr("Build"));
+  model_source_->setToolTip(tr("Train the open model, or a fresh one from a build spec"));
+  model_edit_ = new QLineEdit;
+  model_edit_->setObjectName("modelPath");
+  model_edit_->setPlaceholderText(tr(".tflite or .circle"));
+  build_edit_ = new QLineEdit("cell=gru,units=60");
+  build_edit_->setObjectName("buildSpec");
+  build_edit_->setToolTip(tr("As for gruwb experiment --build, e.g. cell=lstm,units=32"));
+  build_edit_->hide();
+  auto* model_browse = new QToolButton;
+  model_browse->setText(tr("\u2026"));
+  connect(model_browse, &QToolButton::clicked, this, &ExperimentPanel::browseModel);
+  auto* model_row = new QHBoxLayout;
+  model_row->addWidget(model_source_);
+  model_row->addWidget(model_edit_, 1);
+  model_row->addWidget(build_edit_, 1);
+  model_row->addWidget(model_browse);
+  connect(model_source_, &QComboBox::currentIndexChanged, this, [=](int index) {
+    model_edit_->setVisible(index == 0);
+    model_browse->setVisible(index == 0);
+    build_edit_->setVisible(index == 1);
+    updateButtons();
+  });
+
+  dataset_edit_ = new QLineEdit;
+  dataset_edit_->setObjectName("datasetPath");
+  dataset_edit_->setPlaceholderText(tr(".ts, .arff, .csv, .npz or a folder"));
+  auto* dataset_browse = new QToolButton;
+  dataset_browse->setText(tr("\u2026"));
+  connect(dataset_browse, &QToolButton::clicked, this, &ExperimentPanel::browseDataset);
+  auto* dataset_row = new QHBoxLayout;
+  dataset_row->addWidget(dataset_edit_, 1);
+  dataset_row->addWidget(dataset_browse);
+
+  auto* source = new QFormLayout;
+  source->addRow(tr("Name"), name_edit_);
+  source->addRow(tr("Model"), model_row);
+  source->addRow(tr("Data"), dataset_row);
+
+  // Stages, all from the same initial weights.
+  init_box_ = new QCheckBox(tr("Initial (evaluate only)"));
+  fc_box_ = new QCheckBox(tr("FC only (last Dense)"));
+  all_box_ = new QCheckBox(tr("FC + recurrent (all)"));
+  init_box_->setChecked(true);
+  fc_box_->setChecked(true);
+  all_box_->setChecked(true);
+  last_box_ = new QCheckBox(tr("Last N layers"));
+  last_spin_ = new QSpinBox;
+  last_spin_->setRange(1, 64);
+  last_spin_->setValue(2);
+  custom_box_ = new QCheckBox(tr("Custom tensors"));
+  custom_list_ = new QListWidget;
+  custom_list_->setObjectName("customTensors");
+  custom_list_->setMaximumHeight(90);
+  custom_list_->setEnabled(false);
+  connect(custom_box_, &QCheckBox::toggled, custom_list_, &QWidget::setEnabled);
+  auto* last_row = new QHBoxLayout;
+  last_row->addWidget(last_box_);
+  last_row->addWidget(last_spin_);
+  last_row->addStretch(1);
+  auto* stages = new QGroupBox(tr("Stages"));
+  auto* stages_layout = new QVBoxLayout(stages);
+  stages_layout->setSpacing(2);
+  stages_layout->addWidget(init_box_);
+  stages_layout->addWidget(fc_box_);
+  stages_layout->addWidget(all_box_);
+  stages_layout->addLayout(last_row);
+  stages_layout->addWidget(custom_box_);
+  stages_layout->addWidget(custom_list_);
+
+  optimizer_box_ = new QComboBox;
+  optimizer_box_->addItem("Adam", "adam");
+  optimizer_box_->addItem("SGD", "sgd");
+  lr_spin_ = new QDoubleSpinBox;
+  lr_spin_->setDecimals(5);
+  lr_spin_->setRange(1e-5, 10);
+  lr_spin_->setSingleStep(1e-4);
+  lr_spin_->setValue(1e-3);
+  batch_spin_ = new QSpinBox;
+  batch_spin_->setRange(1, 4096);
+  batch_spin_->setValue(16);
+  epochs_spin_ = new QSpinBox;
+  epochs_spin_->setRange(1, 10000);
+  epochs_spin_->setValue(10);
+  seeds_spin_ = new QSpinBox;
+  seeds_spin_->setRange(1, 100);
+  seeds_spin_->setToolTip(tr("Runs per stage with different initial weights: mean \u00b1 std"));
+  first_seed_spin_ = new QSpinBox;
+  first_seed_spin_->setRange(0, 1000000);
+  first_seed_spin_->setValue(1);
+  auto* training = new QGroupBox(tr("Training"));
+  auto* training_form = new QFormLayout(training);
+  training_form->addRow(tr("Optimizer"), optimizer_box_);
+  training_form->addRow(tr("Learning rate"), lr_spin_);
+  training_form->addRow(tr("Batch"), batch_spin_);
+  training_form->addRow(tr("Epochs"), epochs_spin_);
+  auto* seeds_row = new QHBoxLayout;
+  seeds_row->addWidget(seeds_spin_);
+  seeds_row->addWidget(new QLabel(tr("from")));
+  seeds_row->addWidget(first_seed_spin_);
+  training_form->addRow(tr("Seeds"), seeds_row);
+
+  problem_label_ = new QLabel;
+  problem_label_->setWordWrap(true);
+  problem_label_->setStyleSheet("color: #8a5a00");
+  start_button_ = new QPushButton(tr("Start"));
+  start_button_->setObjectName("startExperiment");
+  start_button_->setToolTip(tr("Run these stages as a new experiment (others keep running)"));
+  pause_button_ = new QPushButton(tr("Pause"));
+  pause_button_->setObjectName("pauseExperiment");
+  stop_button_ = new QPushButton(tr("Stop"));
+  stop_button_->setObjectName("stopExperiment");
+  stop_button_->setToolTip(tr("Stop the selected experiment; results so far are kept"));
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(start_button_);
+  buttons->addWidget(pause_button_);
+  buttons->addWidget(stop_button_);
+
+  experiments_ = new QTreeWidget;
+  experiments_->setObjectName("experimentList");
+  experiments_->setRootIsDecorated(false);
+  experiments_->setHeaderLabels({tr("Experiment"), tr("Stage"), tr("Progress"), tr("Status")});
+  experiments_->header()->setStretchLastSection(true);
+  experiments_->setMinimumHeight(80);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(source);
+  auto* groups = new QHBoxLayout;
+  groups->addWidget(stages, 1);
+  groups->addWidget(training, 1);
+  layout->addLayout(groups);
+  layout->addWidget(problem_label_);
+  layout->addLayout(buttons);
+  layout->addWidget(experiments_, 1);
+
+  connect(start_button_, &QPushButton::clicked, this, &ExperimentPanel::start);
+  connect(pause_button_, &QPushButton::clicked, this, [this] {
+    const int id = selectedExperiment();
+    if (id >= 0) emit pauseRequested(id, experimentStatus(id) != Status::kPaused);
+  });
+  connect(stop_button_, &QPushButton::clicked, this, [this] {
+    const int id = selectedExperiment();
+    if (id >= 0) emit stopRequested(id);
+  });
+  connect(experiments_, &QTreeWidget::currentItemChanged, this, &ExperimentPanel::updateButtons);
+  for (QCheckBox* box : {init_box_, fc_box_, all_box_, last_box_, custom_box_}) {
+    connect(box, &QCheckBox::toggled, this, &ExperimentPanel::updateButtons);
+  }
+  connect(model_edit_, &QLineEdit::textChanged, this, &ExperimentPanel::updateButtons);
+  connect(build_edit_, &QLineEdit::textChanged, this, &ExperimentPanel::updateButtons);
+  connect(dataset_edit_, &QLineEdit::textChanged, this, &ExperimentPanel::updateButtons);
+  connect(custom_list_, &QListWidget::itemChanged, this, &ExperimentPanel::updateButtons);
+  updateButtons();
+}
+
+ExperimentSettings ExperimentPanel::settings() const {
+  ExperimentSettings s;
+  s.name = name_edit_->text().trimmed();
+  if (s.name.isEmpty()) s.name = name_edit_->placeholderText();
+  if (model_source_->currentIndex() == 0) {
+    s.model_path = model_edit_->text().trimmed();
+  } else {
+    s.build_spec = build_edit_->text().trimmed();
+  }
+  s.dataset_path = dataset_edit_->text().trimmed();
+  if (init_box_->isChecked()) s.stages << "init";
+  if (fc_box_->isChecked()) s.stages << "fc";
+  if (all_box_->isChecked()) s.stages << "all";
+  if (last_box_->isChecked()) s.stages << QStringLiteral("last:%1").arg(last_spin_->value());
+  if (custom_box_->isChecked()) {
+    QStringList names;
+    for (int i = 0; i < custom_list_->count(); ++i) {
+      if (custom_list_->item(i)->checkState() == Qt::Checked)
+        names << custom_list_->item(i)->text();
+    }
+    if (!names.isEmpty()) s.stages << custom_stage(names);
+  }
+  s.optimizer = optimizer_box_->currentData().toString();
+  s.learning_rate = lr_spin_->value();
+  s.batch_size = batch_spin_->value();
+  s.epochs = epochs_spin_->value();
+  s.seeds = seeds_spin_->value();
+  s.first_seed = first_seed_spin_->value();
+  return s;
+}
+
+void ExperimentPanel::setSettings(const ExperimentSettings& s) {
+  name_edit_->setText(s.name);
+  model_source_->setCurrentIndex(s.model_path.isEmpty() && !s.build_spec.isEmpty() ? 1 : 0);
+  model_edit_->setText(s.model_path);
+  if (!s.build_spec.isEmpty()) build_edit_->setText(s.build_spec);
+  dataset_edit_->setText(s.dataset_path);
+  init_box_->setChecked(s.stages.contains("init"));
+  fc_box_->setChecked(s.stages.contains("fc"));
+  all_box_->setChecked(s.stages.contains("all"));
+  last_box_->setChecked(false);
+  custom_box_->setChecked(false);
+  for (const QString& stage : s.stages) {
+    if (stage.startsWith("last:")) {
+      last_box_->setChecked(true);
+      last_spin_->setValue(stage.mid(5).toInt());
+    } else if (stage.startsWith("names:")) {
+      custom_box_->setChecked(true);
+      const QStringList names = stage.mid(6).split(',', Qt::SkipEmptyParts);
+      for (const QString& name : names) {
+        if (custom_list_->findItems(name, Qt::MatchExactly).isEmpty()) {
+          auto* item = new QListWidgetItem(name, custom_list_);
+          item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        }
+      }
+      for (int i = 0; i < custom_list_->count(); ++i) {
+        QListWidgetItem* item = custom_list_->item(i);
+        item->setCheckState(names.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
+      }
+    }
+  }
+  optimizer_box_->setCurrentIndex(s.optimizer == "sgd" ? 1 : 0);
+  lr_spin_->setValue(s.learning_rate);
+  batch_spin_->setValue(s.batch_size);
+  epochs_spin_->setValue(s.epochs);
+  seeds_spin_->setValue(s.seeds);
+  first_seed_spin_->setValue(s.first_seed);
+  updateButtons();
+}
+
+QString ExperimentPanel::validate() const {
+  const ExperimentSettings s = settings();
+  if (s.model_path.isEmpty() && s.build_spec.isEmpty())
+    return tr("Choose a model or a build spec.");
+  if (s.dataset_path.isEmpty()) return tr("Choose a dataset.");
+  if (s.stages.isEmpty()) {
+    return custom_box_->isChecked() ? tr("Tick at least one tensor of the custom set.")
+                                    : tr("Pick at least one stage.");
+  }
+  return {};
+}
+
+void ExperimentPanel::setModelPath(const QString& path) {
+  model_source_->setCurrentIndex(0);
+  model_edit_->setText(path);
+}
+
+void ExperimentPanel::setWeightNames(const QStringList& names) {
+  QStringList checked;
+  for (int i = 0; i < custom_list_->count(); ++i) {
+    if (custom_list_->item(i)->checkState() == Qt::Checked)
+      checked << custom_list_->item(i)->text();
+  }
+  custom_list_->clear();
+  for (const QString& name : names) {
+    auto* item = new QListWidgetItem(name, custom_list_);
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    item->setCheckState(checked.contains(name) ? Qt::Checked : Qt::Unchecked);
+  }
+  updateButtons();
+}
+
+void ExperimentPanel::setDatasetPath(const QString& path) { dataset_edit_->setText(path); }
+
+void ExperimentPanel::start() {
+  if (!validate().isEmpty()) return;
+  ExperimentSettings s = settings();
+  // A fresh default name for the next one; an explicit name is the user's.
+  ++next_number_;
+  name_edit_->setPlaceholderText(tr("experiment %1").arg(next_number_));
+  if (name_edit_->text().trimmed() == s.name) name_edit_->clear();
+  emit startRequested(s);
+}
+
+QTreeWidgetItem* ExperimentPanel::itemFor(int id) const {
+  for (int i = 0; i < experiments_->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* item = experiments_->topLevelItem(i);
+    if (item->data(kNameColumn, kIdRole).toInt() == id) return item;
+  }
+  return nullptr;
+}
+
+void ExperimentPanel::addExperiment(int id, const QString& name, const QStringList& stages) {
+  auto* item = new QTreeWidgetItem(experiments_);
+  item->setText(kNameColumn, name);
+  item->setToolTip(kNameColumn, tr("Stages: %1").arg(stages.join(", ")));
+  item->setData(kNameColumn, kIdRole, id);
+  setExperimentState(id, Status::kQueued, stages.value(0), QString());
+  experiments_->setCurrentItem(item);
+  experiments_->resizeColumnToContents(kNameColumn);
+}
+
+void ExperimentPanel::setExperimentState(int id, Status status, const QString& stage,
+                                         const QString& progress) {
+  QTreeWidgetItem* item = itemFor(id);
+  if (!item) return;
+  item->setData(kNameColumn, kStatusRole, int(status));
+  item->setText(kStageColumn, stage);
+  item->setText(kProgressColumn, progress);
+  item->setText(kStatusColumn, statusText(status));
+  item->setForeground(kStatusColumn, status == Status::kFailed ? QColor(0xb0, 0x20, 0x20)
+                                     : status == Status::kFinished
+                                         ? QColor(0x1b, 0x7a, 0x1b)
+                                         : palette().color(QPalette::Text));
+  updateButtons();
+}
+
+ExperimentPanel::Status ExperimentPanel::experimentStatus(int id) const {
+  QTreeWidgetItem* item = itemFor(id);
+  return item ? Status(item->data(kNameColumn, kStatusRole).toInt()) : Status::kFailed;
+}
+
+QString ExperimentPanel::experimentProgress(int id) const {
+  QTreeWidgetItem* item = itemFor(id);
+  return item ? item->text(kProgressColumn) : QString();
+}
+
+int ExperimentPanel::experimentCount() const { return experiments_->topLevelItemCount(); }
+
+int ExperimentPanel::selectedExperiment() const {
+  QTreeWidgetItem* item = experiments_->currentItem();
+  return item ? item->data(kNameColumn, kIdRole).toInt() : -1;
+}
+
+void ExperimentPanel::selectExperiment(int id) {
+  if (QTreeWidgetItem* item = itemFor(id)) experiments_->setCurrentItem(item);
+}
+
+void ExperimentPanel::updateButtons() {
+  const QString problem = validate();
+  problem_label_->setText(problem);
+  problem_label_->setVisible(!problem.isEmpty());
+  start_button_->setEnabled(problem.isEmpty());
+  const int id = selectedExperiment();
+  const Status status = id >= 0 ? experimentStatus(id) : Status::kFinished;
+  pause_button_->setEnabled(id >= 0 && (status == Status::kRunning || status == Status::kPaused));
+  pause_button_->setText(status == Status::kPaused ? tr("Resume") : tr("Pause"));
+  stop_button_->setEnabled(id >= 0 && isActive(status));
+}
+
+void ExperimentPanel::browseModel() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Model to train"), model_edit_->text(),
+                                                    tr("Models (*.tflite *.circle)"));
+  if (!path.isEmpty()) model_edit_->setText(path);
+}
+
+void ExperimentPanel::browseDataset() {
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Dataset"), dataset_edit_->text(),
+                                   tr("Datasets (*.ts *.arff *.csv *.npz *.npy);;All files (*)"));
+  if (!path.isEmpty()) dataset_edit_->setText(path);
+}
+
+void ExperimentPanel::saveSettings(QSettings& settings, const QString& group) const {
+  const ExperimentSettings s = this->settings();
+  settings.beginGroup(group);
+  settings.setValue("modelSource", model_source_->currentIndex());
+  settings.setValue("modelPath", model_edit_->text());
+  settings.setValue("buildSpec", build_edit_->text());
+  settings.setValue("datasetPath", s.dataset_path);
+  settings.setValue("stages", s.stages);
+  settings.setValue("lastN", last_spin_->value());
+  settings.setValue("optimizer", s.optimizer);
+  settings.setValue("learningRate", s.learning_rate);
+  settings.setValue("batchSize", s.batch_size);
+  settings.setValue("epochs", s.epochs);
+  settings.setValue("seeds", s.seeds);
+  settings.setValue("firstSeed", s.first_seed);
+  settings.endGroup();
+}
+
+void ExperimentPanel::restoreSettings(QSettings& settings, const QString& group) {
+  settings.beginGroup(group);
+  if (!settings.contains("stages")) {
+    settings.endGroup();
+    return;
+  }
+  ExperimentSettings s;
+  s.model_path = settings.value("modelPath").toString();
+  s.build_spec = settings.value("buildSpec").toString();
+  s.dataset_path = settings.value("datasetPath").toString();
+  s.stages = settings.value("stages").toStringList();
+  s.optimizer = settings.value("optimizer", s.optimizer).toString();
+  s.learning_rate = settings.value("learningRate", s.learning_rate).toDouble();
+  s.batch_size = settings.value("batchSize", s.batch_size).toInt();
+  s.epochs = settings.value("epochs", s.epochs).toInt();
+  s.seeds = settings.value("seeds", s.seeds).toInt();
+  s.first_seed = settings.value("firstSeed", s.first_seed).toInt();
+  const int source = settings.value("modelSource", 0).toInt();
+  last_spin_->setValue(settings.value("lastN", last_spin_->value()).toInt());
+  settings.endGroup();
+  setSettings(s);
+  model_source_->setCurrentIndex(source == 1 ? 1 : 0);
+}
+
+}  // namespace gruwb::views

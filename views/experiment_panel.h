@@ -1,0 +1,122 @@
+#pragma once
+// Experiment staging: the model (open file or a build spec), the dataset,
+// the stages to compare from the same initial weights (init, FC only,
+// FC + recurrent, last N layers, a custom set of weight tensors), the
+// optimizer settings and seeds; Start adds an experiment, Pause and Stop act
+// on the selected one. Several experiments run side by side, one row each.
+// The panel only stages and shows state: the workspace runs them.
+
+#include <QStringList>
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QPushButton;
+class QSettings;
+class QSpinBox;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace gruwb::views {
+
+struct ExperimentSettings {
+  QString name;
+  QString model_path;  // "" = build from `build_spec`
+  QString build_spec;  // e.g. "cell=gru,units=60" (gruwb experiment --build)
+  QString dataset_path;
+  // In order, e.g. {"init", "fc", "all", "last:2", "names:dense/kernel,dense/bias"}.
+  QStringList stages;
+  QString optimizer = "adam";  // "adam" | "sgd"
+  double learning_rate = 1e-3;
+  int batch_size = 16;
+  int epochs = 10;
+  int seeds = 1;
+  int first_seed = 1;
+};
+
+// Stage keys the runner understands, built from the staging checkboxes.
+// "names:" + comma-separated weight tensor names for a custom set.
+QString custom_stage(const QStringList& weight_names);
+
+class ExperimentPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum class Status { kQueued, kRunning, kPaused, kFinished, kCancelled, kFailed };
+  static QString statusText(Status status);
+
+  explicit ExperimentPanel(QWidget* parent = nullptr);
+
+  ExperimentSettings settings() const;
+  void setSettings(const ExperimentSettings& settings);
+  // "" when the settings can start an experiment, else what is missing.
+  QString validate() const;
+
+  // The open model (the main window's document) and its trainable weight
+  // names, offered as the custom tensor set.
+  void setModelPath(const QString& path);
+  void setWeightNames(const QStringList& names);
+  void setDatasetPath(const QString& path);
+
+  // Rows of the experiments list, keyed by the id the workspace gives.
+  void addExperiment(int id, const QString& name, const QStringList& stages);
+  void setExperimentState(int id, Status status, const QString& stage, const QString& progress);
+  Status experimentStatus(int id) const;
+  QString experimentProgress(int id) const;
+  int experimentCount() const;
+  int selectedExperiment() const;  // -1 when none
+  void selectExperiment(int id);
+
+  QPushButton* startButton() const { return start_button_; }
+  QPushButton* pauseButton() const { return pause_button_; }
+  QPushButton* stopButton() const { return stop_button_; }
+  QTreeWidget* experimentList() const { return experiments_; }
+
+  void saveSettings(QSettings& settings, const QString& group) const;
+  void restoreSettings(QSettings& settings, const QString& group);
+
+ signals:
+  void startRequested(const gruwb::views::ExperimentSettings& settings);
+  void pauseRequested(int id, bool pause);
+  void stopRequested(int id);
+
+ private:
+  QTreeWidgetItem* itemFor(int id) const;
+  void updateButtons();
+  void browseModel();
+  void browseDataset();
+  void start();
+
+  QLineEdit* name_edit_ = nullptr;
+  QComboBox* model_source_ = nullptr;  // open model file | build spec
+  QLineEdit* model_edit_ = nullptr;
+  QLineEdit* build_edit_ = nullptr;
+  QLineEdit* dataset_edit_ = nullptr;
+  QCheckBox* init_box_ = nullptr;
+  QCheckBox* fc_box_ = nullptr;
+  QCheckBox* all_box_ = nullptr;
+  QCheckBox* last_box_ = nullptr;
+  QSpinBox* last_spin_ = nullptr;
+  QCheckBox* custom_box_ = nullptr;
+  QListWidget* custom_list_ = nullptr;
+  QComboBox* optimizer_box_ = nullptr;
+  QDoubleSpinBox* lr_spin_ = nullptr;
+  QSpinBox* batch_spin_ = nullptr;
+  QSpinBox* epochs_spin_ = nullptr;
+  QSpinBox* seeds_spin_ = nullptr;
+  QSpinBox* first_seed_spin_ = nullptr;
+  QLabel* problem_label_ = nullptr;
+  QPushButton* start_button_ = nullptr;
+  QPushButton* pause_button_ = nullptr;
+  QPushButton* stop_button_ = nullptr;
+  QTreeWidget* experiments_ = nullptr;
+  int next_number_ = 1;
+};
+
+}  // namespace gruwb::views
+
+Q_DECLARE_METATYPE(gruwb::views::ExperimentSettings)
