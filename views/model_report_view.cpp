@@ -10,6 +10,7 @@
 #include <QStyle>
 #include <QTextBlock>
 #include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
 #include <algorithm>
 
 namespace gruwb::views {
@@ -167,8 +168,15 @@ ModelReportView::ModelReportView(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(splitter_);
 
-  connect(tree_, &QTreeWidget::currentItemChanged, this,
-          [this](QTreeWidgetItem* item) { showTextLineFor(item); });
+  connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
+    showTextLineFor(item);
+    if (!item || selecting_) return;
+    const int subgraph = item->data(0, kSubgraphRole).toInt();
+    const int index = item->data(0, kIndexRole).toInt();
+    const auto kind = static_cast<RowKind>(item->data(0, kKindRole).toInt());
+    if (kind == RowKind::kTensor) emit tensorSelected(subgraph, index);
+    if (kind == RowKind::kOperator) emit opSelected(subgraph, index);
+  });
 }
 
 void ModelReportView::clear() {
@@ -326,6 +334,23 @@ void ModelReportView::showTextLineFor(QTreeWidgetItem* item) {
   cursor.select(QTextCursor::LineUnderCursor);
   text_->setTextCursor(cursor);
   text_->centerCursor();
+}
+
+bool ModelReportView::selectRow(RowKind kind, int subgraph, int index) {
+  for (QTreeWidgetItemIterator it(tree_); *it; ++it) {
+    QTreeWidgetItem* item = *it;
+    if (static_cast<RowKind>(item->data(0, kKindRole).toInt()) == kind &&
+        item->data(0, kSubgraphRole).toInt() == subgraph &&
+        item->data(0, kIndexRole).toInt() == index) {
+      // Following the graph must not echo back into it.
+      selecting_ = true;
+      tree_->setCurrentItem(item);
+      tree_->scrollToItem(item);
+      selecting_ = false;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace gruwb::views

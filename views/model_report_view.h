@@ -45,6 +45,14 @@ class ModelReportView : public QWidget {
   // The top-level row of subgraph `index`, or null.
   QTreeWidgetItem* subgraphItem(int index) const;
   int subgraphCount() const;
+  // Makes the op or tensor row current (without emitting the signals below);
+  // false when the report has no such row.
+  bool selectRow(RowKind kind, int subgraph, int index);
+
+ signals:
+  // The user made an op or tensor row current.
+  void tensorSelected(int subgraph, int tensor);
+  void opSelected(int subgraph, int op);
 
  private:
   void addSummary(const tools::AnalyzerReport& report);
@@ -55,6 +63,7 @@ class ModelReportView : public QWidget {
   QSplitter* splitter_ = nullptr;
   QTreeWidget* tree_ = nullptr;
   QPlainTextEdit* text_ = nullptr;
+  bool selecting_ = false;
 };
 
 }  // namespace gruwb::views

@@ -1,0 +1,192 @@
+// GraphView on real models: node counts, double-click on WHILE opens its
+// body with a breadcrumb back, find selects, clicks select tensors, and the
+// PNG/SVG exports are valid files.
+
+#include "views/graph_view.h"
+
+#include <QGraphicsItem>
+#include <QImage>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest>
+
+#include "engine/tools/analyzer.h"
+#include "engine/tools/model_file.h"
+
+using gruwb::tools::AnalyzerReport;
+using gruwb::views::GraphNode;
+using gruwb::views::GraphView;
+
+namespace {
+
+AnalyzerReport analyzeFile(const QString& path) {
+  gruwb::tools::LoadedModel loaded;
+  std::string error;
+  if (!gruwb::tools::load_model_file(path.toStdString(), &loaded, &error)) {
+    qFatal("cannot load %s: %s", qPrintable(path), error.c_str());
+  }
+  return gruwb::tools::analyze_model(loaded.model, loaded.path);
+}
+
+QString sample(const char* name) {
+  return QString(GRUWB_SOURCE_DIR) + "/resources/samples/" + name;
+}
+QString shared(const char* name) { return QString(GRUWB_SHARED_DIR) + "/data/models/" + name; }
+
+int nodeWithTitle(const GraphView& view, const std::string& title) {
+  for (int n = 0; n < view.nodeCount(); ++n) {
+    if (view.graph().nodes[n].title == title) return n;
+  }
+  return -1;
+}
+
+}  // namespace
+
+class GraphViewTest : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir temp_;
+
+ private slots:
+  void nodeCountsOfShippedModels_data() {
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<int>("nodes");  // inputs + ops + outputs of subgraph 0
+    QTest::addColumn<int>("edges");
+    // hello world: input, 3 FULLY_CONNECTED, output.
+    QTest::newRow("hello_world") << shared("tflite/tflm_hello_world_float.tflite") << 5 << 4;
+    // gesture GRU, fused: input, GRUWB_GRU, FULLY_CONNECTED, SOFTMAX, output.
+    QTest::newRow("gesture_fused") << sample("gesture_gru_fused.tflite") << 5 << 4;
+  }
+  void nodeCountsOfShippedModels() {
+    QFETCH(QString, path);
+    QFETCH(int, nodes);
+    QFETCH(int, edges);
+    GraphView view;
+    view.setReport(analyzeFile(path));
+    QCOMPARE(view.nodeCount(), nodes);
+    QCOMPARE(static_cast<int>(view.graph().edges.size()), edges);
+    int node_items = 0;
+    for (QGraphicsItem* item : view.scene()->items()) {
+      node_items +=
+          item->flags().testFlag(QGraphicsItem::ItemIsSelectable) && !item->parentItem() ? 1 : 0;
+    }
+    QCOMPARE(node_items, nodes + edges);  // nodes and edges are the selectable items
+  }
+
+  void doubleClickOnWhileOpensItsBodyAndTheBreadcrumbLeadsBack() {
+    const AnalyzerReport report = analyzeFile(sample("gesture_gru_while.tflite"));
+    GraphView view;
+    view.resize(900, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setReport(report);
+    QSignalSpy shown(&view, &GraphView::subgraphShown);
+    const int node = nodeWithTitle(view, "WHILE");
+    QVERIFY(node >= 0);
+    const int body = view.graph().nodes[node].called_subgraphs[1];
+
+    view.selectNode(node);  // centres it, so it is inside the viewport
+    // On the header (the chips below it open cond/body on a single click).
+    const QRectF rect = view.nodeRect(node);
+    const QPoint at = view.canvas()->mapFromScene(QPointF(rect.center().x(), rect.top() + 6));
+    QVERIFY(view.canvas()->viewport()->rect().contains(at));
+    QTest::mouseDClick(view.canvas()->viewport(), Qt::LeftButton, Qt::NoModifier, at);
+
+    QTRY_COMPARE(view.currentSubgraph(), body);
+    QCOMPARE(shown.count(), 1);
+    QCOMPARE(view.breadcrumb().size(), 2);
+    QCOMPARE(view.breadcrumb().last(), QString::fromStdString(report.subgraphs[body].name));
+    QCOMPARE(view.nodeCount(), static_cast<int>(view.graph().nodes.size()));
+    QCOMPARE(view.graph().subgraph, body);
+    // The body holds the GRU cell: its FULLY_CONNECTED ops are drawn.
+    QVERIFY(nodeWithTitle(view, "FULLY_CONNECTED") >= 0);
+
+    view.goBackTo(0);
+    QCOMPARE(view.currentSubgraph(), 0);
+    QCOMPARE(view.breadcrumb().size(), 1);
+    // A node that calls nothing does not navigate.
+    QVERIFY(!view.activateNode(nodeWithTitle(view, "SOFTMAX")));
+    QCOMPARE(view.currentSubgraph(), 0);
+  }
+
+  void findSelectsAndCyclesThroughMatches() {
+    GraphView view;
+    view.resize(600, 400);
+    view.setReport(analyzeFile(shared("tflite/tflm_hello_world_float.tflite")));
+    QCOMPARE(view.find("fully"), 3);
+    const int first = view.selectedNode();
+    QCOMPARE(view.graph().nodes[first].op, 0);
+    QCOMPARE(view.find("fully"), 3);
+    QCOMPARE(view.graph().nodes[view.selectedNode()].op, 1);
+    QCOMPARE(view.find("nothing like this"), 0);
+    // Typing in the field and pressing Enter does the same.
+    view.findField()->setText("#2");
+    QTest::keyClick(view.findField(), Qt::Key_Return);
+    QCOMPARE(view.graph().nodes[view.selectedNode()].op, 2);
+  }
+
+  void selectingNodesAndEdgesNamesTensorsAndOps() {
+    const AnalyzerReport report = analyzeFile(shared("tflite/tflm_hello_world_float.tflite"));
+    GraphView view;
+    view.setReport(report);
+    QSignalSpy tensors(&view, &GraphView::tensorSelected);
+    QSignalSpy ops(&view, &GraphView::opSelected);
+    view.selectNode(view.graph().node_of_op(1));
+    QCOMPARE(ops.count(), 1);
+    QCOMPARE(ops.last().at(1).toInt(), 1);
+    // The input terminal stands for the model's input tensor.
+    view.selectNode(0);
+    QCOMPARE(tensors.count(), 1);
+    QCOMPARE(tensors.last().at(1).toInt(), report.subgraphs[0].inputs[0]);
+  }
+
+  void exportsValidPngAndSvg() {
+    QVERIFY(temp_.isValid());
+    GraphView view;
+    view.setReport(analyzeFile(sample("gesture_gru_while.tflite")));
+    view.selectNode(1);
+    QString error;
+    const QString png = temp_.filePath("graph.png");
+    QVERIFY2(view.exportImage(png, &error), qPrintable(error));
+    QImage image(png);
+    QVERIFY(!image.isNull());
+    // 2x the scene, so text stays sharp.
+    QCOMPARE(image.width(), qRound(view.scene()->sceneRect().width() * 2));
+    // Not blank: the header colours of the nodes are in there.
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 3) {
+      for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+    }
+    QVERIFY(colours.size() > 10);
+
+    const QString svg = temp_.filePath("graph.svg");
+    QVERIFY2(view.exportImage(svg, &error), qPrintable(error));
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray text = file.readAll();
+    QXmlStreamReader xml(text);
+    QString root;
+    while (!xml.atEnd()) {
+      if (xml.readNext() == QXmlStreamReader::StartElement && root.isEmpty()) {
+        root = xml.name().toString();
+      }
+    }
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QCOMPARE(root, QString("svg"));
+    QVERIFY(QSvgRenderer(svg).isValid());
+    // The op names are text in the SVG, not pixels.
+    QVERIFY(text.contains("WHILE"));
+    // The selection is restored after export.
+    QCOMPARE(view.selectedNode(), 1);
+
+    QVERIFY(!view.exportImage(temp_.filePath("no/such/dir/graph.png"), &error));
+    QVERIFY2(error.contains("graph.png"), qPrintable(error));
+  }
+};
+
+QTEST_MAIN(GraphViewTest)
+#include "graph_view_test.moc"

@@ -1,0 +1,245 @@
+#include "views/size_view.h"
+
+#include <qcustomplot.h>
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "engine/tools/model_runner.h"
+#include "views/graph_model.h"
+
+namespace gruwb::views {
+namespace {
+
+QString bytes(uint64_t n) {
+  if (n < 10 * 1024) return QString("%1 B").arg(n);
+  if (n < 10 * 1024 * 1024) return QString("%1 KiB").arg(n / 1024.0, 0, 'f', 1);
+  return QString("%1 MiB").arg(n / (1024.0 * 1024.0), 0, 'f', 2);
+}
+
+QString exact(uint64_t n) { return QString::number(n); }
+
+// Trainer::prepare reports the exact size after a too-small attempt; a
+// second attempt with that size must succeed.
+TrainingArena plan_training(const Model& model, const char* scope) {
+  TrainingArena result;
+  result.scope = scope;
+  TrainingConfig config;
+  parse_trainable_scope(scope, &config);
+  std::vector<uint8_t> storage;
+  size_t size = 64 * 1024;
+  Trainer trainer;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    storage.assign(size + Interpreter::kAlignment, 0);
+    const uintptr_t raw = reinterpret_cast<uintptr_t>(storage.data());
+    uint8_t* arena = reinterpret_cast<uint8_t*>((raw + Interpreter::kAlignment - 1) &
+                                                ~uintptr_t{Interpreter::kAlignment - 1});
+    const Status status = trainer.prepare(model, config, arena, size);
+    if (status.ok()) {
+      result.ok = true;
+      result.memory = trainer.memory();
+      result.weight_tensors = trainer.weight_count();
+      return result;
+    }
+    if (status.code() != StatusCode::kOutOfMemory) {
+      result.error = status.message();
+      return result;
+    }
+    size = std::max(trainer.arena_bytes_needed(), size * 4);
+  }
+  result.error = "training arena could not be sized";
+  return result;
+}
+
+}  // namespace
+
+ArenaFigures measure_arenas(const Model& model) {
+  ArenaFigures figures;
+  tools::ModelRunner runner;
+  std::string error;
+  figures.inference_ok = runner.prepare(model, &error);
+  if (figures.inference_ok) {
+    figures.inference = runner.arena_usage();
+    figures.inference_bytes = runner.arena_bytes();
+  } else {
+    figures.inference_error = error;
+  }
+  figures.training_fc = plan_training(model, "fc");
+  figures.training_all = plan_training(model, "all");
+  return figures;
+}
+
+std::vector<TensorSize> largest_tensors(const tools::AnalyzerReport& report, size_t count) {
+  std::vector<TensorSize> all;
+  for (const tools::SubgraphReport& subgraph : report.subgraphs) {
+    for (const tools::TensorReport& tensor : subgraph.tensors) {
+      if (tensor.data_bytes == 0) continue;
+      all.push_back(TensorSize{subgraph.index, tensor.index, tensor.name, shape_text(tensor.shape),
+                               tensor.type, tensor.data_bytes});
+    }
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const TensorSize& a, const TensorSize& b) { return a.bytes > b.bytes; });
+  if (all.size() > count) all.resize(count);
+  return all;
+}
+
+SizeView::SizeView(QWidget* parent) : QWidget(parent) {
+  summary_ = new QLabel;
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  summary_->setWordWrap(true);
+
+  bars_ = new QCustomPlot;
+  bars_->setMinimumHeight(90);
+  bars_->xAxis->setLabel(tr("stored bytes per subgraph"));
+
+  arena_table_ = new QTreeWidget;
+  arena_table_->setHeaderLabels({tr("Arena (RAM)"), tr("Bytes"), tr("")});
+  arena_table_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  arena_table_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+
+  tensor_table_ = new QTreeWidget;
+  tensor_table_->setRootIsDecorated(false);
+  tensor_table_->setHeaderLabels(
+      {tr("Largest tensors"), tr("Bytes"), tr("Shape"), tr("Type"), tr("Subgraph")});
+  tensor_table_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+  for (int c = 1; c < 5; ++c) {
+    tensor_table_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  }
+  tensor_table_->header()->setStretchLastSection(false);
+  connect(tensor_table_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+    emit tensorActivated(item->data(0, Qt::UserRole).toInt(),
+                         item->data(0, Qt::UserRole + 1).toInt());
+  });
+
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(bars_);
+  split->addWidget(arena_table_);
+  split->addWidget(tensor_table_);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 2);
+  split->setStretchFactor(2, 2);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(summary_);
+  layout->addWidget(split, 1);
+  clear();
+}
+
+void SizeView::clear() {
+  arenas_ = ArenaFigures();
+  summary_->setText(tr("No model open."));
+  bars_->clearPlottables();
+  bars_->replot();
+  arena_table_->clear();
+  tensor_table_->clear();
+}
+
+void SizeView::setModel(const Model& model, const tools::AnalyzerReport& report) {
+  clear();
+  const auto percent = [&](uint64_t part) {
+    return report.model_bytes ? QString("%1%").arg(100.0 * part / report.model_bytes, 0, 'f', 1)
+                              : QString();
+  };
+  summary_->setText(
+      tr("<table cellspacing=6>"
+         "<tr><td>Model</td><td align=right><b>%1</b></td><td>%2 bytes</td></tr>"
+         "<tr><td>Non-data</td><td align=right>%3</td><td>%4</td></tr>"
+         "<tr><td>Data</td><td align=right>%5</td><td>%6</td></tr>"
+         "<tr><td>Zero buffers</td><td align=right>%7</td><td>%8</td></tr>"
+         "<tr><td>Parameters</td><td align=right>%9</td><td>MACs %10</td></tr></table>")
+          .arg(bytes(report.model_bytes), exact(report.model_bytes), bytes(report.non_data_bytes),
+               percent(report.non_data_bytes), bytes(report.data_bytes), percent(report.data_bytes),
+               bytes(report.zero_value_buffers), percent(report.zero_value_buffers),
+               exact(report.parameters))
+          .arg(exact(report.macs)));
+  showSubgraphBars(report);
+  arenas_ = measure_arenas(model);
+  showArenas();
+  for (const TensorSize& t : largest_tensors(report, kTopTensors)) {
+    auto* item = new QTreeWidgetItem(
+        tensor_table_, {QString("T#%1 %2").arg(t.tensor).arg(QString::fromStdString(t.name)),
+                        bytes(t.bytes), QString::fromStdString(t.shape),
+                        QString::fromStdString(t.type), QString::number(t.subgraph)});
+    item->setToolTip(0, QString::fromStdString(t.name));
+    item->setToolTip(1, tr("%1 bytes, %2 of the model").arg(t.bytes).arg(percent(t.bytes)));
+    item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+    item->setData(0, Qt::UserRole, t.subgraph);
+    item->setData(0, Qt::UserRole + 1, t.tensor);
+  }
+}
+
+void SizeView::showSubgraphBars(const tools::AnalyzerReport& report) {
+  auto* bars = new QCPBars(bars_->yAxis, bars_->xAxis);  // horizontal: keys on the y axis
+  QVector<double> keys, values;
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  const int n = static_cast<int>(report.subgraphs.size());
+  for (int i = 0; i < n; ++i) {
+    const tools::SubgraphReport& s = report.subgraphs[i];
+    // Subgraph 0 on top, like the report tree.
+    const double key = n - i;
+    keys << key;
+    values << static_cast<double>(s.data_bytes);
+    const QString name =
+        s.name.empty() ? QString("subgraph %1").arg(i) : QString::fromStdString(s.name);
+    ticker->addTick(key, QString("%1  %2").arg(name.left(28), bytes(s.data_bytes)));
+  }
+  bars->setData(keys, values);
+  bars->setWidth(0.6);
+  bars->setPen(Qt::NoPen);
+  bars->setBrush(QColor(0x33, 0x55, 0x88));
+  bars_->yAxis->setTicker(ticker);
+  bars_->yAxis->setRange(0.4, n + 0.6);
+  double top = 1;
+  for (double v : values) top = std::max(top, v);
+  bars_->xAxis->setRange(0, top * 1.05);
+  bars_->setMinimumHeight(std::max(90, 30 + 26 * n));
+  bars_->replot();
+}
+
+void SizeView::showArenas() {
+  const auto row = [this](QTreeWidgetItem* parent, const QString& name, uint64_t value,
+                          const QString& note = QString()) {
+    QTreeWidgetItem* item = parent ? new QTreeWidgetItem(parent, {name, exact(value), note})
+                                   : new QTreeWidgetItem(arena_table_, {name, exact(value), note});
+    item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+    item->setToolTip(1, bytes(value));
+    return item;
+  };
+  if (arenas_.inference_ok) {
+    QTreeWidgetItem* top =
+        row(nullptr, tr("Inference"), arenas_.inference_bytes, bytes(arenas_.inference_bytes));
+    row(top, tr("tables"), arenas_.inference.metadata_bytes);
+    row(top, tr("persistent (state, kernels)"), arenas_.inference.persistent_bytes);
+    row(top, tr("activations (shared)"), arenas_.inference.activation_bytes);
+    top->setExpanded(true);
+  } else {
+    new QTreeWidgetItem(arena_table_,
+                        {tr("Inference"), "—", QString::fromStdString(arenas_.inference_error)});
+  }
+  for (const TrainingArena* t : {&arenas_.training_fc, &arenas_.training_all}) {
+    const QString name = tr("Training, scope %1").arg(QString::fromStdString(t->scope));
+    if (!t->ok) {
+      auto* item = new QTreeWidgetItem(arena_table_, {name, "—", QString::fromStdString(t->error)});
+      item->setToolTip(2, QString::fromStdString(t->error));
+      continue;
+    }
+    const TrainingMemory& m = t->memory;
+    QTreeWidgetItem* top =
+        row(nullptr, name, m.total,
+            tr("%1, %n weight tensor(s)", nullptr, t->weight_tensors).arg(bytes(m.total)));
+    row(top, tr("trainable weight copies"), m.weight_bytes);
+    row(top, tr("gradient accumulators"), m.gradient_bytes);
+    row(top, tr("optimizer state (Adam m, v)"), m.optimizer_bytes);
+    row(top, tr("activations, gradients, tapes"), m.activation_bytes);
+    row(top, tr("tables, labels"), m.other_bytes);
+    top->setExpanded(true);
+  }
+}
+
+}  // namespace gruwb::views
