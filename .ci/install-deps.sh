@@ -15,6 +15,8 @@ packages=(
   clang-14 libclang-rt-14-dev
   # Cortex-M4F portability check
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
+  # the board firmware under emulation (serial/, docs/firmware.md)
+  qemu-system-arm
   # headless GUI runs and screenshots
   xvfb xauth imagemagick
 )

@@ -4,7 +4,7 @@
 # without exceptions/Qt/iostream, and fuzzes the model reader for a bounded time.
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
 #   GRUWB_FUZZ_SECONDS=60   how long the fuzzer runs (0: build the fuzzer, do not run it)
-#   GRUWB_CI_STAGES="test portability fuzz"   the stages to run (all by default)
+#   GRUWB_CI_STAGES="test portability firmware fuzz"   the stages to run (all by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -17,7 +17,7 @@ export QT_QPA_PLATFORM=offscreen
 
 failed=()
 summary=()
-stages=" ${GRUWB_CI_STAGES:-test portability fuzz} "
+stages=" ${GRUWB_CI_STAGES:-test portability firmware fuzz} "
 run_stage() {
   local key=$1 name=$2
   shift 2
@@ -117,8 +117,25 @@ fuzz_model_reader() {
     "($(final_stat average_exec_per_sec)/s), no crash; corpus grew by $(final_stat new_units_added) inputs"
 }
 
+# The board firmware: the same engine + protocol cross-built for QEMU's mps2-an386
+# (Cortex-M4F, 512 KB RAM), its size, then one epoch of training on it over the emulated
+# UART, compared with the host run (tests/serial/qemu_test.cpp).
+firmware_qemu() {
+  local dir=build-firmware
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$root/engine/cortex-m4f.cmake" \
+    -DCMAKE_BUILD_TYPE=MinSizeRel -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FIRMWARE=ON
+  cmake --build "$dir" -j "$jobs" --target gruwb_fw_mps2_an386
+  local elf="$dir/serial/firmware/boards/mps2_an386/gruwb_fw_mps2_an386.elf"
+  echo "--- arm-none-eabi-size $elf"
+  arm-none-eabi-size "$elf"
+  command -v qemu-system-arm >/dev/null || { echo "qemu-system-arm missing (install-deps.sh installs it)"; return 1; }
+  [ -x build/tests/serial/serial_qemu_test ] || cmake --build build -j "$jobs" --target serial_qemu_test
+  GRUWB_FW_ELF="$root/$elf" build/tests/serial/serial_qemu_test
+}
+
 run_stage test "build and test (build/)" build_and_test
 run_stage portability "portability: engine for Cortex-M4F (build-cortex-m4f/)" portability_check
+run_stage firmware "firmware: Cortex-M4F image trains under QEMU (build-firmware/)" firmware_qemu
 run_stage fuzz "fuzz: model reader (build-fuzz/)" fuzz_model_reader
 
 echo

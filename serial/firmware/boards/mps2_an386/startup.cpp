@@ -1,0 +1,70 @@
+// Start-up for mps2-an386: vector table, reset (FPU on first, since gcc may
+// use FP registers in main's prologue), .data copy, .bss zero, main().
+// Fault handlers print nothing: they park the CPU where a debugger sees it.
+
+#include <cstdint>
+#include <cstring>
+
+extern "C" {
+extern uint32_t __stack_top[];
+extern uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[];
+int main();
+void SysTick_Handler();
+void Uart0Rx_Handler();
+void Reset_Handler();
+
+void start_c() {
+  memcpy(__data_start, __data_load, (__data_end - __data_start) * sizeof(uint32_t));
+  memset(__bss_start, 0, (__bss_end - __bss_start) * sizeof(uint32_t));
+  main();
+  for (;;) {
+  }
+}
+
+__attribute__((naked)) void Reset_Handler() {
+  __asm volatile(
+      "ldr r0, =0xE000ED88\n"  // CPACR: CP10/CP11 full access
+      "ldr r1, [r0]\n"
+      "orr r1, r1, #(0xF << 20)\n"
+      "str r1, [r0]\n"
+      "dsb\n"
+      "isb\n"
+      "b start_c\n");
+}
+
+void Default_Handler() {
+  for (;;) {
+  }
+}
+
+// newlib's stubs (nosys) have an unbounded _sbrk; the engine never allocates,
+// so any heap request is a bug: refuse it.
+void* _sbrk(int) { return reinterpret_cast<void*>(-1); }
+
+// A pure virtual call cannot happen (every board overrides them); the default
+// handler would drag in std::terminate and the unwinder.
+void __cxa_pure_virtual() {
+  for (;;) {
+  }
+}
+
+__attribute__((section(".isr_vector"), used)) void (*const g_vectors[48])() = {
+    reinterpret_cast<void (*)()>(__stack_top),
+    Reset_Handler,
+    Default_Handler,  // NMI
+    Default_Handler,  // HardFault
+    Default_Handler,  // MemManage
+    Default_Handler,  // BusFault
+    Default_Handler,  // UsageFault
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    Default_Handler,  // SVC
+    Default_Handler,  // DebugMon
+    nullptr,
+    Default_Handler,  // PendSV
+    SysTick_Handler,
+    Uart0Rx_Handler,  // IRQ 0: UART0 RX
+};
+}
