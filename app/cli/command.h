@@ -49,5 +49,7 @@ const Command* find_command(const std::string& name);
 extern const Command kInspectCommand;
 extern const Command kRunCommand;
 extern const Command kBuildCommand;
+extern const Command kFuseCommand;
+extern const Command kExportCommand;
 
 }  // namespace gruwb::cli

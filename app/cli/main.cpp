@@ -13,7 +13,8 @@
 
 namespace gruwb::cli {
 
-const Command* const kCommands[] = {&kInspectCommand, &kRunCommand, &kBuildCommand};
+const Command* const kCommands[] = {&kInspectCommand, &kRunCommand, &kBuildCommand, &kFuseCommand,
+                                     &kExportCommand};
 
 const Command* find_command(const std::string& name) {
   for (const Command* command : kCommands) {

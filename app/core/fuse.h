@@ -1,0 +1,29 @@
+#pragma once
+// `fuse`: finds the recurrent cells of a converter-made model (WHILE loops or
+// unrolled chains), rewrites each into one fused op when the rewritten model
+// computes the same outputs, writes the result atomically and reports what
+// was fused, what was not and why, and the sizes before and after
+// (engine/tools/fuser.h). The CLI (`gruwb fuse`) and the GUI share it.
+
+#include <string>
+
+#include "engine/tools/fuser.h"
+
+namespace gruwb::app {
+
+struct FuseRequest {
+  std::string input_path;
+  std::string output_path;  // its extension (.tflite/.circle) picks the format
+  bool json = false;
+  double tolerance = 1e-5;
+};
+
+// Returns kExitOk (also when nothing could be fused: the output is then the
+// input, rewritten only if the format changes), kExitBadInput (unreadable
+// model, one line in `err`) or kExitFailure (the output cannot be written).
+int run_fuse(const FuseRequest& request, std::string* out, std::string* err);
+
+std::string fuse_report_text(const FuseRequest& request, const tools::FuseResult& result);
+std::string fuse_report_json(const FuseRequest& request, const tools::FuseResult& result);
+
+}  // namespace gruwb::app
