@@ -816,6 +816,18 @@ void Interpreter::plan_training_lifetimes(uint32_t end_of_time) {
   for (int o = 0; o < ops; ++o) {
     op_training_[o].backward_time = end_of_time + 1 + static_cast<uint32_t>(ops - 1 - o);
   }
+  // The model inputs and outputs stay valid through backward, so callers
+  // read the predictions (accuracy) after a training step and may run the
+  // same sample again (evaluate) without writing it anew.
+  for (int32_t t : sg.inputs) {
+    if (state.tensors[t].kind == TensorKind::kActivation) {
+      buffers_[state.first_buffer + t].last = total_end;
+    }
+  }
+  for (int32_t t : sg.outputs) {
+    if (state.tensors[t].kind == TensorKind::kActivation)
+      buffers_[state.first_buffer + t].last = total_end;
+  }
   for (int o = 0; o < ops; ++o) {
     OpTraining& train = op_training_[o];
     if (!train.on_path) continue;

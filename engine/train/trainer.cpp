@@ -775,6 +775,14 @@ Status Trainer::load_checkpoint(const uint8_t* data, size_t bytes) {
   return Status();
 }
 
+int32_t Trainer::predicted_class(int64_t row) {
+  if (row < 0 || row >= rows_) return -1;
+  const float* p = interpreter_.output(0)->f32() + row * classes_;
+  int32_t best = 0;
+  for (int32_t i = 1; i < classes_; ++i) best = p[i] > p[best] ? i : best;
+  return best;
+}
+
 Status Trainer::evaluate(float* loss, int32_t* prediction) {
   GRUWB_RETURN_IF_ERROR(interpreter_.invoke());
   if (prediction) {

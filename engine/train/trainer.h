@@ -60,6 +60,9 @@ class Trainer {
   Status apply_update();
   // Forward only: loss and the arg-max class of the first output row.
   Status evaluate(float* loss, int32_t* prediction);
+  // After a forward pass: the arg-max class of output row `row` (one-pass
+  // batches: row i is sample i).
+  int32_t predicted_class(int64_t row);
   // Zeroes the accumulators without updating (e.g. before `gruwb grad`).
   void clear_gradients();
 

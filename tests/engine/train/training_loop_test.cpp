@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -82,6 +83,7 @@ TEST(OnePassBatches, SameUpdateAsAccumulatedSamples) {
     // A full batch, then a short one (3 of 4 rows).
     const int samples = step == 2 ? 3 : B;
     float many_loss = 0.f;
+    int32_t predictions[B] = {};
     for (int i = 0; i < samples; ++i) {
       const int id = step * B + i;
       std::vector<float> x = sample(id);
@@ -92,6 +94,7 @@ TEST(OnePassBatches, SameUpdateAsAccumulatedSamples) {
       float loss = 0.f;
       ASSERT_TRUE(many.trainer.accumulate(&loss).ok());
       many_loss += loss / static_cast<float>(samples);
+      predictions[i] = many.trainer.predicted_class(0);
     }
     // Garbage in the unused row must not matter.
     if (samples < B) {
@@ -105,6 +108,9 @@ TEST(OnePassBatches, SameUpdateAsAccumulatedSamples) {
     ASSERT_TRUE(s.ok()) << s.message();
     ASSERT_TRUE(many.trainer.apply_update().ok());
     EXPECT_NEAR(one_loss, many_loss, 1e-5f) << "step " << step;
+    for (int i = 0; i < samples; ++i) {
+      EXPECT_EQ(one.trainer.predicted_class(i), predictions[i]) << "step " << step << " row " << i;
+    }
     EXPECT_EQ(one.trainer.step(), step + 1);
     expect_same_weights(one.trainer, many.trainer, 2e-6f, "step " + std::to_string(step));
   }
