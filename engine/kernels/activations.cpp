@@ -1,6 +1,13 @@
 // Element-wise activations: LOGISTIC, TANH, RELU, RELU6 (float32).
+// LOGISTIC and TANH run through the recurrent kernels' vectorized
+// vector_sigmoid / vector_tanh (max error ~2e-7): in a GRU written as a WHILE
+// loop they are the gate nonlinearities, once per unit per step, and libm's
+// exp/tanh were a quarter of that model's time.
+
+#include <cstring>
 
 #include "engine/kernels/kernel_util.h"
+#include "engine/kernels/recurrent_util.h"
 
 namespace gruwb {
 namespace {
@@ -20,8 +27,23 @@ Status eval(OpContext& ctx) {
   float* y = ctx.output(0)->f32();
   int64_t n = ctx.output(0)->elements();
   F f;
-  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  f.apply(x, y, n);
   return Status();
+}
+
+// In place in blocks that fit int32_t (the vector helpers' count).
+template <void (*vector_fn)(float*, int32_t)>
+void apply_vector(const float* x, float* y, int64_t n) {
+  if (x != y) memcpy(y, x, sizeof(float) * static_cast<size_t>(n));
+  const int64_t kBlock = int64_t{1} << 30;
+  for (int64_t i = 0; i < n; i += kBlock) {
+    vector_fn(y + i, static_cast<int32_t>(n - i < kBlock ? n - i : kBlock));
+  }
+}
+
+template <typename F>
+void apply_each(const F& f, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
 }
 
 // Training: dx += dy * f'(x), with f' written in terms of the output y.
@@ -41,19 +63,21 @@ Status backward(OpContext& ctx) {
 }
 
 struct LogisticFn {
-  float operator()(float x) const { return sigmoid(x); }
+  void apply(const float* x, float* y, int64_t n) const { apply_vector<vector_sigmoid>(x, y, n); }
   float derivative(float y) const { return y * (1.f - y); }
 };
 struct TanhFn {
-  float operator()(float x) const { return std::tanh(x); }
+  void apply(const float* x, float* y, int64_t n) const { apply_vector<vector_tanh>(x, y, n); }
   float derivative(float y) const { return 1.f - y * y; }
 };
 struct ReluFn {
   float operator()(float x) const { return x < 0.f ? 0.f : x; }
+  void apply(const float* x, float* y, int64_t n) const { apply_each(*this, x, y, n); }
   float derivative(float y) const { return y > 0.f ? 1.f : 0.f; }
 };
 struct Relu6Fn {
   float operator()(float x) const { return x < 0.f ? 0.f : (x > 6.f ? 6.f : x); }
+  void apply(const float* x, float* y, int64_t n) const { apply_each(*this, x, y, n); }
   float derivative(float y) const { return y > 0.f && y < 6.f ? 1.f : 0.f; }
 };
 

@@ -112,101 +112,97 @@ inline float candidate_derivative(GruActivation activation, float y) {
   return 1.f;
 }
 
-// w [rows, cols]: out[c] += sum_r w[r, c] * g[r] (a transposed product).
-void add_transposed_product(const float* w, int32_t rows, int32_t cols, const float* g,
-                            float* out) {
-  for (int32_t r = 0; r < rows; ++r) {
-    const float gr = g[r];
-    if (gr == 0.f) continue;
-    const float* row = w + static_cast<int64_t>(r) * cols;
-    for (int32_t c = 0; c < cols; ++c) out[c] += gr * row[c];
-  }
-}
-
-// grad [rows, cols] += g (rows) outer v (cols).
-void add_outer(float* grad, int32_t rows, int32_t cols, const float* g, const float* v) {
-  for (int32_t r = 0; r < rows; ++r) {
-    const float gr = g[r];
-    if (gr == 0.f) continue;
-    float* row = grad + static_cast<int64_t>(r) * cols;
-    for (int32_t c = 0; c < cols; ++c) row[c] += gr * v[c];
-  }
-}
-
 }  // namespace
 
 void gru_sequence_backward(const GruCell& cell, const float* x, int64_t x_stride, int32_t steps,
                            const float* tape, const float* dout, int64_t dout_stride, float* dx,
                            float* dh0, const GruGradients& grads, float* scratch) {
   const int32_t units = cell.units;
+  const int32_t gates = 3 * units;
   const int32_t in = cell.input_size;
+  const int32_t tape_floats = gru_tape_floats(units);
   const float* wx = cell.input_kernel.f32;
   const float* wh = cell.recurrent_kernel.f32;
-  float* dh = scratch;                           // dL/dh_t
-  float* dh_prev = dh + units;                   // dL/dh_{t-1}
-  float* d_input = dh_prev + units;              // [3H] gradient of W_x x + b_x
-  float* d_recurrent = d_input + 3 * units;      // [3H] gradient of U_h h + b_h
-  float* reset_state = d_recurrent + 3 * units;  // [H] r * h_prev (reset_after false)
+  float* dh = scratch;                                           // dL/dh_t
+  float* dh_prev = dh + units;                                   // dL/dh_{t-1}
+  float* d_reset_state = dh_prev + units;                        // [H] U_n^T dn (reset_after false)
+  float* d_input = d_reset_state + units;                        // [block][3H] grad of W_x x + b_x
+  float* d_recurrent = d_input + kGruGradientBlock * gates;      // [block][3H] grad of U h (+ b_h)
+  float* reset_state = d_recurrent + kGruGradientBlock * gates;  // [block][H] r * h_prev
   for (int32_t i = 0; i < units; ++i) dh[i] = 0.f;
   if (steps > 0 && dout_stride == 0) {
     for (int32_t i = 0; i < units; ++i) dh[i] = dout[i];
   }
-  for (int32_t t = steps - 1; t >= 0; --t) {
-    if (dout_stride != 0) {
-      const float* g = dout + t * dout_stride;
-      for (int32_t i = 0; i < units; ++i) dh[i] += g[i];
+  const bool want_recurrent = grads.recurrent_kernel || grads.recurrent_bias;
+  for (int32_t hi = steps - 1; hi >= 0; hi -= kGruGradientBlock) {
+    const int32_t lo = hi - kGruGradientBlock + 1 > 0 ? hi - kGruGradientBlock + 1 : 0;
+    for (int32_t t = hi; t >= lo; --t) {
+      if (dout_stride != 0) {
+        const float* g = dout + t * dout_stride;
+        for (int32_t i = 0; i < units; ++i) dh[i] += g[i];
+      }
+      const float* step = tape + static_cast<int64_t>(t) * tape_floats;
+      const float* h_prev = step;
+      const float* z = step + units;
+      const float* r = z + units;
+      const float* n = r + units;
+      const float* recurrent_candidate = n + units;  // reset_after only
+      float* di = d_input + (t - lo) * gates;
+      float* dg = d_recurrent + (t - lo) * gates;
+      float* dz = di;
+      float* dr = di + units;
+      float* dn = di + 2 * units;
+      for (int32_t i = 0; i < units; ++i) {
+        dz[i] = dh[i] * (h_prev[i] - n[i]) * gate_derivative(cell.recurrent_activation, z[i]);
+        dn[i] = dh[i] * (1.f - z[i]) * candidate_derivative(cell.activation, n[i]);
+        dh_prev[i] = dh[i] * z[i];
+      }
+      if (cell.reset_after) {
+        for (int32_t i = 0; i < units; ++i) {
+          dr[i] = dn[i] * recurrent_candidate[i] * gate_derivative(cell.recurrent_activation, r[i]);
+          dg[2 * units + i] = dn[i] * r[i];
+        }
+        for (int32_t i = 0; i < 2 * units; ++i) dg[i] = di[i];
+        add_transposed_product(wh, gates, units, dg, dh_prev);
+      } else {
+        // candidate = W_n x + b_n + U_n (r * h_prev)
+        for (int32_t i = 0; i < units; ++i) d_reset_state[i] = 0.f;
+        add_transposed_product(wh + static_cast<int64_t>(2 * units) * units, units, units, dn,
+                               d_reset_state);
+        float* rh = reset_state + (t - lo) * units;
+        for (int32_t i = 0; i < units; ++i) {
+          dr[i] = d_reset_state[i] * h_prev[i] * gate_derivative(cell.recurrent_activation, r[i]);
+          dh_prev[i] += d_reset_state[i] * r[i];
+          rh[i] = r[i] * h_prev[i];
+        }
+        add_transposed_product(wh, 2 * units, units, di, dh_prev);
+      }
+      if (dx) add_transposed_product(wx, gates, in, di, dx + t * x_stride);
+      for (int32_t i = 0; i < units; ++i) dh[i] = dh_prev[i];
     }
-    const float* step = tape + static_cast<int64_t>(t) * gru_tape_floats(units);
-    const float* h_prev = step;
-    const float* z = step + units;
-    const float* r = z + units;
-    const float* n = r + units;
-    const float* recurrent_candidate = n + units;  // reset_after only
-    const float* xt = x + t * x_stride;
-    float* dz = d_input;
-    float* dr = d_input + units;
-    float* dn = d_input + 2 * units;
-    for (int32_t i = 0; i < units; ++i) {
-      dz[i] = dh[i] * (h_prev[i] - n[i]) * gate_derivative(cell.recurrent_activation, z[i]);
-      dn[i] = dh[i] * (1.f - z[i]) * candidate_derivative(cell.activation, n[i]);
-      dh_prev[i] = dh[i] * z[i];
+    // Weight gradients of steps lo..hi at once: slot s holds step lo + s.
+    const int32_t block = hi - lo + 1;
+    const float* h_prevs = tape + static_cast<int64_t>(lo) * tape_floats;
+    if (grads.input_kernel) {
+      add_outer_steps(grads.input_kernel, gates, in, d_input, gates, x + lo * x_stride, x_stride,
+                      block);
     }
+    if (grads.input_bias) add_rows(grads.input_bias, gates, d_input, gates, block);
+    if (!want_recurrent) continue;
     if (cell.reset_after) {
-      for (int32_t i = 0; i < units; ++i) {
-        dr[i] = dn[i] * recurrent_candidate[i] * gate_derivative(cell.recurrent_activation, r[i]);
-        d_recurrent[2 * units + i] = dn[i] * r[i];
-      }
-      for (int32_t i = 0; i < 2 * units; ++i) d_recurrent[i] = d_input[i];
-      add_transposed_product(wh, 3 * units, units, d_recurrent, dh_prev);
-      if (grads.recurrent_kernel)
-        add_outer(grads.recurrent_kernel, 3 * units, units, d_recurrent, h_prev);
-      if (grads.recurrent_bias) {
-        for (int32_t i = 0; i < 3 * units; ++i) grads.recurrent_bias[i] += d_recurrent[i];
-      }
-    } else {
-      // candidate = W_n x + b_n + U_n (r * h_prev)
-      float* d_reset_state = d_recurrent + 2 * units;  // [H] U_n^T dn
-      for (int32_t i = 0; i < units; ++i) d_reset_state[i] = 0.f;
-      const float* wh_n = wh + static_cast<int64_t>(2 * units) * units;
-      add_transposed_product(wh_n, units, units, dn, d_reset_state);
-      for (int32_t i = 0; i < units; ++i) {
-        dr[i] = d_reset_state[i] * h_prev[i] * gate_derivative(cell.recurrent_activation, r[i]);
-        dh_prev[i] += d_reset_state[i] * r[i];
-        reset_state[i] = r[i] * h_prev[i];
-      }
-      add_transposed_product(wh, 2 * units, units, d_input, dh_prev);
       if (grads.recurrent_kernel) {
-        add_outer(grads.recurrent_kernel, 2 * units, units, d_input, h_prev);
-        add_outer(grads.recurrent_kernel + static_cast<int64_t>(2 * units) * units, units, units,
-                  dn, reset_state);
+        add_outer_steps(grads.recurrent_kernel, gates, units, d_recurrent, gates, h_prevs,
+                        tape_floats, block);
       }
+      if (grads.recurrent_bias) add_rows(grads.recurrent_bias, gates, d_recurrent, gates, block);
+    } else if (grads.recurrent_kernel) {
+      // Without reset_after the recurrent gradients are the input ones: z and
+      // r rows see h_prev, the candidate rows r * h_prev.
+      add_outer_steps(grads.recurrent_kernel, 2 * units, units, d_input, gates, h_prevs,
+                      tape_floats, block);
+      add_outer_steps(grads.recurrent_kernel + static_cast<int64_t>(2 * units) * units, units,
+                      units, d_input + 2 * units, gates, reset_state, units, block);
     }
-    if (dx) add_transposed_product(wx, 3 * units, in, d_input, dx + t * x_stride);
-    if (grads.input_kernel) add_outer(grads.input_kernel, 3 * units, in, d_input, xt);
-    if (grads.input_bias) {
-      for (int32_t i = 0; i < 3 * units; ++i) grads.input_bias[i] += d_input[i];
-    }
-    for (int32_t i = 0; i < units; ++i) dh[i] = dh_prev[i];
   }
   if (dh0) {
     for (int32_t i = 0; i < units; ++i) dh0[i] += dh[i];

@@ -46,7 +46,12 @@ void gru_sequence(const GruCell& cell, const float* x, int64_t x_stride, int32_t
                   float* tape = nullptr);
 
 inline int32_t gru_tape_floats(int32_t units) { return 5 * units; }
-inline int32_t gru_backward_scratch_floats(int32_t units) { return 9 * units; }
+// Weight gradients are summed over blocks of kGruGradientBlock steps (one
+// pass over each gradient row per block instead of one per step).
+constexpr int32_t kGruGradientBlock = 8;
+inline int32_t gru_backward_scratch_floats(int32_t units) {
+  return 3 * units + kGruGradientBlock * 7 * units;
+}
 
 // Where gru_sequence_backward ACCUMULATES weight gradients (nullptr: frozen).
 struct GruGradients {

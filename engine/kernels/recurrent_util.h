@@ -58,7 +58,10 @@ inline float dot_i8(const int8_t* w, const float* x, int32_t n) {
   return sum;
 }
 
-// matvec_rows (matmul.h) is the float product below.
+// matvec_rows (matmul.h) is the float product below; this is its portable
+// version (what the Cortex-M4F runs; tests compare the two).
+void matvec_rows_portable(const float* w, int32_t rows, int32_t cols, const float* x,
+                          const float* bias, bool accumulate, float* out);
 
 // out[r] += W[first_row + r, :] . x for r < rows.
 inline void matvec_accumulate(const DenseWeights& w, int32_t first_row, int32_t rows,
@@ -86,6 +89,19 @@ inline void matvec_assign(const DenseWeights& w, int32_t first_row, int32_t rows
   for (int32_t r = 0; r < rows; ++r) out[r] = bias ? bias[r] : 0.f;
   matvec_accumulate(w, first_row, rows, x, out);
 }
+
+// Training (backward kernels). w [rows, cols]: out[c] += sum_r w[r, c] * g[r],
+// the transposed product that carries a gradient from a layer's outputs to
+// its inputs.
+void add_transposed_product(const float* w, int32_t rows, int32_t cols, const float* g, float* out);
+// grad [rows, cols] += g (rows) outer v (cols): a weight gradient.
+void add_outer(float* grad, int32_t rows, int32_t cols, const float* g, const float* v);
+// The same summed over `steps` pairs (g + s * g_stride, v + s * v_stride):
+// each gradient row is read and written once for all steps.
+void add_outer_steps(float* grad, int32_t rows, int32_t cols, const float* g, int64_t g_stride,
+                     const float* v, int64_t v_stride, int32_t steps);
+// out[r] += sum over s < steps of g[s * g_stride + r] (bias gradients).
+void add_rows(float* out, int32_t rows, const float* g, int64_t g_stride, int32_t steps);
 
 // The input-side products of up to kTimeBlock consecutive steps at once:
 // out[r * kTimeBlock + s] = (bias ? bias[r] : 0) + W[r, :] . x_s for s < steps,

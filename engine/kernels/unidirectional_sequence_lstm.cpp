@@ -17,6 +17,14 @@
 // Weights are float or INT8 with per-tensor/per-row scales (hybrid models),
 // dequantized on the fly: unlike TFLite's hybrid path the input is not
 // quantized, so results match float maths rather than TFLite's int8 products.
+//
+// Training (BPTT over all steps): float weights, with or without CIFG,
+// peepholes and cell clip; projection and layer norm are refused in prepare.
+// The tape keeps lstm_tape_floats(H) per step and batch row. While training,
+// every sequence starts from the state variables' values and does not write
+// its final state back (Keras' stateful=False: training windows are
+// independent samples, and the finite-difference checks need a forward that
+// does not depend on the previous one).
 
 #include <cmath>
 #include <cstdio>
@@ -42,6 +50,10 @@ enum Input {
   kLayerNorm = 20,  // + gate
 };
 enum Gate { kInputGate = 0, kForgetGate, kCellGate, kOutputGate };
+// Per step of one batch row: h_prev, c_prev, the gates i | f | g | o after
+// their activations, the new cell state c (after clipping) and act(c).
+enum TapeSlot { kTapeH = 0, kTapeC, kTapeGates, kTapeCell = kTapeGates + 4, kTapeCellOutput };
+inline int32_t lstm_tape_floats(int32_t units) { return (kTapeCellOutput + 1) * units; }
 const char* const kGateNames[] = {"input", "forget", "cell", "output"};
 
 struct LstmShape {
@@ -179,8 +191,30 @@ Status prepare(OpContext& ctx) {
   output->type = TensorType::FLOAT32;
   set_output_shape(output, sequence_shape(s.layout, s.output));
   int slot = 0;
-  // Four gate vectors and the cell output before projection, for one step.
-  return ctx.request_scratch(sizeof(float) * 5 * static_cast<size_t>(s.units), &slot);
+  // Four gate vectors and the cell output before projection for one step,
+  // then the running output and cell state of one batch row.
+  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
+      sizeof(float) * (5 * static_cast<size_t>(s.units) + static_cast<size_t>(s.output) +
+                       static_cast<size_t>(s.units)),
+      &slot));
+  if (!ctx.training()) return Status();
+  if (projection || any_layer_norm) {
+    return Status::error(StatusCode::kUnsupported,
+                         "training through an LSTM with %s is not supported",
+                         projection ? "a projection (input 16)" : "layer norm (inputs 20-23)");
+  }
+  for (int i = kInputWeights; i < kCellToInput; ++i) {
+    const Tensor* w = ctx.input(i);
+    if (w && w->type != TensorType::FLOAT32) {
+      return Status::error(StatusCode::kUnsupported,
+                           "training through an LSTM needs float32 weights (input %d '%s' is %s)",
+                           i, w->name, tensor_type_name(w->type));
+    }
+  }
+  GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(s.layout.batch) *
+                                         static_cast<size_t>(s.layout.time) *
+                                         static_cast<size_t>(lstm_tape_floats(s.units))));
+  return ctx.request_backward_scratch(sizeof(float) * 8 * static_cast<size_t>(s.units), &slot);
 }
 
 // TFLite's layer norm: zero mean, unit variance (epsilon 1e-8), then scale.
@@ -239,16 +273,28 @@ Status eval(OpContext& ctx) {
   float* scratch = static_cast<float*>(ctx.scratch(0));
   for (int g = 0; g < 4; ++g) gates[g] = scratch + g * H;
   float* cell_output = scratch + 4 * H;
+  float* h = cell_output + H;  // [O] running output state of one batch row
+  float* c = h + O;            // [H] running cell state
   const float* x = ctx.input(kX)->f32();
   float* out = ctx.output(0)->f32();
   float* output_state = ctx.input(kOutputState)->f32();
   float* cell_state = ctx.input(kCellState)->f32();
+  float* tape = static_cast<float*>(ctx.tape());
+  const size_t h_bytes = sizeof(float) * static_cast<size_t>(O);
+  const size_t c_bytes = sizeof(float) * static_cast<size_t>(H);
 
   for (int32_t b = 0; b < s.layout.batch; ++b) {
-    float* h = output_state + static_cast<int64_t>(b) * O;
-    float* c = cell_state + static_cast<int64_t>(b) * H;
+    memcpy(h, output_state + static_cast<int64_t>(b) * O, h_bytes);
+    memcpy(c, cell_state + static_cast<int64_t>(b) * H, c_bytes);
     for (int32_t t = 0; t < s.layout.time; ++t) {
       const float* xt = x + s.layout.offset(b, t, s.input_size);
+      float* step_tape =
+          tape ? tape + (static_cast<int64_t>(b) * s.layout.time + t) * lstm_tape_floats(H)
+               : nullptr;
+      if (step_tape) {
+        memcpy(step_tape + kTapeH * H, h, c_bytes);  // O == H: training refuses projections
+        memcpy(step_tape + kTapeC * H, c, c_bytes);
+      }
       for (int g = s.cifg ? 1 : 0; g < 4; ++g) {
         // With layer norm the bias comes after the normalization.
         matvec_assign(w.input[g], 0, H, xt, s.layer_norm ? nullptr : w.bias[g], gates[g]);
@@ -283,17 +329,143 @@ Status eval(OpContext& ctx) {
       }
       clip(c, H, cell_clip);
       finish_gate(kOutputGate, c, true);
-      memcpy(cell_output, c, sizeof(float) * static_cast<size_t>(H));
+      memcpy(cell_output, c, c_bytes);
       vector_activation(activation, cell_output, H);
+      if (step_tape) {
+        for (int g = 0; g < 4; ++g) {
+          float* slot = step_tape + (kTapeGates + g) * H;
+          if (g == kInputGate && s.cifg) {
+            for (int32_t i = 0; i < H; ++i) slot[i] = 1.f - gates[kForgetGate][i];
+          } else {
+            memcpy(slot, gates[g], c_bytes);
+          }
+        }
+        memcpy(step_tape + kTapeCell * H, c, c_bytes);
+        memcpy(step_tape + kTapeCellOutput * H, cell_output, c_bytes);
+      }
       for (int32_t i = 0; i < H; ++i) cell_output[i] *= gates[kOutputGate][i];
       float* yt = out + s.layout.offset(b, t, O);
       if (w.projection.present()) {
         matvec_assign(w.projection, 0, O, cell_output, w.projection_bias, yt);
         clip(yt, O, proj_clip);
       } else {
-        memcpy(yt, cell_output, sizeof(float) * static_cast<size_t>(H));
+        memcpy(yt, cell_output, c_bytes);
       }
-      memcpy(h, yt, sizeof(float) * static_cast<size_t>(O));
+      memcpy(h, yt, h_bytes);
+    }
+    if (!ctx.training()) {  // see the header: training windows are independent
+      memcpy(output_state + static_cast<int64_t>(b) * O, h, h_bytes);
+      memcpy(cell_state + static_cast<int64_t>(b) * H, c, c_bytes);
+    }
+  }
+  return Status();
+}
+
+// BPTT, the forward step in reverse. dh and dc carry dL/dh_t and dL/dc_t from
+// step t+1; per step: y = o * a, a = act(c), c = clip(f * c_prev + i * g).
+Status backward(OpContext& ctx) {
+  const Tensor* dout = ctx.gradient(ctx.output(0));
+  const float* tape = static_cast<const float*>(ctx.tape());
+  if (!dout || !tape) return Status();
+  const auto* options = ctx.op().options<fb::UnidirectionalSequenceLSTMOptions>();
+  const Activation activation = options ? options->fused_activation_function() : Activation::NONE;
+  const float cell_clip = options ? options->cell_clip() : 0.f;
+  const LstmShape s = lstm_shape(ctx);
+  const int32_t H = s.units;
+  const int32_t I = s.input_size;
+  const float* wx[4] = {};
+  const float* wh[4] = {};
+  float* dwx[4] = {};
+  float* dwh[4] = {};
+  float* dbias[4] = {};
+  for (int g = s.cifg ? 1 : 0; g < 4; ++g) {
+    wx[g] = ctx.input(kInputWeights + g)->f32();
+    wh[g] = ctx.input(kRecurrentWeights + g)->f32();
+    Tensor* d = ctx.gradient(ctx.input(kInputWeights + g));
+    dwx[g] = d ? d->f32() : nullptr;
+    d = ctx.gradient(ctx.input(kRecurrentWeights + g));
+    dwh[g] = d ? d->f32() : nullptr;
+    d = ctx.gradient(ctx.input(kGateBias + g));
+    dbias[g] = d ? d->f32() : nullptr;
+  }
+  const int peephole_index[3] = {kCellToInput, kCellToForget, kCellToOutput};
+  const float* peephole[3] = {};  // i, f, o
+  float* dpeephole[3] = {};
+  for (int k = 0; k < 3; ++k) {
+    const Tensor* p = ctx.input(peephole_index[k]);
+    peephole[k] = p ? p->f32() : nullptr;
+    Tensor* d = p ? ctx.gradient(p) : nullptr;
+    dpeephole[k] = d ? d->f32() : nullptr;
+  }
+  const Tensor* x = ctx.input(kX);
+  Tensor* dx = ctx.gradient(x);
+  Tensor* dh0 = ctx.gradient(ctx.input(kOutputState));
+  Tensor* dc0 = ctx.gradient(ctx.input(kCellState));
+  float* scratch = static_cast<float*>(ctx.backward_scratch(0));
+  float* dh = scratch;   // dL/dh_t
+  float* dc = dh + H;    // dL/dc_t
+  float* dpre = dc + H;  // [4H] gradients of the gate pre-activations i | f | g | o
+  float* dh_prev = dpre + 4 * H;
+  float* dc_prev = dh_prev + H;
+  for (int32_t b = 0; b < s.layout.batch; ++b) {
+    for (int32_t i = 0; i < 2 * H; ++i) dh[i] = 0.f;  // dh and dc
+    for (int32_t t = s.layout.time - 1; t >= 0; --t) {
+      const float* step =
+          tape + (static_cast<int64_t>(b) * s.layout.time + t) * lstm_tape_floats(H);
+      const float* h_prev = step + kTapeH * H;
+      const float* c_prev = step + kTapeC * H;
+      const float* gi = step + (kTapeGates + kInputGate) * H;
+      const float* gf = step + (kTapeGates + kForgetGate) * H;
+      const float* gg = step + (kTapeGates + kCellGate) * H;
+      const float* go = step + (kTapeGates + kOutputGate) * H;
+      const float* cell = step + kTapeCell * H;
+      const float* a = step + kTapeCellOutput * H;
+      const float* g_out = dout->f32() + s.layout.offset(b, t, H);
+      float* di = dpre + kInputGate * H;
+      float* df = dpre + kForgetGate * H;
+      float* dg = dpre + kCellGate * H;
+      float* d_o = dpre + kOutputGate * H;
+      for (int32_t i = 0; i < H; ++i) {
+        const float dy = dh[i] + g_out[i];
+        d_o[i] = dy * a[i] * go[i] * (1.f - go[i]);
+        float dcell = dc[i] + dy * go[i] * activation_derivative(activation, a[i]);
+        if (peephole[2]) dcell += d_o[i] * peephole[2][i];
+        if (cell_clip > 0.f && (cell[i] >= cell_clip || cell[i] <= -cell_clip)) dcell = 0.f;
+        dc_prev[i] = dcell * gf[i];
+        float dforget = dcell * c_prev[i];
+        if (s.cifg) dforget -= dcell * gg[i];  // i = 1 - f
+        df[i] = dforget * gf[i] * (1.f - gf[i]);
+        di[i] = s.cifg ? 0.f : dcell * gg[i] * gi[i] * (1.f - gi[i]);
+        dg[i] = dcell * gi[i] * activation_derivative(activation, gg[i]);
+        if (peephole[0]) dc_prev[i] += di[i] * peephole[0][i];
+        if (peephole[1]) dc_prev[i] += df[i] * peephole[1][i];
+        dh_prev[i] = 0.f;
+      }
+      for (int k = 0; k < 3; ++k) {
+        if (!dpeephole[k]) continue;
+        const float* d = k == 0 ? di : (k == 1 ? df : d_o);
+        const float* seen = k == 2 ? cell : c_prev;  // o sees the new cell state
+        for (int32_t i = 0; i < H; ++i) dpeephole[k][i] += d[i] * seen[i];
+      }
+      const float* xt = x->f32() + s.layout.offset(b, t, I);
+      for (int g = s.cifg ? 1 : 0; g < 4; ++g) {
+        const float* d = dpre + g * H;
+        add_transposed_product(wh[g], H, H, d, dh_prev);
+        if (dx) add_transposed_product(wx[g], H, I, d, dx->f32() + s.layout.offset(b, t, I));
+        if (dwx[g]) add_outer(dwx[g], H, I, d, xt);
+        if (dwh[g]) add_outer(dwh[g], H, H, d, h_prev);
+        if (dbias[g]) {
+          for (int32_t i = 0; i < H; ++i) dbias[g][i] += d[i];
+        }
+      }
+      memcpy(dh, dh_prev, sizeof(float) * static_cast<size_t>(H));
+      memcpy(dc, dc_prev, sizeof(float) * static_cast<size_t>(H));
+    }
+    if (dh0) {
+      for (int32_t i = 0; i < H; ++i) dh0->f32()[static_cast<int64_t>(b) * H + i] += dh[i];
+    }
+    if (dc0) {
+      for (int32_t i = 0; i < H; ++i) dc0->f32()[static_cast<int64_t>(b) * H + i] += dc[i];
     }
   }
   return Status();
@@ -302,6 +474,7 @@ Status eval(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kUnidirectionalSequenceLstmKernel = {
-    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM), nullptr, prepare, eval};
+    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM), nullptr, prepare, eval,
+    backward};
 
 }  // namespace gruwb

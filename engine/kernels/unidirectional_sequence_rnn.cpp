@@ -4,6 +4,10 @@
 //   4 hidden state [B,U]: a variable tensor that keeps the last state
 //     between invokes (reset_variables() zeroes it).
 // Output [B,T,U] ([T,B,U]). Weights float or INT8 (hybrid), float compute.
+// Training (BPTT over all steps, float weights): the tape keeps h_0..h_T of
+// each batch row; as for the LSTM, a training forward starts every sequence
+// from the state variable and does not write its final state back (Keras'
+// stateful=False: training windows are independent samples).
 
 #include <cstdio>
 #include <cstring>
@@ -53,7 +57,19 @@ Status prepare(OpContext& ctx) {
   Tensor* output = ctx.output(0);
   output->type = TensorType::FLOAT32;
   set_output_shape(output, sequence_shape(layout, units));
-  return Status();
+  int slot = 0;
+  GRUWB_RETURN_IF_ERROR(
+      ctx.request_scratch(sizeof(float) * static_cast<size_t>(units), &slot));  // running state
+  if (!ctx.training()) return Status();
+  if (recurrent->type != TensorType::FLOAT32 ||
+      ctx.input(kInputWeights)->type != TensorType::FLOAT32) {
+    return Status::error(StatusCode::kUnsupported,
+                         "training through UNIDIRECTIONAL_SEQUENCE_RNN needs float32 weights");
+  }
+  GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(layout.batch) *
+                                         static_cast<size_t>(layout.time + 1) *
+                                         static_cast<size_t>(units)));
+  return ctx.request_backward_scratch(sizeof(float) * 3 * static_cast<size_t>(units), &slot);
 }
 
 Status eval(OpContext& ctx) {
@@ -70,8 +86,14 @@ Status eval(OpContext& ctx) {
   SequenceLayout layout;
   sequence_layout(x, time_major, &layout);
   float* out = ctx.output(0)->f32();
+  float* h = static_cast<float*>(ctx.scratch(0));
+  float* tape = static_cast<float*>(ctx.tape());
+  const size_t state_bytes = sizeof(float) * static_cast<size_t>(units);
   for (int32_t b = 0; b < layout.batch; ++b) {
-    float* h = state->f32() + static_cast<int64_t>(b) * units;
+    float* variable = state->f32() + static_cast<int64_t>(b) * units;
+    memcpy(h, variable, state_bytes);
+    float* row_tape = tape ? tape + static_cast<int64_t>(b) * (layout.time + 1) * units : nullptr;
+    if (row_tape) memcpy(row_tape, h, state_bytes);
     for (int32_t t = 0; t < layout.time; ++t) {
       // The new state goes to the output slot first: h is still needed by R h.
       float* h_next = out + layout.offset(b, t, units);
@@ -79,7 +101,67 @@ Status eval(OpContext& ctx) {
                     h_next);
       matvec_accumulate(recurrent, 0, units, h, h_next);
       vector_activation(activation, h_next, units);
-      memcpy(h, h_next, sizeof(float) * static_cast<size_t>(units));
+      memcpy(h, h_next, state_bytes);
+      if (row_tape) memcpy(row_tape + static_cast<int64_t>(t + 1) * units, h, state_bytes);
+    }
+    if (!ctx.training()) memcpy(variable, h, state_bytes);  // see the header
+  }
+  return Status();
+}
+
+// dpre = (dout_t + dh) * act'(h_t); dW += dpre x_t^T, dR += dpre h_{t-1}^T,
+// db += dpre, dx_t += W^T dpre, dh = R^T dpre for step t - 1.
+Status backward(OpContext& ctx) {
+  const Tensor* dout = ctx.gradient(ctx.output(0));
+  const float* tape = static_cast<const float*>(ctx.tape());
+  if (!dout || !tape) return Status();
+  const Tensor* x = ctx.input(kX);
+  const auto* options = ctx.op().options<fb::SequenceRNNOptions>();
+  const bool time_major = options && options->time_major();
+  const Activation activation = options ? options->fused_activation_function() : Activation::NONE;
+  const float* w = ctx.input(kInputWeights)->f32();
+  const float* r = ctx.input(kRecurrentWeights)->f32();
+  const int32_t units = ctx.input(kRecurrentWeights)->shape.dims[0];
+  const int32_t input_size = x->shape.dims[2];
+  Tensor* g = ctx.gradient(ctx.input(kInputWeights));
+  float* dw = g ? g->f32() : nullptr;
+  g = ctx.gradient(ctx.input(kRecurrentWeights));
+  float* dr = g ? g->f32() : nullptr;
+  g = ctx.gradient(ctx.input(kBias));
+  float* db = g ? g->f32() : nullptr;
+  Tensor* dx = ctx.gradient(x);
+  Tensor* dstate = ctx.gradient(ctx.input(kHiddenState));
+  SequenceLayout layout;
+  sequence_layout(x, time_major, &layout);
+  float* dh = static_cast<float*>(ctx.backward_scratch(0));
+  float* dpre = dh + units;
+  float* dh_prev = dpre + units;
+  for (int32_t b = 0; b < layout.batch; ++b) {
+    const float* row_tape = tape + static_cast<int64_t>(b) * (layout.time + 1) * units;
+    for (int32_t i = 0; i < units; ++i) dh[i] = 0.f;
+    for (int32_t t = layout.time - 1; t >= 0; --t) {
+      const float* h_t = row_tape + static_cast<int64_t>(t + 1) * units;
+      const float* h_prev = h_t - units;
+      const float* g_out = dout->f32() + layout.offset(b, t, units);
+      for (int32_t i = 0; i < units; ++i) {
+        dpre[i] = (dh[i] + g_out[i]) * activation_derivative(activation, h_t[i]);
+        dh_prev[i] = 0.f;
+      }
+      add_transposed_product(r, units, units, dpre, dh_prev);
+      if (dx) {
+        add_transposed_product(w, units, input_size, dpre,
+                               dx->f32() + layout.offset(b, t, input_size));
+      }
+      if (dw) add_outer(dw, units, input_size, dpre, x->f32() + layout.offset(b, t, input_size));
+      if (dr) add_outer(dr, units, units, dpre, h_prev);
+      if (db) {
+        for (int32_t i = 0; i < units; ++i) db[i] += dpre[i];
+      }
+      memcpy(dh, dh_prev, sizeof(float) * static_cast<size_t>(units));
+    }
+    if (dstate) {
+      float* d = dstate->f32() + static_cast<int64_t>(b) * units;
+      for (int32_t i = 0; i < units; ++i) d[i] += dh[i];
     }
   }
   return Status();
@@ -88,6 +170,7 @@ Status eval(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kUnidirectionalSequenceRnnKernel = {
-    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN), nullptr, prepare, eval};
+    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN), nullptr, prepare, eval,
+    backward};
 
 }  // namespace gruwb
