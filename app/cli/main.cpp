@@ -13,7 +13,8 @@
 
 namespace gruwb::cli {
 
-const Command* const kCommands[] = {&kInspectCommand, &kRunCommand, &kBuildCommand, &kFuseCommand,
+const Command* const kCommands[] = {&kInspectCommand, &kRunCommand, &kBuildCommand, &kGradCommand,
+                                     &kTrainCommand, &kFuseCommand,
                                      &kExportCommand};
 
 const Command* find_command(const std::string& name) {

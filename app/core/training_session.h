@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "engine/model/model.h"
+#include "engine/tools/model_file.h"
 #include "engine/train/trainer.h"
 #include "engine/train/training_config.h"
-#include "engine/tools/model_file.h"
 
 namespace gruwb::app {
 
@@ -64,6 +64,16 @@ bool load_training_data(const std::string& inputs_path, const std::string& label
 bool check_training_data(const TrainingData& data, const Model& model, Loss loss,
                          std::string* error);
 
+// "ce", "sparse_ce", "mse", "mae" (also the Keras names
+// "categorical_crossentropy", "sparse_categorical_crossentropy").
+bool parse_loss(const std::string& text, Loss* out);
+const char* loss_name(Loss loss);  // "ce", "sparse_ce", "mse", "mae"
+
+struct TrainingRunSpec;
+// "fc", "all", "last:N" or a comma-separated list of weight tensor names.
+bool set_trainable_scope(const std::string& text, TrainingRunSpec* spec, std::string* error);
+std::string trainable_scope_text(const TrainingRunSpec& spec);
+
 struct EarlyStopping {
   int patience = 0;              // epochs without improvement before stopping; 0 = off
   bool monitor_val_loss = true;  // val loss if there are validation data, else train loss
@@ -72,7 +82,7 @@ struct EarlyStopping {
 };
 
 struct TrainingRunSpec {
-  std::vector<uint8_t> model_bytes;  // .tflite or .circle
+  std::vector<uint8_t> model_bytes;   // .tflite or .circle
   std::string model_label = "model";  // names the model in errors (its path)
   // Everything the engine needs; config.names is filled from
   // `trainable_names` by prepare() when config.scope == kNames.
@@ -83,6 +93,9 @@ struct TrainingRunSpec {
   bool shuffle = true;
   bool evaluate_initial = true;  // epoch 0: loss/accuracy before any update
   bool gradient_statistics = true;
+  // Accuracy/confusion of the training data with the epoch-end weights (one
+  // forward pass over it per epoch); false leaves them empty.
+  bool evaluate_train = true;
   EarlyStopping early_stopping;
   std::string checkpoint_path;  // "" = none; written after every epoch when set
   bool resume = false;          // continue from checkpoint_path
@@ -112,15 +125,15 @@ struct ClassMetrics {
 ClassMetrics class_metrics(const std::vector<std::vector<int64_t>>& confusion);
 
 struct EpochMetrics {
-  int epoch = 0;       // 0 = before training (evaluate_initial)
-  int64_t steps = 0;   // optimizer steps so far
-  double train_loss = 0.0;  // mean over the epoch's samples (as Keras reports it)
-  double train_accuracy = 0.0;
+  int epoch = 0;                // 0 = before training (evaluate_initial)
+  int64_t steps = 0;            // optimizer steps so far
+  double train_loss = 0.0;      // mean over the epoch's samples as they were trained (Keras)
+  double train_accuracy = 0.0;  // epoch-end weights on the training data (evaluate_train)
   bool has_val = false;
   double val_loss = 0.0;
   double val_accuracy = 0.0;
-  bool has_accuracy = false;  // classification targets
-  ClassMetrics train_classes;  // from the predictions made while training
+  bool has_accuracy = false;   // classification targets
+  ClassMetrics train_classes;  // epoch-end weights on the training data (evaluate_train)
   ClassMetrics val_classes;
   std::vector<GradientStats> gradients;  // trainable weights in model order
   double seconds = 0.0;                  // wall time of the epoch
@@ -135,12 +148,12 @@ struct TrainingEvent {
   Kind kind = Kind::kStep;
   int epoch = 0;  // 1-based during training
   int epochs = 0;
-  int64_t step = 0;              // optimizer steps so far
+  int64_t step = 0;  // optimizer steps so far
   int64_t epoch_samples_done = 0;
   int64_t epoch_samples = 0;
-  double step_loss = 0.0;     // mean loss of the step's batch
-  double running_loss = 0.0;  // mean loss of the epoch so far
-  EpochMetrics metrics;       // kEpoch: the finished epoch
+  double step_loss = 0.0;                              // mean loss of the step's batch
+  double running_loss = 0.0;                           // mean loss of the epoch so far
+  EpochMetrics metrics;                                // kEpoch: the finished epoch
   TrainingOutcome outcome = TrainingOutcome::kNotRun;  // kFinished
   std::string error;                                   // kFinished after a failure
 };
@@ -153,9 +166,19 @@ struct WeightInfo {
   int64_t elements = 0;
 };
 
+// The mean gradient of one trainable weight over a data set, in the
+// tensor's own layout.
+struct WeightGradient {
+  WeightInfo weight;
+  std::vector<float> values;
+  double norm = 0.0;
+  float min = 0.f;
+  float max = 0.f;
+};
+
 struct TrainingResult {
   TrainingOutcome outcome = TrainingOutcome::kNotRun;
-  std::string error;  // kFailed: one line naming the culprit
+  std::string error;                 // kFailed: one line naming the culprit
   std::vector<EpochMetrics> epochs;  // epoch 0 first when evaluate_initial; kept on cancel/failure
   int best_epoch = -1;               // early stopping's best (restored when asked)
   int64_t steps = 0;
@@ -184,8 +207,13 @@ class TrainingSession {
                      const std::atomic<bool>* cancel = nullptr);
 
   // Loss/accuracy/confusion of `data` with the current weights (forward only).
-  bool evaluate(const TrainingData& data, double* loss, ClassMetrics* classes,
-                std::string* error);
+  bool evaluate(const TrainingData& data, double* loss, ClassMetrics* classes, std::string* error);
+
+  // Mean loss and mean gradient of every trainable weight over `data` (as
+  // one batch: what PyTorch's mean loss gives) with the current weights; no
+  // update. `gruwb grad` and the gradient view use it.
+  bool gradients(const TrainingData& data, double* loss, std::vector<WeightGradient>* out,
+                 std::string* error);
 
   // The model with the current weights, written through the model writer
   // (valid for `gruwb run`). Fails naming the reason (e.g. a Circle-only op

@@ -1,0 +1,383 @@
+// The application's training layer (app/core/training_session.h): one epoch
+// of one sample reproduces PyTorch's Adam step in the saved model, events
+// arrive in order, cancellation keeps the finished epochs, metrics add up,
+// class ids and one-hot rows train identically, bad data is named.
+
+#include "app/core/training_session.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include "app/core/train.h"
+#include "engine/tools/initializers.h"
+#include "engine/tools/model_builder.h"
+#include "engine/tools/model_file.h"
+#include "engine/tools/model_runner.h"
+#include "engine/tools/npy.h"
+
+namespace gruwb::app {
+namespace {
+
+std::string fixture_path(const std::string& name) {
+  return std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/train/gru_dense_" + name + ".npy";
+}
+
+std::vector<double> load(const std::string& name) {
+  tools::NpyArray a;
+  std::string error;
+  EXPECT_TRUE(tools::read_npy(fixture_path(name), &a, &error)) << error;
+  std::vector<double> out(static_cast<size_t>(a.elements()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (a.dtype == "<f8") {
+      std::memcpy(&out[i], a.data.data() + 8 * i, 8);
+    } else {
+      float f;
+      std::memcpy(&f, a.data.data() + 4 * i, 4);
+      out[i] = f;
+    }
+  }
+  return out;
+}
+
+std::vector<float> floats(const std::vector<double>& v) { return {v.begin(), v.end()}; }
+
+// The PyTorch golden model (GRU reset_after T=5 F=3 H=4, Dense 3, softmax) as
+// the builder writes it, from the fixture's weights.
+std::vector<uint8_t> golden_model_bytes(ModelFormat format = ModelFormat::kTflite) {
+  const int H = 4;
+  tools::RnnWeights w;
+  const std::vector<double> bias = load("bias");
+  w.kernel = floats(load("wx"));
+  w.recurrent_kernel = floats(load("wh"));
+  w.bias.assign(bias.begin(), bias.begin() + 3 * H);
+  w.recurrent_bias.assign(bias.begin() + 3 * H, bias.end());
+  w.dense = {{floats(load("fcw")), floats(load("fcb"))}};
+  tools::BuildSpec spec;
+  spec.timesteps = 5;
+  spec.features = 3;
+  spec.units = H;
+  spec.classes = 3;
+  spec.format = format;
+  spec.weights = &w;
+  tools::ModelDef def;
+  std::string error;
+  EXPECT_TRUE(tools::build_model(spec, &def, &error)) << error;
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(tools::write_model(def, format, &bytes, &error)) << error;
+  return bytes;
+}
+
+TrainingData golden_data() {
+  TrainingData d;
+  d.sample_shape = {5, 3};
+  d.inputs = floats(load("x"));
+  d.targets = floats(load("y"));
+  d.target_width = 3;
+  return d;
+}
+
+// N random samples of [5,3] with labels = the sign pattern of a feature sum.
+TrainingData toy_data(int n, uint64_t seed) {
+  tools::Rng rng(seed);
+  TrainingData d;
+  d.sample_shape = {5, 3};
+  for (int i = 0; i < n; ++i) {
+    double sum = 0.0;
+    for (int k = 0; k < 15; ++k) {
+      const float v = static_cast<float>(rng.uniform(-1.0, 1.0));
+      d.inputs.push_back(v);
+      if (k % 3 == 0) sum += v;
+    }
+    d.labels.push_back(sum < -0.5 ? 0 : (sum < 0.5 ? 1 : 2));
+  }
+  return d;
+}
+
+std::vector<float> weights_of(const std::vector<uint8_t>& bytes, const std::string& name) {
+  tools::LoadedModel loaded;
+  std::string error;
+  EXPECT_TRUE(tools::load_model_bytes(bytes, "trained", &loaded, &error)) << error;
+  SubgraphView sg = loaded.model.subgraph(0);
+  for (int t = 0; t < sg.tensor_count; ++t) {
+    TensorView view = sg.tensor(t);
+    if (name == view.name) {
+      std::vector<float> v(view.data.size / 4);
+      std::memcpy(v.data(), view.data.data, view.data.size);
+      return v;
+    }
+  }
+  ADD_FAILURE() << "no tensor " << name;
+  return {};
+}
+
+TEST(TrainingSessionTest, OneStepSavesPyTorchsAdamWeights) {
+  TrainingRunSpec spec;
+  spec.model_bytes = golden_model_bytes();
+  spec.config.learning_rate = 0.01f;
+  spec.config.epsilon = 1e-8f;
+  spec.config.torch_epsilon = true;
+  spec.epochs = 1;
+  spec.evaluate_initial = true;
+  TrainingData data = golden_data();
+  TrainingSession session;
+  std::string error;
+  ASSERT_TRUE(session.prepare(spec, data, nullptr, &error)) << error;
+  ASSERT_EQ(session.trainable_weights().size(), 5u);
+  const TrainingResult result = session.run();
+  ASSERT_EQ(result.outcome, TrainingOutcome::kCompleted) << result.error;
+  ASSERT_EQ(result.epochs.size(), 2u);
+  EXPECT_NEAR(result.epochs[0].train_loss, load("loss")[0], 1e-5);
+  EXPECT_NEAR(result.epochs[1].train_loss, load("loss")[0], 1e-5);  // loss before the update
+  EXPECT_EQ(result.steps, 1);
+
+  std::vector<uint8_t> trained;
+  ASSERT_TRUE(session.trained_model(ModelFormat::kTflite, &trained, &error)) << error;
+  // Tensor by tensor: the saved weights are PyTorch's after one Adam step.
+  const std::vector<std::pair<std::string, std::string>> weights = {
+      {session.trainable_weights()[0].name, "adam_wx"},
+      {session.trainable_weights()[1].name, "adam_wh"},
+      {session.trainable_weights()[2].name, "adam_bias"},
+      {session.trainable_weights()[3].name, "adam_fcw"},
+      {session.trainable_weights()[4].name, "adam_fcb"}};
+  for (const auto& [name, fixture] : weights) {
+    const std::vector<float> saved = weights_of(trained, name);
+    const std::vector<double> expected = load(fixture);
+    ASSERT_EQ(saved.size(), expected.size()) << name;
+    for (size_t i = 0; i < saved.size(); ++i) {
+      EXPECT_NEAR(saved[i], expected[i], 2e-6) << name << " " << i;
+    }
+  }
+  // The saved model runs, and its output is the session's forward pass.
+  tools::LoadedModel loaded;
+  ASSERT_TRUE(tools::load_model_bytes(trained, "trained", &loaded, &error)) << error;
+  tools::ModelRunner runner;
+  ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
+  std::memcpy(runner.interpreter().input(0)->data, data.inputs.data(), 15 * sizeof(float));
+  ASSERT_TRUE(runner.invoke(&error)) << error;
+  double loss = 0.0;
+  ClassMetrics classes;
+  ASSERT_TRUE(session.evaluate(data, &loss, &classes, &error)) << error;
+  const float* p = runner.interpreter().output(0)->f32();
+  EXPECT_NEAR(loss, -std::log(p[1]), 1e-5);  // label: class 1
+}
+
+TEST(TrainingSessionTest, CircleModelSavesAsCircleAndAsTflite) {
+  TrainingRunSpec spec;
+  spec.model_bytes = golden_model_bytes(ModelFormat::kCircle);
+  spec.epochs = 2;
+  TrainingData data = golden_data();
+  TrainingSession session;
+  std::string error;
+  ASSERT_TRUE(session.prepare(spec, data, nullptr, &error)) << error;
+  ASSERT_EQ(session.run().outcome, TrainingOutcome::kCompleted);
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(session.trained_model(ModelFormat::kCircle, &bytes, &error)) << error;
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(bytes.data()) + 4, 4), "CIR0");
+  // Circle's GRU op has no TFLite counterpart: the error says so instead of a broken file.
+  EXPECT_FALSE(session.trained_model(ModelFormat::kTflite, &bytes, &error));
+  EXPECT_FALSE(error.empty());
+}
+
+TEST(TrainingSessionTest, EventsMetricsAndLossFalls) {
+  TrainingRunSpec spec;
+  spec.model_bytes = golden_model_bytes();
+  spec.config.learning_rate = 0.02f;
+  spec.config.batch_size = 8;
+  spec.epochs = 6;
+  TrainingData train = toy_data(60, 3), val = toy_data(30, 4);
+  TrainingSession session;
+  std::string error;
+  ASSERT_TRUE(session.prepare(spec, train, &val, &error)) << error;
+  std::vector<TrainingEvent> events;
+  const TrainingResult result = session.run([&](const TrainingEvent& e) { events.push_back(e); });
+  ASSERT_EQ(result.outcome, TrainingOutcome::kCompleted) << result.error;
+  ASSERT_EQ(result.epochs.size(), 7u);  // initial + 6
+  // 60 samples in batches of 8: 8 updates per epoch (the last one of 4).
+  EXPECT_EQ(result.steps, 48);
+  EXPECT_EQ(result.samples, 360);
+  int steps = 0, epochs = 0;
+  for (const TrainingEvent& e : events) {
+    steps += e.kind == TrainingEvent::Kind::kStep;
+    epochs += e.kind == TrainingEvent::Kind::kEpoch;
+  }
+  EXPECT_EQ(steps, 48);
+  EXPECT_EQ(epochs, 7);
+  EXPECT_EQ(events.back().kind, TrainingEvent::Kind::kFinished);
+  EXPECT_EQ(events.back().outcome, TrainingOutcome::kCompleted);
+  const TrainingEvent& last_step = events[events.size() - 3];  // step, epoch, finished
+  EXPECT_EQ(last_step.kind, TrainingEvent::Kind::kStep);
+  EXPECT_EQ(last_step.epoch_samples_done, 60);
+
+  const EpochMetrics& first = result.epochs.front();
+  const EpochMetrics& last = result.epochs.back();
+  EXPECT_LT(last.val_loss, first.val_loss);
+  EXPECT_LT(last.train_loss, first.train_loss);
+  // The figures come from the confusion matrices.
+  for (const EpochMetrics* m : {&first, &last}) {
+    EXPECT_EQ(m->val_classes.samples, 30);
+    EXPECT_EQ(m->train_classes.samples, 60);
+    int64_t diagonal = 0;
+    for (int k = 0; k < 3; ++k) diagonal += m->val_classes.confusion[k][k];
+    EXPECT_DOUBLE_EQ(m->val_accuracy, diagonal / 30.0);
+  }
+  // The session's own evaluation agrees with the last epoch's validation.
+  double loss = 0.0;
+  ClassMetrics classes;
+  ASSERT_TRUE(session.evaluate(val, &loss, &classes, &error)) << error;
+  EXPECT_DOUBLE_EQ(loss, last.val_loss);
+  EXPECT_EQ(classes.confusion, last.val_classes.confusion);
+  // Gradient statistics for every trainable weight, sane figures.
+  ASSERT_EQ(last.gradients.size(), 5u);
+  for (const GradientStats& g : last.gradients) {
+    EXPECT_GT(g.mean_norm, 0.0) << g.name;
+    EXPECT_LE(g.mean_norm, g.max_norm) << g.name;
+    EXPECT_LE(g.min, g.max) << g.name;
+  }
+  EXPECT_GT(last.samples_per_second, 0.0);
+  // JSONL line carries the same figures.
+  const std::string json = epoch_metrics_json(last);
+  EXPECT_NE(json.find("\"epoch\":6"), std::string::npos) << json;
+  EXPECT_EQ(json.find('\n'), std::string::npos);
+}
+
+TEST(TrainingSessionTest, ClassIdsAndOneHotRowsTrainIdentically) {
+  TrainingData ids = toy_data(20, 7);
+  TrainingData rows = ids;
+  rows.labels.clear();
+  rows.target_width = 3;
+  for (int32_t label : ids.labels) {
+    for (int k = 0; k < 3; ++k) rows.targets.push_back(k == label ? 1.f : 0.f);
+  }
+  std::vector<std::vector<uint8_t>> trained;
+  for (const TrainingData* data : {&ids, &rows}) {
+    TrainingRunSpec spec;
+    spec.model_bytes = golden_model_bytes();
+    spec.config.batch_size = 4;
+    spec.epochs = 2;
+    spec.seed = 11;
+    TrainingSession session;
+    std::string error;
+    ASSERT_TRUE(session.prepare(spec, *data, nullptr, &error)) << error;
+    ASSERT_EQ(session.run().outcome, TrainingOutcome::kCompleted);
+    trained.emplace_back();
+    ASSERT_TRUE(session.trained_model(ModelFormat::kTflite, &trained.back(), &error)) << error;
+  }
+  EXPECT_EQ(trained[0], trained[1]);
+}
+
+TEST(TrainingSessionTest, CancelKeepsFinishedEpochsAndFrozenWeightsStay) {
+  TrainingRunSpec spec;
+  spec.model_bytes = golden_model_bytes();
+  spec.config.scope = TrainableScope::kFc;
+  spec.config.batch_size = 5;
+  spec.epochs = 50;
+  TrainingData train = toy_data(20, 5);
+  TrainingSession session;
+  std::string error;
+  ASSERT_TRUE(session.prepare(spec, train, nullptr, &error)) << error;
+  ASSERT_EQ(session.trainable_weights().size(), 2u);  // dense kernel + bias
+  std::atomic<bool> cancel{false};
+  TrainingOutcome finished = TrainingOutcome::kNotRun;
+  const TrainingResult result = session.run(
+      [&](const TrainingEvent& e) {
+        if (e.kind == TrainingEvent::Kind::kEpoch && e.epoch == 3) cancel = true;
+        if (e.kind == TrainingEvent::Kind::kFinished) finished = e.outcome;
+      },
+      &cancel);
+  EXPECT_EQ(result.outcome, TrainingOutcome::kCancelled);
+  EXPECT_EQ(finished, TrainingOutcome::kCancelled);
+  ASSERT_EQ(result.epochs.size(), 4u);  // initial + 3 finished epochs
+  EXPECT_EQ(result.steps, 12);
+  std::vector<uint8_t> trained;
+  ASSERT_TRUE(session.trained_model(ModelFormat::kTflite, &trained, &error)) << error;
+  EXPECT_EQ(weights_of(trained, session.trainable_weights()[0].name).size(), 12u);
+  // Scope fc: the GRU weights are the original ones, the dense kernel moved.
+  const std::vector<uint8_t> original = golden_model_bytes();
+  tools::LoadedModel loaded;
+  ASSERT_TRUE(tools::load_model_bytes(original, "original", &loaded, &error)) << error;
+  SubgraphView sg = loaded.model.subgraph(0);
+  int changed = 0, constants = 0;
+  for (int t = 0; t < sg.tensor_count; ++t) {
+    TensorView view = sg.tensor(t);
+    if (!view.is_constant() || view.type != TensorType::FLOAT32) continue;
+    ++constants;
+    std::vector<float> before(view.data.size / 4);
+    std::memcpy(before.data(), view.data.data, view.data.size);
+    changed += weights_of(trained, view.name) != before;
+  }
+  EXPECT_GE(constants, 5);
+  EXPECT_EQ(changed, 2);
+}
+
+TEST(TrainingSessionTest, EarlyStoppingRestoresTheBestWeights) {
+  TrainingRunSpec spec;
+  spec.model_bytes = golden_model_bytes();
+  spec.config.learning_rate = 0.5f;  // too large on purpose: the validation loss gets worse
+  spec.config.batch_size = 1;
+  spec.epochs = 40;
+  spec.early_stopping.patience = 2;
+  TrainingData train = toy_data(20, 8), val = toy_data(20, 9);
+  TrainingSession session;
+  std::string error;
+  ASSERT_TRUE(session.prepare(spec, train, &val, &error)) << error;
+  const TrainingResult result = session.run();
+  ASSERT_EQ(result.outcome, TrainingOutcome::kEarlyStopped) << result.error;
+  ASSERT_GE(result.best_epoch, 1);
+  const int last = result.epochs.back().epoch;
+  EXPECT_EQ(last, result.best_epoch + 2);
+  double loss = 0.0;
+  ASSERT_TRUE(session.evaluate(val, &loss, nullptr, &error)) << error;
+  EXPECT_DOUBLE_EQ(loss, result.epochs[static_cast<size_t>(result.best_epoch)].val_loss);
+}
+
+TEST(TrainingSessionTest, ClassMetricsFromAConfusionMatrix) {
+  // rows: true class; columns: predicted
+  const ClassMetrics m = class_metrics({{5, 1, 0}, {2, 3, 0}, {0, 0, 0}});
+  EXPECT_EQ(m.samples, 11);
+  EXPECT_DOUBLE_EQ(m.accuracy, 8.0 / 11.0);
+  EXPECT_DOUBLE_EQ(m.precision[0], 5.0 / 7.0);
+  EXPECT_DOUBLE_EQ(m.recall[0], 5.0 / 6.0);
+  EXPECT_DOUBLE_EQ(m.precision[1], 3.0 / 4.0);
+  EXPECT_DOUBLE_EQ(m.recall[1], 3.0 / 5.0);
+  EXPECT_DOUBLE_EQ(m.precision[2], 0.0);  // never predicted, never true
+  EXPECT_DOUBLE_EQ(m.recall[2], 0.0);
+}
+
+TEST(TrainingSessionTest, BadDataAndSettingsAreNamed) {
+  TrainingRunSpec spec;
+  spec.model_bytes = golden_model_bytes();
+  spec.model_label = "golden.tflite";
+  TrainingSession session;
+  std::string error;
+  TrainingData data = toy_data(4, 1);
+  data.sample_shape = {3, 5};
+  data.inputs_label = "x.npy";
+  EXPECT_FALSE(session.prepare(spec, data, nullptr, &error));
+  EXPECT_EQ(error,
+            "x.npy: inputs of shape (4, 3, 5) do not fit model input 'input' (1, 5, 3): expected "
+            "(N, 5, 3)")
+      << error;
+  data = toy_data(4, 1);
+  data.labels.pop_back();
+  data.labels_label = "y.npy";
+  EXPECT_FALSE(session.prepare(spec, data, nullptr, &error));
+  EXPECT_EQ(error, "y.npy: 3 labels for 4 samples in inputs") << error;
+  data = toy_data(4, 1);
+  spec.config.learning_rate = -1.f;
+  EXPECT_FALSE(session.prepare(spec, data, nullptr, &error));
+  EXPECT_NE(error.find("golden.tflite: "), std::string::npos) << error;
+  EXPECT_NE(error.find("learning rate"), std::string::npos) << error;
+  spec.config.learning_rate = 1e-3f;
+  spec.model_bytes = {1, 2, 3};
+  EXPECT_FALSE(session.prepare(spec, data, nullptr, &error));
+  EXPECT_EQ(error.rfind("golden.tflite: ", 0), 0u) << error;
+  // Unprepared sessions fail politely.
+  TrainingSession fresh;
+  EXPECT_EQ(fresh.run().outcome, TrainingOutcome::kFailed);
+}
+
+}  // namespace
+}  // namespace gruwb::app
