@@ -49,6 +49,8 @@ const Command* find_command(const std::string& name);
 extern const Command kInspectCommand;
 extern const Command kRunCommand;
 extern const Command kBuildCommand;
+extern const Command kBoardCommand;
+extern const Command kBoardSimCommand;
 extern const Command kGradCommand;
 extern const Command kTrainCommand;
 extern const Command kFuseCommand;

@@ -15,7 +15,8 @@ namespace gruwb::cli {
 
 const Command* const kCommands[] = {&kInspectCommand, &kRunCommand, &kBuildCommand, &kGradCommand,
                                      &kTrainCommand, &kFuseCommand,
-                                     &kExportCommand};
+                                     &kExportCommand,
+                                     &kBoardCommand, &kBoardSimCommand};
 
 const Command* find_command(const std::string& name) {
   for (const Command* command : kCommands) {

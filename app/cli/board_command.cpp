@@ -1,0 +1,279 @@
+// gruwb board list | info | upload MODEL | train --data D [options] | download -o OUT
+// gruwb board-sim [--ram BYTES] [--byte-rate N] [--link PATH]
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "app/cli/command.h"
+#include "app/core/board.h"
+#include "app/core/inspect.h"
+#include "serial/firmware/boards/host_pty/host_pty_board.h"
+
+namespace gruwb::cli {
+namespace {
+
+const std::vector<OptionSpec> kConnectionOptions = {
+    {"--port", true},      {"--baud", true},       {"--dtr", true},
+    {"--transport", true}, {"--timeout-ms", true}, {"--reconnect-s", true}};
+
+bool parse_int(const std::string& text, long min, long max, long* out) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != 0 || v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+bool parse_float(const std::string& text, float* out) {
+  char* end = nullptr;
+  const float v = std::strtof(text.c_str(), &end);
+  if (text.empty() || *end != 0 || !(v == v)) return false;
+  *out = v;
+  return true;
+}
+
+// Fills the connection from --port/--baud/...; returns "" or the usage error.
+std::string parse_connection(const ParsedArgs& p, app::BoardConnection* c) {
+  c->port = p.value("--port", std::getenv("GRUWB_PORT") ? std::getenv("GRUWB_PORT") : "");
+  if (c->port.empty()) return "missing --port PORT (or set GRUWB_PORT)";
+  long v = 0;
+  if (p.has("--baud")) {
+    if (!parse_int(p.value("--baud"), 1, 20000000, &v)) return "--baud must be a positive rate";
+    c->baud = static_cast<int>(v);
+  }
+  if (p.has("--dtr")) {
+    const std::string dtr = p.value("--dtr");
+    if (dtr != "on" && dtr != "off") return "--dtr must be on or off";
+    c->dtr = dtr == "on";
+  }
+  c->transport = p.value("--transport", "auto");
+  if (p.has("--timeout-ms")) {
+    if (!parse_int(p.value("--timeout-ms"), 10, 600000, &v))
+      return "--timeout-ms must be 10..600000";
+    c->timeout_ms = static_cast<int>(v);
+  }
+  if (p.has("--reconnect-s")) {
+    if (!parse_int(p.value("--reconnect-s"), 0, 3600, &v)) return "--reconnect-s must be 0..3600";
+    c->reconnect_ms = static_cast<int>(v * 1000);
+  }
+  return "";
+}
+
+void print_line(const std::string& line) {
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) {
+  serial::TrainingSettings& s = r->settings;
+  long v = 0;
+  if (p.has("--epochs")) {
+    if (!parse_int(p.value("--epochs"), 1, 100000, &v)) return "--epochs must be 1..100000";
+    s.epochs = static_cast<uint32_t>(v);
+  }
+  if (p.has("--batch")) {
+    if (!parse_int(p.value("--batch"), 1, 100000, &v)) return "--batch must be >= 1";
+    s.config.batch_size = static_cast<int32_t>(v);
+  }
+  if (p.has("--seed")) {
+    if (!parse_int(p.value("--seed"), 0, 0xFFFFFFFFL, &v)) return "--seed must be 0..4294967295";
+    s.seed = static_cast<uint32_t>(v);
+  }
+  if (p.has("--samples")) {
+    if (!parse_int(p.value("--samples"), 1, 1 << 24, &v)) return "--samples must be >= 1";
+    r->samples = static_cast<uint32_t>(v);
+  }
+  if (p.has("--metric-every")) {
+    if (!parse_int(p.value("--metric-every"), 0, 1 << 24, &v)) return "--metric-every must be >= 0";
+    s.metric_every = static_cast<uint32_t>(v);
+  }
+  if (p.has("--timeout")) {
+    if (!parse_int(p.value("--timeout"), 1, 86400 * 7, &v)) return "--timeout must be seconds >= 1";
+    r->run_timeout_s = static_cast<int>(v);
+  }
+  if (p.has("--lr") && !parse_float(p.value("--lr"), &s.config.learning_rate))
+    return "--lr must be a number";
+  if (p.has("--momentum") && !parse_float(p.value("--momentum"), &s.config.momentum)) {
+    return "--momentum must be a number";
+  }
+  if (p.has("--clip") && !parse_float(p.value("--clip"), &s.config.clip_norm))
+    return "--clip must be a number";
+  const std::string optimizer = p.value("--optimizer", "adam");
+  if (optimizer == "adam") {
+    s.config.optimizer = Optimizer::kAdam;
+  } else if (optimizer == "sgd") {
+    s.config.optimizer = Optimizer::kSgd;
+  } else {
+    return "--optimizer must be adam or sgd";
+  }
+  const std::string loss = p.value("--loss", "ce");
+  if (loss == "ce") {
+    s.config.loss = Loss::kCategoricalCrossEntropy;
+  } else if (loss == "sparse-ce") {
+    s.config.loss = Loss::kSparseCategoricalCrossEntropy;
+  } else if (loss == "mse") {
+    s.config.loss = Loss::kMeanSquaredError;
+  } else if (loss == "mae") {
+    s.config.loss = Loss::kMeanAbsoluteError;
+  } else {
+    return "--loss must be ce, sparse-ce, mse or mae";
+  }
+  const std::string scope = p.value("--scope", "all");
+  if (!parse_trainable_scope(scope.c_str(), &s.config)) {
+    return "--scope must be fc, all or last:N (named tensors stay on the desktop)";
+  }
+  s.shuffle = p.has("--no-shuffle") ? 0 : 1;
+  r->compare_host = p.has("--compare-host");
+  r->output_path = p.value("-o");
+  r->model_path = p.value("--model");
+  r->data_path = p.value("--data");
+  if (r->data_path.empty()) return "train: missing --data FILE.ts";
+  return "";
+}
+
+int run_board(const std::vector<std::string>& args) {
+  std::vector<OptionSpec> spec = kConnectionOptions;
+  for (const char* name :
+       {"--data", "--model", "--epochs", "--batch", "--lr", "--momentum", "--optimizer", "--loss",
+        "--scope", "--clip", "--seed", "--samples", "--metric-every", "-o", "--timeout"}) {
+    spec.push_back({name, true});
+  }
+  spec.push_back({"--no-shuffle", false});
+  spec.push_back({"--compare-host", false});
+  ParsedArgs parsed;
+  int exit_code = 0;
+  if (!parse_args(kBoardCommand, args, spec, &parsed, &exit_code)) return exit_code;
+  if (parsed.positional.empty()) return usage_error("board: missing SUBCOMMAND", &kBoardCommand);
+  const std::string sub = parsed.positional[0];
+  std::string out, err;
+  if (sub == "list") return finish(app::board_list(&out, &err), out, err);
+
+  app::BoardConnection connection;
+  const std::string problem = parse_connection(parsed, &connection);
+  if (!problem.empty()) return usage_error("board " + sub + ": " + problem, &kBoardCommand);
+  if (sub == "info") return finish(app::board_info(connection, &out, &err), out, err);
+  if (sub == "upload") {
+    if (parsed.positional.size() != 2)
+      return usage_error("board upload: give one MODEL", &kBoardCommand);
+    return finish(app::board_upload(connection, parsed.positional[1], print_line, &out, &err), out,
+                  err);
+  }
+  if (sub == "download") {
+    if (!parsed.has("-o")) return usage_error("board download: missing -o OUT", &kBoardCommand);
+    return finish(app::board_download(connection, parsed.value("-o"), &out, &err), out, err);
+  }
+  if (sub == "train") {
+    app::BoardTrainRequest request;
+    request.connection = connection;
+    const std::string train_problem = parse_train_options(parsed, &request);
+    if (!train_problem.empty()) return usage_error("board train: " + train_problem, &kBoardCommand);
+    return finish(app::board_train(request, print_line, &out, &err), out, err);
+  }
+  return usage_error("board: unknown subcommand '" + sub + "'", &kBoardCommand);
+}
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+int run_board_sim(const std::vector<std::string>& args) {
+  ParsedArgs parsed;
+  int exit_code = 0;
+  if (!parse_args(kBoardSimCommand, args,
+                  {{"--ram", true}, {"--byte-rate", true}, {"--link", true}}, &parsed,
+                  &exit_code)) {
+    return exit_code;
+  }
+  serial::HostBoardOptions options;
+  long v = 0;
+  if (parsed.has("--ram")) {
+    if (!parse_int(parsed.value("--ram"), 4096, 1L << 30, &v)) {
+      return usage_error("board-sim: --ram must be 4096..1073741824 bytes", &kBoardSimCommand);
+    }
+    options.ram_bytes = static_cast<size_t>(v);
+  }
+  if (parsed.has("--byte-rate")) {
+    if (!parse_int(parsed.value("--byte-rate"), 0, 100000000, &v)) {
+      return usage_error("board-sim: --byte-rate must be >= 0", &kBoardSimCommand);
+    }
+    options.byte_rate = static_cast<uint32_t>(v);
+  }
+  options.link = parsed.value("--link");
+  serial::HostPtyBoard board(options);
+  std::string pty, err;
+  if (!board.open(&pty, &err)) return finish(app::kExitFailure, "", err);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::printf(
+      "board-sim: serving on %s (RAM %zu bytes%s)\n", pty.c_str(), options.ram_bytes,
+      options.byte_rate ? (", UART " + std::to_string(options.byte_rate) + " B/s").c_str() : "");
+  if (!options.link.empty()) std::printf("board-sim: linked as %s\n", options.link.c_str());
+  std::fflush(stdout);
+  board.run(&g_stop);
+  return app::kExitOk;
+}
+
+}  // namespace
+
+const Command kBoardCommand = {
+    "board", "Train on a microcontroller board over serial (or a simulated one)",
+    "Usage: gruwb board list\n"
+    "       gruwb board info --port PORT [connection options]\n"
+    "       gruwb board upload MODEL --port PORT\n"
+    "       gruwb board train --data FILE.ts [--model MODEL] --port PORT [training options]\n"
+    "       gruwb board download -o OUT --port PORT\n"
+    "\n"
+    "Talks the GRU Workbench serial protocol (docs/serial-protocol.md) to a board running\n"
+    "our firmware: the same engine trains on the board. Real ports go through\n"
+    "libserialport; pseudo-terminals (/dev/pts/N of 'gruwb board-sim' or QEMU) through\n"
+    "POSIX termios, because libserialport 0.1.1 cannot open them. Uploads resume where\n"
+    "an interrupted one stopped; a board reset during training is detected and reported.\n"
+    "\n"
+    "Connection options:\n"
+    "  --port PORT          Serial port or pty (default: $GRUWB_PORT)\n"
+    "  --baud B             Any rate (default 115200), 8N1, no flow control\n"
+    "  --dtr on|off         Assert DTR on open (default on; it resets Arduino-class boards)\n"
+    "  --transport T        auto (default), libserialport or termios\n"
+    "  --timeout-ms MS      Per request attempt (default 1000; 5 attempts)\n"
+    "  --reconnect-s S      Reopen a vanished port once a second for S seconds (default 0)\n"
+    "\n"
+    "Training options (train):\n"
+    "  --data FILE.ts       UEA .ts dataset; windows of the model's [1, T, F] input are the\n"
+    "                       first T steps of the first F channels\n"
+    "  --model MODEL        Upload this model first (default: the one on the board)\n"
+    "  --samples N          Train on the first N samples (default all)\n"
+    "  --epochs N (1)  --batch N (1)  --lr X (0.001)  --optimizer adam|sgd  --momentum X\n"
+    "  --loss ce|sparse-ce|mse|mae (ce)  --scope fc|all|last:N (all)  --clip X  --seed N (0)\n"
+    "  --no-shuffle         Keep the dataset order\n"
+    "  --metric-every N     Also report every N samples (default: per epoch)\n"
+    "  --compare-host       Run the same training on this computer and check that losses and\n"
+    "                       weights agree to 1e-4 relative (exit 1 if not)\n"
+    "  -o OUT               Download the trained model to OUT\n"
+    "  --timeout S          Give up when training takes longer (default 600)\n"
+    "\n"
+    "Exit status: 0 ok; 1 link or board failure (no answer, reset, training error);\n"
+    "2 bad input or usage.\n"
+    "\n"
+    "Example (no hardware):\n"
+    "  gruwb board-sim &          # prints: board-sim: serving on /dev/pts/5\n"
+    "  gruwb board train --port /dev/pts/5 --model gesture_gru_fused.tflite \\\n"
+    "      --data BasicMotions_TRAIN.ts --samples 16 --compare-host -o trained.tflite\n",
+    run_board};
+
+const Command kBoardSimCommand = {
+    "board-sim", "Serve a simulated training board on a pseudo-terminal",
+    "Usage: gruwb board-sim [--ram BYTES] [--byte-rate N] [--link PATH]\n"
+    "\n"
+    "Runs the board firmware's main loop (the same Device and engine code the Cortex-M\n"
+    "image runs) on a pseudo-terminal and prints 'board-sim: serving on /dev/pts/N'.\n"
+    "Connect with 'gruwb board ... --port /dev/pts/N'. Stops on Ctrl-C / SIGTERM.\n"
+    "\n"
+    "Options:\n"
+    "  --ram BYTES      RAM pool for model + dataset + training arena (default 524288)\n"
+    "  --byte-rate N    Emulate a UART of N bytes/s each way (11520 = 115200 baud 8N1);\n"
+    "                   default: as fast as the pty goes\n"
+    "  --link PATH      Also make PATH a symlink to the pty (a stable name)\n",
+    run_board_sim};
+
+}  // namespace gruwb::cli

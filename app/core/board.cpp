@@ -1,0 +1,371 @@
+#include "app/core/board.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <memory>
+
+#include "app/core/inspect.h"
+#include "engine/model/model.h"
+#include "engine/tools/model_file.h"
+#include "serial/link/board_client.h"
+#include "serial/link/dataset_blob.h"
+#include "serial/link/host_reference.h"
+#include "serial/link/transport.h"
+
+namespace gruwb::app {
+namespace {
+
+using namespace gruwb::serial;
+using Clock = std::chrono::steady_clock;
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buffer[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  return buffer;
+}
+
+std::string hex32(uint32_t v) { return format("%08x", v); }
+
+// Opens the port and says HELLO. On failure *err is set and the exit code returned.
+int connect(const BoardConnection& c, std::unique_ptr<BoardClient>* client, std::string* note,
+            std::string* err) {
+  PortOptions port;
+  port.path = c.port;
+  port.baud = c.baud;
+  port.dtr = c.dtr;
+  if (c.transport == "termios") {
+    port.kind = TransportKind::kTermios;
+  } else if (c.transport == "libserialport") {
+    port.kind = TransportKind::kLibserialport;
+  } else if (c.transport != "auto") {
+    *err = "--transport must be auto, libserialport or termios, not '" + c.transport + "'";
+    return kExitBadInput;
+  }
+  std::string error;
+  auto transport = open_transport(port, note, &error);
+  if (!transport) {
+    *err = error;
+    return kExitBadInput;
+  }
+  ClientOptions options;
+  options.timeout_ms = c.timeout_ms;
+  options.reconnect_ms = c.reconnect_ms;
+  BoardClient::Reopen reopen = [port](std::string* e) {
+    std::string why;
+    return open_transport(port, &why, e);
+  };
+  *client = std::make_unique<BoardClient>(std::move(transport), options, reopen);
+  if (!(*client)->hello(nullptr, &error)) {
+    *err = c.port + ": " + error;
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+bool read_model(const std::string& path, std::vector<uint8_t>* bytes, std::string* err) {
+  if (!tools::read_file_bytes(path, bytes, err)) return false;
+  Model model;
+  const Status s = Model::load(bytes->data(), bytes->size(), &model);
+  if (!s.ok()) {
+    *err = path + ": " + s.message();
+    return false;
+  }
+  return true;
+}
+
+bool upload_with_progress(BoardClient& client, UploadKind kind, const std::vector<uint8_t>& data,
+                          const std::string& what, const LineSink& progress, std::string* out,
+                          std::string* err) {
+  int last_decile = -1;
+  UploadReport report;
+  const bool ok = client.upload(
+      kind, data,
+      [&](uint32_t done, uint32_t total) {
+        const int decile = total ? static_cast<int>(10ull * done / total) : 10;
+        if (progress && decile != last_decile) {
+          last_decile = decile;
+          progress(format("upload %s: %u / %u bytes", what.c_str(), done, total));
+        }
+      },
+      &report, err);
+  if (!ok) {
+    *err = "upload " + what + ": " + *err;
+    return false;
+  }
+  const double rate = report.seconds > 0 ? report.payload_bytes / report.seconds : 0;
+  *out += format("uploaded %s: %zu bytes", what.c_str(), data.size());
+  if (report.resumed_from > 0)
+    *out += format(" (board already had %u, resumed there)", report.resumed_from);
+  if (report.payload_bytes > 0) {
+    *out += format(", %.1f KB/s goodput, %.1f%% of the bytes sent were payload", rate / 1024,
+                   100.0 * report.payload_bytes / std::max<uint64_t>(1, report.wire_bytes));
+  }
+  *out += "\n";
+  return true;
+}
+
+std::string describe_capabilities(const Capabilities& caps) {
+  std::string text;
+  text += format("board:            %s\n", caps.board);
+  text += format("session id:       %s\n", hex32(caps.session_id).c_str());
+  text += format("protocol version: %u (max payload %u bytes)\n", caps.protocol_version,
+                 caps.max_payload);
+  text += format("engine:           %s\n", caps.engine_version);
+  text += format("RAM pool:         %u bytes (model + dataset + training arena)\n", caps.ram_bytes);
+  text += caps.clock_hz ? format("clock:            %.1f MHz\n", caps.clock_hz / 1e6)
+                        : std::string("clock:            host (simulated)\n");
+  text += format("can train:        %s\n", caps.flags & 1 ? "yes" : "no");
+  text += format("ops:              %u builtin", caps.op_count);
+  for (int i = 0; i < caps.custom_op_count; ++i)
+    text += std::string(", custom ") + caps.custom_ops[i];
+  text += "\n";
+  return text;
+}
+
+}  // namespace
+
+int board_list(std::string* out, std::string* err) {
+  std::vector<PortInfo> ports;
+  if (!list_ports(&ports, err)) return kExitFailure;
+  if (ports.empty()) *out += "no serial ports found\n";
+  for (const PortInfo& p : ports) {
+    *out += p.path + "  " + p.transport;
+    if (p.usb_vid >= 0) *out += format("  %04x:%04x", p.usb_vid, p.usb_pid);
+    if (!p.description.empty()) *out += "  " + p.description;
+    if (!p.serial_number.empty()) *out += "  serial " + p.serial_number;
+    *out += "\n";
+  }
+  *out += "(pseudo-terminals of gruwb board-sim and QEMU are not listed: pass them with --port)\n";
+  return kExitOk;
+}
+
+int board_info(const BoardConnection& connection, std::string* out, std::string* err) {
+  std::unique_ptr<BoardClient> client;
+  std::string note;
+  const int code = connect(connection, &client, &note, err);
+  if (code != kExitOk) return code;
+  *out += "port:             " + client->transport_description() + "\n";
+  *out += "transport:        " + note + "\n";
+  *out += describe_capabilities(client->capabilities());
+  BoardStatus s;
+  if (!client->status(&s, err)) return kExitFailure;
+  *out += format("state:            %s\n", board_state_name(s.state));
+  *out += format("model:            %u / %u bytes\n", s.model_received, s.model_bytes);
+  *out += format("dataset:          %u / %u bytes\n", s.dataset_received, s.dataset_bytes);
+  if (s.arena_bytes) *out += format("training arena:   %u bytes\n", s.arena_bytes);
+  if (s.weights_bytes) {
+    *out += format("progress:         epoch %u, %u updates, %u samples into the epoch\n", s.epoch,
+                   s.step, s.samples);
+  }
+  return kExitOk;
+}
+
+int board_upload(const BoardConnection& connection, const std::string& model_path,
+                 const LineSink& progress, std::string* out, std::string* err) {
+  std::vector<uint8_t> model;
+  if (!read_model(model_path, &model, err)) return kExitBadInput;
+  std::unique_ptr<BoardClient> client;
+  std::string note;
+  const int code = connect(connection, &client, &note, err);
+  if (code != kExitOk) return code;
+  return upload_with_progress(*client, UploadKind::kModel, model, model_path, progress, out, err)
+             ? kExitOk
+             : kExitFailure;
+}
+
+int board_train(const BoardTrainRequest& request, const LineSink& progress, std::string* out,
+                std::string* err) {
+  std::vector<uint8_t> model;
+  if (!request.model_path.empty() && !read_model(request.model_path, &model, err))
+    return kExitBadInput;
+  TimeSeriesDataset ts;
+  if (!read_ts_file(request.data_path, &ts, err)) return kExitBadInput;
+
+  std::unique_ptr<BoardClient> client;
+  std::string note;
+  int code = connect(request.connection, &client, &note, err);
+  if (code != kExitOk) return code;
+  const LineSink say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  say("board " + std::string(client->capabilities().board) + " on " +
+      client->transport_description() + ", session " + hex32(client->session_id()));
+  if (!model.empty()) {
+    if (!upload_with_progress(*client, UploadKind::kModel, model, "model", progress, out, err)) {
+      return kExitFailure;
+    }
+  } else if (!client->download(1, &model, err)) {
+    *err = "the board has no model (give --model FILE): " + *err;
+    return kExitBadInput;
+  }
+  // The window the model takes: input [1, T, F].
+  Model view;
+  Status s = Model::load(model.data(), model.size(), &view);
+  if (!s.ok()) {
+    *err = std::string("model: ") + s.message();
+    return kExitBadInput;
+  }
+  const TensorView input = view.main_subgraph().tensor(view.main_subgraph().inputs[0]);
+  if (input.shape.size != 3) {
+    *err =
+        std::string("model input '") + input.name + "' must be [1, T, F] for a time-series dataset";
+    return kExitBadInput;
+  }
+  const int timesteps = input.shape[1], features = input.shape[2];
+  std::vector<uint8_t> blob;
+  if (!make_dataset_blob(ts, timesteps, features, request.samples, &blob, err)) {
+    *err = request.data_path + ": " + *err;
+    return kExitBadInput;
+  }
+  if (ts.length != timesteps || ts.dimensions != features) {
+    *out +=
+        format("dataset %s: %d steps x %d channels, windows of the first %d steps x %d channels\n",
+               request.data_path.c_str(), ts.length, ts.dimensions, timesteps, features);
+  }
+  if (!upload_with_progress(*client, UploadKind::kDataset, blob, "dataset", progress, out, err)) {
+    return kExitFailure;
+  }
+  ConfigureReply configured;
+  if (!client->configure(request.settings, &configured, err)) return kExitFailure;
+  *out += format(
+      "training arena: %u bytes (weights %u, gradients %u, optimizer %u, activations+tapes %u, "
+      "other %u); model + dataset + arena = %zu of %u bytes of board RAM\n",
+      configured.arena_bytes, configured.weight_bytes, configured.gradient_bytes,
+      configured.optimizer_bytes, configured.activation_bytes, configured.other_bytes,
+      model.size() + blob.size() + configured.arena_bytes, client->capabilities().ram_bytes);
+
+  std::vector<Metric> metrics;
+  bool done = false, failed = false;
+  std::string failure;
+  client->set_event_handler([&](const Event& e) {
+    if (e.type == MessageType::kMetric) {
+      const Metric& m = e.metric;
+      if (m.session_id != client->session_id()) return;
+      metrics.push_back(m);
+      say(format(
+          "epoch %u/%u  samples %u/%u  loss %.6f  accuracy %.4f  %.1f samples/s (board clock)",
+          m.epoch + 1, request.settings.epochs, m.samples, m.epoch_samples, m.loss, m.accuracy,
+          m.samples_per_second));
+      if (m.flags & kMetricRunDone) done = true;
+    } else if (e.type == MessageType::kLog) {
+      say("board log: " + e.log_text);
+      if (e.log_level >= 3) {
+        failed = true;
+        failure = e.log_text;
+      }
+    }
+  });
+  BoardState state;
+  if (!client->control(MessageType::kStart, &state, err)) return kExitFailure;
+  const auto deadline = Clock::now() + std::chrono::seconds(request.run_timeout_s);
+  while (!done && !failed && !client->reset_detected()) {
+    if (Clock::now() > deadline) {
+      *err = format("training did not finish within %d s (--timeout)", request.run_timeout_s);
+      return kExitFailure;
+    }
+    std::string error;
+    if (!client->wait_events(
+            2000, [&](const Event&) { return !done && !failed && !client->reset_detected(); },
+            &error)) {
+      *err = "lost the board during training: " + error;
+      return kExitFailure;
+    }
+    // Quiet for a while: ask, so a board that died or rebooted silently is noticed.
+    if (!done && !failed) {
+      BoardStatus status;
+      if (!client->status(&status, &error)) {
+        *err = "the board stopped answering during training: " + error;
+        return kExitFailure;
+      }
+      if (status.state == BoardState::kFailed) failed = true;
+      if (status.state == BoardState::kDone) done = true;
+    }
+  }
+  if (client->reset_detected()) {
+    *err = format(
+        "the board reset during training (session %s -> %s): its RAM, model and run are gone "
+        "after %zu metric reports; run the command again to upload and train from the start",
+        hex32(client->session_id()).c_str(), hex32(client->new_session_id()).c_str(),
+        metrics.size());
+    return kExitFailure;
+  }
+  if (failed) {
+    *err =
+        "training failed on the board: " + (failure.empty() ? std::string("see its log") : failure);
+    return kExitFailure;
+  }
+  std::vector<uint8_t> weights;
+  if (!client->download(0, &weights, err)) return kExitFailure;
+  const Metric& last = metrics.back();
+  *out +=
+      format("board: %u epochs, %u updates, final epoch loss %.6f accuracy %.4f, %.1f samples/s\n",
+             request.settings.epochs, last.step, last.loss, last.accuracy, last.samples_per_second);
+
+  if (request.compare_host) {
+    ReferenceRun host;
+    if (!run_on_host(model, blob, request.settings, &host, err)) return kExitFailure;
+    double loss_diff = 0;
+    size_t compared = 0;
+    std::vector<Metric> board_epochs;
+    for (const Metric& m : metrics) {
+      if (m.flags & kMetricEpochEnd) board_epochs.push_back(m);
+    }
+    std::vector<Metric> host_epochs;
+    for (const Metric& m : host.metrics) {
+      if (m.flags & kMetricEpochEnd) host_epochs.push_back(m);
+    }
+    for (size_t i = 0; i < board_epochs.size() && i < host_epochs.size(); ++i, ++compared) {
+      const double scale =
+          std::max({std::fabs(board_epochs[i].loss), std::fabs(host_epochs[i].loss), 1e-6f});
+      loss_diff =
+          std::max(loss_diff, std::fabs(board_epochs[i].loss - host_epochs[i].loss) / scale);
+      if (board_epochs[i].accuracy != host_epochs[i].accuracy) loss_diff = std::max(loss_diff, 1.0);
+    }
+    double weight_diff = 0;
+    if (!compare_weight_blobs(weights, host.weights, &weight_diff, err)) return kExitFailure;
+    const bool agree = compared == host_epochs.size() && loss_diff <= 1e-4 && weight_diff <= 1e-4;
+    *out += format(
+        "host run of the same training: final loss %.6f accuracy %.4f; board vs host: "
+        "max relative difference %.3g in epoch losses, %.3g in weights (%s)\n",
+        host_epochs.empty() ? 0.f : host_epochs.back().loss,
+        host_epochs.empty() ? 0.f : host_epochs.back().accuracy, loss_diff, weight_diff,
+        agree ? "agree to 1e-4" : "DISAGREE");
+    if (!agree) {
+      *err = format("board and host runs disagree: losses %.3g, weights %.3g relative (limit 1e-4)",
+                    loss_diff, weight_diff);
+      return kExitFailure;
+    }
+  }
+  if (!request.output_path.empty()) {
+    std::vector<uint8_t> trained;
+    if (!apply_weight_blob(model, weights, &trained, err)) return kExitFailure;
+    if (!tools::write_file_atomically(request.output_path, trained, err)) return kExitFailure;
+    *out += format("wrote the trained model to %s (%zu bytes)\n", request.output_path.c_str(),
+                   trained.size());
+  }
+  return kExitOk;
+}
+
+int board_download(const BoardConnection& connection, const std::string& output_path,
+                   std::string* out, std::string* err) {
+  std::unique_ptr<BoardClient> client;
+  std::string note;
+  const int code = connect(connection, &client, &note, err);
+  if (code != kExitOk) return code;
+  std::vector<uint8_t> model, weights, trained;
+  if (!client->download(1, &model, err) || !client->download(0, &weights, err)) return kExitFailure;
+  if (!apply_weight_blob(model, weights, &trained, err)) return kExitFailure;
+  if (!tools::write_file_atomically(output_path, trained, err)) return kExitFailure;
+  *out += format("wrote the board's trained model to %s (%zu bytes)\n", output_path.c_str(),
+                 trained.size());
+  return kExitOk;
+}
+
+}  // namespace gruwb::app
