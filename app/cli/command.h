@@ -55,5 +55,7 @@ extern const Command kGradCommand;
 extern const Command kTrainCommand;
 extern const Command kFuseCommand;
 extern const Command kExportCommand;
+extern const Command kExperimentCommand;
+extern const Command kDataCommand;
 
 }  // namespace gruwb::cli

@@ -16,7 +16,8 @@ namespace gruwb::cli {
 const Command* const kCommands[] = {&kInspectCommand, &kRunCommand, &kBuildCommand, &kGradCommand,
                                      &kTrainCommand, &kFuseCommand,
                                      &kExportCommand,
-                                     &kBoardCommand, &kBoardSimCommand};
+                                     &kBoardCommand, &kBoardSimCommand,
+                                     &kExperimentCommand, &kDataCommand};
 
 const Command* find_command(const std::string& name) {
   for (const Command* command : kCommands) {

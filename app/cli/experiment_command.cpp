@@ -1,0 +1,347 @@
+// gruwb experiment (--model M | --build SPEC | --spec EXP.json) --data PATH [options]
+// gruwb data PATH: what a dataset holds.
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "app/cli/command.h"
+#include "app/core/dataset.h"
+#include "app/core/experiment.h"
+#include "app/core/inspect.h"
+#include "app/core/report.h"
+
+namespace gruwb::cli {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+// The first Ctrl-C cancels (the results so far are saved); a second one kills.
+void on_interrupt(int) {
+  if (g_cancel.exchange(true)) std::_Exit(130);
+}
+
+bool parse_number(const std::string& text, double low, double high, double* out) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(value >= low && value <= high)) return false;
+  *out = value;
+  return true;
+}
+
+bool number_option(const ParsedArgs& parsed, const char* name, double low, double high, double* out,
+                   std::string* message) {
+  if (!parsed.has(name)) return true;
+  if (parse_number(parsed.value(name), low, high, out)) return true;
+  *message = std::string("experiment: ") + name + " '" + parsed.value(name) +
+             "' must be a number in " + std::to_string(low) + ".." + std::to_string(high);
+  return false;
+}
+
+bool int_option(const ParsedArgs& parsed, const char* name, int low, int high, int* out,
+                std::string* message) {
+  double value = *out;
+  if (!number_option(parsed, name, low, high, &value, message)) return false;
+  if (value != static_cast<int>(value)) {
+    *message = std::string("experiment: ") + name + " must be a whole number";
+    return false;
+  }
+  *out = static_cast<int>(value);
+  return true;
+}
+
+std::string plain_table(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  const auto cells = [](const std::string& s) {  // UTF-8 code points, for "±"/"Δ"
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  for (size_t i = 0; i < header.size(); ++i) width[i] = cells(header[i]);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], cells(row[i]));
+    }
+  }
+  std::string out;
+  const auto line = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(width[i] - cells(row[i]), ' ');
+      out += (i == 0 ? row[i] + pad : "  " + pad + row[i]);
+    }
+    out += "\n";
+  };
+  line(header);
+  for (const auto& row : rows) line(row);
+  return out;
+}
+
+// A one-line progress bar on a terminal; nothing otherwise.
+class Progress {
+ public:
+  Progress() : tty_(isatty(fileno(stderr)) != 0) {}
+  void operator()(const app::ExperimentEvent& event) {
+    if (!tty_) return;
+    using Kind = app::ExperimentEvent::Kind;
+    if (event.kind == Kind::kRunStarted) label_ = event.message;
+    const auto now = std::chrono::steady_clock::now();
+    if (event.kind == Kind::kTraining && event.training.kind == app::TrainingEvent::Kind::kStep &&
+        now - last_ < std::chrono::milliseconds(100)) {
+      return;
+    }
+    last_ = now;
+    const int filled = static_cast<int>(event.progress * 30);
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(30, '.');
+    std::string detail;
+    if (event.kind == Kind::kTraining && event.training.epochs > 0) {
+      char text[96];
+      std::snprintf(text, sizeof text, " epoch %d/%d loss %.3f", event.training.epoch,
+                    event.training.epochs, event.training.running_loss);
+      detail = text;
+    }
+    std::fprintf(stderr, "\r[%s] %3d%% run %d/%d %s%s\033[K", bar.c_str(),
+                 static_cast<int>(event.progress * 100), event.run + 1, event.runs, label_.c_str(),
+                 detail.c_str());
+    if (event.kind == Kind::kFinished) std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  bool tty_;
+  std::string label_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+int run(const std::vector<std::string>& args) {
+  ParsedArgs parsed;
+  int exit_code = 0;
+  const std::vector<OptionSpec> options = {
+      {"--model", true},     {"--build", true},         {"--spec", true},      {"--data", true},
+      {"--stages", true},    {"--epochs", true},        {"--seeds", true},     {"--seed", true},
+      {"--lr", true},        {"--batch", true},         {"--optimizer", true}, {"--patience", true},
+      {"--clip", true},      {"--validation", true},    {"--timesteps", true}, {"--length", true},
+      {"--normalize", true}, {"--compare-cells", true}, {"--name", true},      {"--report", true},
+      {"--json", true},      {"--save-spec", true}};
+  if (!parse_args(kExperimentCommand, args, options, &parsed, &exit_code)) return exit_code;
+  if (!parsed.positional.empty()) {
+    return usage_error("experiment: unexpected argument '" + parsed.positional[0] + "'",
+                       &kExperimentCommand);
+  }
+  app::ExperimentSpec spec;
+  std::string message, err;
+  if (parsed.has("--spec")) {
+    if (!app::load_experiment_spec(parsed.value("--spec"), &spec, &err)) {
+      return finish(app::kExitBadInput, "", err);
+    }
+  } else {
+    app::StageSpec defaults;
+    defaults.learning_rate = 0.005f;
+    defaults.batch_size = 8;
+    defaults.epochs = 20;
+    spec.stages.clear();
+    std::string stages = parsed.value("--stages", "init,fc,all");
+    double lr = defaults.learning_rate, clip = 0;
+    if (!int_option(parsed, "--epochs", 0, 100000, &defaults.epochs, &message) ||
+        !int_option(parsed, "--batch", 1, 100000, &defaults.batch_size, &message) ||
+        !int_option(parsed, "--patience", 0, 100000, &defaults.patience, &message) ||
+        !number_option(parsed, "--lr", 1e-9, 100, &lr, &message) ||
+        !number_option(parsed, "--clip", 0, 1e9, &clip, &message)) {
+      return usage_error(message, &kExperimentCommand);
+    }
+    defaults.learning_rate = static_cast<float>(lr);
+    defaults.clip_norm = static_cast<float>(clip);
+    const std::string optimizer = parsed.value("--optimizer", "adam");
+    if (optimizer != "adam" && optimizer != "sgd") {
+      return usage_error("experiment: --optimizer '" + optimizer + "' (expected adam or sgd)",
+                         &kExperimentCommand);
+    }
+    defaults.optimizer = optimizer == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
+    if (!app::parse_stages(stages, defaults, &spec.stages, &message)) {
+      return usage_error("experiment: --stages: " + message, &kExperimentCommand);
+    }
+    spec.model_path = parsed.value("--model");
+    spec.build = parsed.value("--build");
+    spec.normalize = "auto";
+  }
+  // Options given next to --spec override the file.
+  if (parsed.has("--data")) spec.data_path = parsed.value("--data");
+  if (parsed.has("--name")) spec.name = parsed.value("--name");
+  if (parsed.has("--normalize")) spec.normalize = parsed.value("--normalize");
+  double validation = spec.validation_fraction;
+  int first_seed = static_cast<int>(spec.first_seed);
+  if (!int_option(parsed, "--seeds", 1, 1000, &spec.seeds, &message) ||
+      !int_option(parsed, "--seed", 0, 1 << 30, &first_seed, &message) ||
+      !int_option(parsed, "--timesteps", 1, 1 << 20, &spec.timesteps, &message) ||
+      !number_option(parsed, "--validation", 0, 0.9, &validation, &message)) {
+    return usage_error(message, &kExperimentCommand);
+  }
+  spec.first_seed = static_cast<uint64_t>(first_seed);
+  spec.validation_fraction = validation;
+  if (parsed.has("--length") &&
+      !app::parse_length_policy(parsed.value("--length"), &spec.length_policy)) {
+    return usage_error("experiment: --length '" + parsed.value("--length") +
+                           "' (expected exact, crop, pad or resample)",
+                       &kExperimentCommand);
+  }
+  if (parsed.has("--compare-cells")) {
+    spec.compare_cells.clear();
+    std::string cells = parsed.value("--compare-cells");
+    size_t start = 0;
+    while (start <= cells.size()) {
+      size_t comma = cells.find(',', start);
+      if (comma == std::string::npos) comma = cells.size();
+      spec.compare_cells.push_back(cells.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  if (spec.name == "experiment" && !spec.data_path.empty()) {
+    std::string data = spec.data_path;
+    while (data.size() > 1 && data.back() == '/') data.pop_back();
+    spec.name = "Experiment on " + data.substr(data.find_last_of('/') + 1);
+  }
+  if (!app::check_experiment_spec(spec, &message)) {
+    return usage_error("experiment: " + message, &kExperimentCommand);
+  }
+  const std::vector<std::string> reports =
+      parsed.options.count("--report") ? parsed.options.at("--report") : std::vector<std::string>();
+  for (const std::string& report : reports) {
+    static const char* kExtensions[] = {".html", ".htm", ".md", ".csv", ".json", ".pdf"};
+    bool known = false;
+    for (const char* ext : kExtensions) {
+      const std::string e(ext);
+      known |=
+          report.size() > e.size() && report.compare(report.size() - e.size(), e.size(), e) == 0;
+    }
+    if (!known) {
+      return usage_error(
+          "experiment: --report '" + report + "' (use .html, .pdf, .md, .csv or .json)",
+          &kExperimentCommand);
+    }
+  }
+  if (parsed.has("--save-spec") &&
+      !app::save_text_atomically(parsed.value("--save-spec"), app::experiment_spec_json(spec),
+                                 &err)) {
+    return finish(app::kExitFailure, "", err);
+  }
+  std::signal(SIGINT, on_interrupt);
+  Progress progress;
+  const std::string json_path = parsed.value("--json");
+  const app::ExperimentResult result = app::run_experiment(
+      spec, [&](const app::ExperimentEvent& e) { progress(e); }, &g_cancel, json_path);
+  std::signal(SIGINT, SIG_DFL);
+  if (result.status == app::ExperimentStatus::kFailed && result.runs.empty()) {
+    return finish(app::kExitBadInput, "", result.error);  // nothing ran: the input is bad
+  }
+  for (const std::string& report : reports) {
+    if (!app::write_report(report, result, &err)) return finish(app::kExitFailure, "", err);
+  }
+  std::string out = spec.name + " (" + app::experiment_status_name(result.status) + ", " +
+                    std::to_string(static_cast<int>(result.seconds + 0.5)) + " s)\n";
+  for (const std::string& note : result.data_notes) out += "  " + note + "\n";
+  out += "\n" + plain_table(app::headline_header(result), app::headline_table(result));
+  if (!result.cells.empty()) {
+    out += "\n" + plain_table(app::cells_header(), app::cells_table(result));
+  }
+  for (const std::string& report : reports) out += "report: " + report + "\n";
+  if (!json_path.empty()) out += "json: " + json_path + "\n";
+  if (result.status == app::ExperimentStatus::kCompleted) return finish(app::kExitOk, out, "");
+  std::fputs(out.c_str(), stdout);
+  return finish(app::kExitFailure, "",
+                result.status == app::ExperimentStatus::kCancelled
+                    ? "experiment cancelled; the runs that finished are in the results"
+                    : result.error);
+}
+
+int run_data(const std::vector<std::string>& args) {
+  ParsedArgs parsed;
+  int exit_code = 0;
+  if (!parse_args(kDataCommand, args, {}, &parsed, &exit_code)) return exit_code;
+  if (parsed.positional.size() != 1) {
+    return usage_error("data: give one dataset PATH", &kDataCommand);
+  }
+  app::DatasetFiles files;
+  std::string err;
+  if (!app::load_dataset(parsed.positional[0], &files, &err)) {
+    return finish(app::kExitBadInput, "", err);
+  }
+  return finish(app::kExitOk, app::dataset_summary(files), "");
+}
+
+}  // namespace
+
+const Command kExperimentCommand = {
+    "experiment", "Train stages (init, fc, all...) from the same weights over seeds; report",
+    "Usage: gruwb experiment (--model M | --build SPEC | --spec EXP.json) --data PATH\n"
+    "                        [--stages init,fc,all] [--epochs E] [--seeds K]\n"
+    "                        [--report out.html|out.pdf|out.md|out.csv|out.json]...\n"
+    "                        [--json out.json] [options]\n"
+    "\n"
+    "Trains the stages one after another, each from the SAME initial weights, for\n"
+    "K seeds, evaluates each on the test split and prints the headline table\n"
+    "(test accuracy and cross entropy as mean ± std over seeds, change vs the\n"
+    "previous stage, trainable parameters, training memory).\n"
+    "\n"
+    "Model:\n"
+    "  --model M            A .tflite/.circle classifier with input [1,T,F]\n"
+    "  --build SPEC         A fresh model per seed: cell=gru|lstm|rnn,units=H\n"
+    "                       [,dense=N/N][,layout=fused|while][,reset_after=true|false]\n"
+    "                       [,bias_init=keras|zeros|uniform][,format=tflite|circle];\n"
+    "                       T, F and classes come from the data\n"
+    "  --spec EXP.json      Re-run a saved experiment (a --save-spec or --json file);\n"
+    "                       options given with it override the file\n"
+    "Data (docs/datasets.md):\n"
+    "  --data PATH          UEA folder or NAME_TRAIN.ts/.arff (+ _TEST), .csv, .npz,\n"
+    "                       X.npy,y.npy or a folder with X_train.npy/y_train.npy\n"
+    "  --timesteps T        Steps per window (default: the model's, else the data's)\n"
+    "  --length P           exact, crop, pad or resample (default) to T steps\n"
+    "  --validation F       Fraction of the training split held out (default 0)\n"
+    "  --normalize N        auto (default: baked into a built model; data for a file),\n"
+    "                       model, data or none. Statistics from the training split\n"
+    "Stages:\n"
+    "  --stages LIST        init (evaluate only), fc (last Dense), all, last:N,\n"
+    "                       names:TENSOR;TENSOR (default init,fc,all)\n"
+    "  --epochs E           Epochs per training stage (default 20)\n"
+    "  --optimizer O        adam (default) or sgd\n"
+    "  --lr LR              Learning rate (default 0.005)\n"
+    "  --batch B            Batch size (default 8)\n"
+    "  --patience P         Early stopping on val (else train) loss; 0 = off\n"
+    "  --clip C             Clip gradients to global norm C (0 = off)\n"
+    "  --seeds K            Seeds (default 1); --seed S the first one (default 1)\n"
+    "  --compare-cells L    Same data and stages through each cell, e.g. gru,lstm,rnn\n"
+    "                       (with --build): accuracy, size fused/WHILE, latency\n"
+    "Output:\n"
+    "  --report FILE        .html (self-contained, SVG plots), .pdf, .md, .csv (every\n"
+    "                       curve), .json (everything); repeatable\n"
+    "  --json FILE          Everything as JSON, rewritten after every run (results\n"
+    "                       survive a cancel or a failure)\n"
+    "  --save-spec FILE     Save the experiment itself (re-run with --spec)\n"
+    "  --name NAME          Title of the reports\n"
+    "  -h, --help           Show this help\n"
+    "\n"
+    "A progress bar shows on a terminal; Ctrl-C cancels and keeps finished runs.\n"
+    "Exit status: 0 done; 2 bad options or data (one line 'gruwb: ...'); 1 a run\n"
+    "failed or was cancelled.\n"
+    "\n"
+    "Example:\n"
+    "  gruwb experiment --build \"cell=gru,units=60\" --data ../shared/data/datasets/Epilepsy \\\n"
+    "      --stages init,fc,all --seeds 3 --report r.html\n",
+    run};
+
+const Command kDataCommand = {
+    "data", "Show what a dataset file holds (splits, shapes, classes)",
+    "Usage: gruwb data PATH\n"
+    "\n"
+    "Loads a dataset as `gruwb experiment --data` does and prints its splits,\n"
+    "channels, lengths, missing values and class counts. PATH: a UEA folder,\n"
+    "NAME_TRAIN.ts/.arff, .csv, .npz or X.npy,y.npy (docs/datasets.md).\n"
+    "\n"
+    "Exit status: 0 ok; 2 the file is unreadable (one line naming file:line:column).\n",
+    run_data};
+
+}  // namespace gruwb::cli

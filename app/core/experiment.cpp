@@ -1,0 +1,797 @@
+#include "app/core/experiment.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <map>
+
+#include "engine/tools/json_writer.h"
+#include "engine/tools/model_builder.h"
+#include "engine/tools/model_file.h"
+#include "engine/tools/model_runner.h"
+
+namespace gruwb::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(separator, start);
+    if (end == std::string::npos) end = text.size();
+    parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+bool parse_positive(const std::string& text, int* out) {
+  char* end = nullptr;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || value < 1 || value > 1000000) return false;
+  *out = static_cast<int>(value);
+  return true;
+}
+
+// "cell=gru,units=60,dense=32/16,layout=fused" -> BuildSpec fields (T, F,
+// classes, seed and normalisation are the experiment's to fill).
+bool parse_build(const std::string& text, tools::BuildSpec* spec, std::string* error) {
+  *spec = tools::BuildSpec();
+  for (const std::string& item : split(text, ',')) {
+    const size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    bool ok = eq != std::string::npos;
+    if (!ok) {
+    } else if (key == "cell") {
+      ok = tools::parse_rnn_cell(value, &spec->cell);
+    } else if (key == "units") {
+      ok = parse_positive(value, &spec->units);
+    } else if (key == "layout") {
+      ok = tools::parse_rnn_layout(value, &spec->layout);
+    } else if (key == "dense") {
+      for (const std::string& size : split(value, '/')) {
+        int units = 0;
+        ok = ok && parse_positive(size, &units);
+        spec->dense.push_back(units);
+      }
+    } else if (key == "reset_after") {
+      ok = value == "true" || value == "false";
+      spec->reset_after = value == "true";
+    } else if (key == "bias_init") {
+      ok = tools::parse_bias_init(value, &spec->bias_init);
+    } else if (key == "format") {
+      ok = value == "tflite" || value == "circle";
+      spec->format = value == "circle" ? ModelFormat::kCircle : ModelFormat::kTflite;
+    } else {
+      *error = "build spec '" + text + "': unknown key '" + key +
+               "' (cell, units, dense, layout, reset_after, bias_init, format)";
+      return false;
+    }
+    if (!ok) {
+      *error = "build spec '" + text + "': bad item '" + item + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool stage_scope_ok(const std::string& scope) {
+  if (scope == "init" || scope == "fc" || scope == "all") return true;
+  int n = 0;
+  if (scope.rfind("last:", 0) == 0) return parse_positive(scope.substr(5), &n);
+  return scope.rfind("names:", 0) == 0 && scope.size() > 6;
+}
+
+const char* optimizer_name(Optimizer o) { return o == Optimizer::kSgd ? "sgd" : "adam"; }
+
+TrainingData training_data(const PreparedSplit& split, const PreparedData& data,
+                           const std::string& label) {
+  TrainingData out;
+  out.sample_shape = {data.timesteps, data.features};
+  out.inputs = split.x;
+  out.labels.assign(split.labels.begin(), split.labels.end());
+  out.class_names = data.class_names;
+  out.inputs_label = label;
+  out.labels_label = label;
+  return out;
+}
+
+// Mean inference time of the model over up to 200 test samples.
+bool measure_latency(const std::vector<uint8_t>& bytes, const TrainingData& test, double* us,
+                     uint64_t* arena, std::string* error) {
+  tools::LoadedModel loaded;
+  if (!tools::load_model_bytes(bytes, "built model", &loaded, error)) return false;
+  tools::ModelRunner runner;
+  if (!runner.prepare(loaded.model, error)) return false;
+  *arena = runner.arena_bytes();
+  Tensor* input = runner.interpreter().input(0);
+  const int64_t n = std::min<int64_t>(test.count(), 200);
+  const int64_t per = test.sample_elements();
+  if (n == 0 || static_cast<int64_t>(input->bytes) != per * 4) return true;
+  const auto start = Clock::now();
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(input->data, test.inputs.data() + i * per, input->bytes);
+    if (!runner.invoke(error)) return false;
+  }
+  *us = seconds_since(start) * 1e6 / static_cast<double>(n);
+  return true;
+}
+
+Figure figure(const std::vector<double>& values) {
+  Figure f;
+  f.count = static_cast<int>(values.size());
+  if (values.empty()) return f;
+  for (double v : values) f.mean += v;
+  f.mean /= static_cast<double>(values.size());
+  for (double v : values) f.std += (v - f.mean) * (v - f.mean);
+  f.std = std::sqrt(f.std / static_cast<double>(values.size()));
+  return f;
+}
+
+}  // namespace
+
+const char* experiment_status_name(ExperimentStatus status) {
+  switch (status) {
+    case ExperimentStatus::kNotRun: return "not run";
+    case ExperimentStatus::kCompleted: return "completed";
+    case ExperimentStatus::kCancelled: return "cancelled";
+    case ExperimentStatus::kFailed: return "failed";
+  }
+  return "?";
+}
+
+bool parse_stages(const std::string& text, const StageSpec& defaults, std::vector<StageSpec>* out,
+                  std::string* error) {
+  out->clear();
+  for (const std::string& name : split(text, ',')) {
+    if (!stage_scope_ok(name)) {
+      *error = "stage '" + name + "': expected init, fc, all, last:N or names:TENSOR;TENSOR";
+      return false;
+    }
+    StageSpec stage = defaults;
+    stage.name = name.rfind("names:", 0) == 0 ? "custom" : name;
+    stage.scope = name;
+    out->push_back(stage);
+  }
+  return true;
+}
+
+bool check_experiment_spec(const ExperimentSpec& spec, std::string* error) {
+  if (spec.model_path.empty() == spec.build.empty()) {
+    *error = "give a model file or a build spec (exactly one)";
+    return false;
+  }
+  if (spec.data_path.empty()) {
+    *error = "no dataset";
+    return false;
+  }
+  if (spec.stages.empty()) {
+    *error = "no stages";
+    return false;
+  }
+  if (spec.seeds < 1 || spec.seeds > 1000) {
+    *error = "seeds must be in 1..1000, got " + std::to_string(spec.seeds);
+    return false;
+  }
+  if (spec.normalize != "auto" && spec.normalize != "model" && spec.normalize != "data" &&
+      spec.normalize != "none") {
+    *error = "normalize '" + spec.normalize + "': expected auto, model, data or none";
+    return false;
+  }
+  if (!spec.compare_cells.empty() && spec.build.empty()) {
+    *error = "cell comparison needs a build spec, not a model file";
+    return false;
+  }
+  for (const std::string& cell : spec.compare_cells) {
+    tools::RnnCell c;
+    if (!tools::parse_rnn_cell(cell, &c)) {
+      *error = "cell '" + cell + "': expected gru, lstm or rnn";
+      return false;
+    }
+  }
+  for (const StageSpec& s : spec.stages) {
+    if (!stage_scope_ok(s.scope)) {
+      *error = "stage '" + s.scope + "': expected init, fc, all, last:N or names:TENSOR;TENSOR";
+      return false;
+    }
+    if (s.epochs < 0 || s.batch_size < 1 || !(s.learning_rate > 0) || s.patience < 0) {
+      *error = "stage '" + s.name + "': epochs >= 0, batch >= 1, lr > 0 and patience >= 0 needed";
+      return false;
+    }
+  }
+  tools::BuildSpec build;
+  if (!spec.build.empty() && !parse_build(spec.build, &build, error)) return false;
+  if (spec.validation_fraction < 0 || spec.validation_fraction >= 1) {
+    *error = "validation fraction must be in [0, 1)";
+    return false;
+  }
+  return true;
+}
+
+void summarize(ExperimentResult* result) {
+  result->summary.clear();
+  std::vector<std::pair<std::string, std::string>> keys;  // (cell, stage) in run order
+  for (const StageRun& run : result->runs) {
+    const auto key = std::make_pair(run.cell, run.stage);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+  for (const auto& key : keys) {
+    StageSummary row;
+    row.cell = key.first;
+    row.stage = key.second;
+    std::vector<double> accuracy, loss;
+    double epochs = 0;
+    int runs = 0;
+    for (const StageRun& run : result->runs) {
+      if (run.cell != key.first || run.stage != key.second) continue;
+      if (run.evaluated) accuracy.push_back(run.test_accuracy), loss.push_back(run.test_loss);
+      if (row.stage != "init") {
+        row.trainable_parameters = run.training.trainable_parameters;
+        row.memory = run.training.memory;
+        row.training_memory_bytes = run.training.memory.total;
+      }
+      for (const EpochMetrics& e : run.training.epochs) epochs += e.epoch > 0;
+      ++runs;
+    }
+    row.accuracy = figure(accuracy);
+    row.loss = figure(loss);
+    row.epochs_run = runs ? static_cast<int>(std::lround(epochs / runs)) : 0;
+    for (auto it = result->summary.rbegin(); it != result->summary.rend(); ++it) {
+      if (it->cell == row.cell && it->accuracy.count > 0 && row.accuracy.count > 0) {
+        row.has_delta = true;
+        row.delta_accuracy = row.accuracy.mean - it->accuracy.mean;
+        row.delta_loss = row.loss.mean - it->loss.mean;
+        break;
+      }
+    }
+    result->summary.push_back(row);
+  }
+  for (CellSummary& cell : result->cells) {
+    for (const StageSummary& row : result->summary) {
+      if (row.cell == cell.cell) cell.accuracy = row.accuracy;  // the last stage wins
+    }
+  }
+}
+
+ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCallback& callback,
+                                const std::atomic<bool>* cancel, const std::string& autosave_path) {
+  ExperimentResult result;
+  result.spec = spec;
+  result.started = utc_now();
+  const auto start = Clock::now();
+  double progress = 0.0;  // events never go backwards (a run's last step vs its end)
+  const auto notify = [&](ExperimentEvent event) {
+    progress = event.progress = std::max(progress, event.progress);
+    if (callback) callback(event);
+  };
+  const auto save = [&]() {
+    result.seconds = seconds_since(start);
+    summarize(&result);
+    std::string ignored;
+    if (!autosave_path.empty()) {
+      save_text_atomically(autosave_path, experiment_result_json(result), &ignored);
+    }
+  };
+  const auto fail = [&](const std::string& error) {
+    result.status = ExperimentStatus::kFailed;
+    result.error = error;
+    save();
+    ExperimentEvent event;
+    event.kind = ExperimentEvent::Kind::kFinished;
+    event.message = error;
+    notify(event);
+    return result;
+  };
+  std::string error;
+  if (!check_experiment_spec(spec, &error)) return fail(error);
+
+  // The model's T/F/classes (file) or the data's (build spec).
+  tools::BuildSpec build;
+  std::vector<uint8_t> file_bytes;
+  int model_t = 0, model_f = 0, model_classes = 0;
+  if (!spec.build.empty()) {
+    parse_build(spec.build, &build, &error);
+  } else {
+    tools::LoadedModel loaded;
+    if (!tools::load_model_file(spec.model_path, &loaded, &error)) return fail(error);
+    file_bytes = loaded.bytes;
+    tools::ModelRunner runner;
+    if (!runner.prepare(loaded.model, &error)) return fail(spec.model_path + ": " + error);
+    const Tensor* in = runner.interpreter().input(0);
+    const Tensor* out = runner.interpreter().output(0);
+    if (in->shape.rank != 3 || in->shape.dims[0] != 1) {
+      return fail(spec.model_path + ": input must be [1, T, F] for sequence classification");
+    }
+    model_t = in->shape.dims[1];
+    model_f = in->shape.dims[2];
+    model_classes = out->shape.dims[out->shape.rank - 1];
+  }
+  DatasetFiles files;
+  if (!load_dataset(spec.data_path, &files, &error)) return fail(error);
+  const bool bake = spec.normalize == "model" || (spec.normalize == "auto" && !spec.build.empty());
+  PrepareOptions options;
+  options.timesteps = spec.timesteps > 0 ? spec.timesteps : model_t;
+  options.length_policy = spec.length_policy;
+  options.validation_fraction = spec.validation_fraction;
+  options.seed = spec.first_seed;
+  options.normalize_data =
+      spec.normalize == "data" || (spec.normalize == "auto" && spec.build.empty());
+  PreparedData data;
+  if (!prepare_dataset(files, options, &data, &error)) return fail(error);
+  if (!spec.model_path.empty()) {
+    if (data.features != model_f) {
+      return fail(spec.data_path + ": " + std::to_string(data.features) + " channels, model " +
+                  spec.model_path + " takes " + std::to_string(model_f));
+    }
+    if (static_cast<int>(data.class_names.size()) != model_classes) {
+      return fail(spec.data_path + ": " + std::to_string(data.class_names.size()) +
+                  " classes, model " + spec.model_path + " outputs " +
+                  std::to_string(model_classes));
+    }
+  }
+  if (bake && !spec.build.empty()) data.notes.push_back("normalisation: baked into the model");
+  result.data_name = data.name;
+  result.timesteps = data.timesteps;
+  result.features = data.features;
+  result.class_names = data.class_names;
+  result.train_count = data.train.size();
+  result.validation_count = data.validation.size();
+  result.test_count = data.test.size();
+  result.data_notes = data.notes;
+  const TrainingData train = training_data(data.train, data, spec.data_path + " (train)");
+  const TrainingData val = training_data(data.validation, data, spec.data_path + " (validation)");
+  const TrainingData test = training_data(data.test, data, spec.data_path + " (test)");
+
+  std::vector<std::string> cells = spec.compare_cells;
+  if (cells.empty())
+    cells.push_back(spec.build.empty() ? "model" : tools::rnn_cell_name(build.cell));
+  const int total =
+      static_cast<int>(cells.size()) * spec.seeds * static_cast<int>(spec.stages.size());
+  int index = 0;
+  bool cancelled = false;
+  for (const std::string& cell : cells) {
+    tools::BuildSpec cell_spec = build;
+    if (!spec.build.empty()) {
+      tools::parse_rnn_cell(cell, &cell_spec.cell);
+      cell_spec.timesteps = data.timesteps;
+      cell_spec.features = data.features;
+      cell_spec.classes = static_cast<int>(data.class_names.size());
+      if (bake) cell_spec.mean = data.mean, cell_spec.variance = data.variance;
+    }
+    for (int s = 0; s < spec.seeds && !cancelled; ++s) {
+      const uint64_t seed = spec.first_seed + static_cast<uint64_t>(s);
+      std::vector<uint8_t> initial = file_bytes;
+      if (!spec.build.empty()) {
+        cell_spec.seed = seed;
+        tools::BuildFigures figures;
+        if (!tools::build_and_measure(cell_spec, &figures, &initial, &error)) {
+          return fail("build spec '" + spec.build + "' (" + cell + "): " + error);
+        }
+      }
+      for (const StageSpec& stage : spec.stages) {
+        if (cancel && cancel->load()) {
+          cancelled = true;
+          break;
+        }
+        StageRun run;
+        run.stage = stage.name;
+        run.cell = cell;
+        run.seed = seed;
+        ExperimentEvent started;
+        started.kind = ExperimentEvent::Kind::kRunStarted;
+        started.run = index;
+        started.runs = total;
+        started.progress = static_cast<double>(index) / total;
+        started.message = cell + " " + stage.name + " seed " + std::to_string(seed);
+        notify(started);
+        const auto run_start = Clock::now();
+        TrainingRunSpec ts;
+        ts.model_bytes = initial;
+        ts.model_label = spec.model_path.empty() ? "built " + cell + " model" : spec.model_path;
+        ts.config.loss = Loss::kCategoricalCrossEntropy;
+        ts.config.optimizer = stage.optimizer;
+        ts.config.learning_rate = stage.learning_rate;
+        ts.config.batch_size = stage.batch_size;
+        ts.config.clip_norm = stage.clip_norm;
+        const bool train_stage = stage.scope != "init";
+        std::string scope = train_stage ? stage.scope : "fc";
+        if (scope.rfind("names:", 0) == 0) {
+          scope = scope.substr(6);
+          std::replace(scope.begin(), scope.end(), ';', ',');
+        }
+        ts.epochs = train_stage ? stage.epochs : 0;
+        ts.seed = seed;
+        ts.early_stopping.patience = stage.patience;
+        TrainingSession session;
+        const bool has_val = val.count() > 0;
+        bool ok = set_trainable_scope(scope, &ts, &error) &&
+                  session.prepare(ts, train, has_val ? &val : nullptr, &error);
+        if (ok) {
+          run.training = session.run(
+              [&](const TrainingEvent& t) {
+                ExperimentEvent event;
+                event.kind = ExperimentEvent::Kind::kTraining;
+                event.run = index;
+                event.runs = total;
+                const double within =
+                    t.epochs > 0 && t.epoch_samples > 0
+                        ? ((t.epoch - 1) + static_cast<double>(t.epoch_samples_done) /
+                                               static_cast<double>(t.epoch_samples)) /
+                              t.epochs
+                        : 0.0;
+                event.progress = (index + std::clamp(within, 0.0, 1.0)) / total;
+                event.training = t;
+                notify(event);
+              },
+              cancel);
+          if (run.training.outcome == TrainingOutcome::kFailed) {
+            ok = false;
+            error = run.training.error;
+          }
+          if (run.training.outcome == TrainingOutcome::kCancelled) cancelled = true;
+        }
+        if (ok && !cancelled) {
+          run.evaluated = session.evaluate(test, &run.test_loss, &run.test_classes, &error);
+          run.test_accuracy = run.test_classes.accuracy;
+          ok = run.evaluated;
+        }
+        if (!ok) run.error = error;
+        run.seconds = seconds_since(run_start);
+        result.runs.push_back(std::move(run));
+        save();
+        ExperimentEvent finished;
+        finished.kind = ExperimentEvent::Kind::kRunFinished;
+        finished.run = index;
+        finished.runs = total;
+        finished.progress = static_cast<double>(index + 1) / total;
+        finished.message = result.runs.back().error;
+        notify(finished);
+        ++index;
+        if (cancelled) break;
+      }
+    }
+    if (cancelled) break;
+    if (!spec.build.empty()) {
+      // Size of both layouts and fused latency, with the first seed's weights.
+      CellSummary summary;
+      summary.cell = cell;
+      cell_spec.seed = spec.first_seed;
+      for (tools::RnnLayout layout : {tools::RnnLayout::kFused, tools::RnnLayout::kWhile}) {
+        cell_spec.layout = layout;
+        tools::BuildFigures figures;
+        std::vector<uint8_t> bytes;
+        if (!tools::build_and_measure(cell_spec, &figures, &bytes, &error)) {
+          return fail("build spec '" + spec.build + "' (" + cell + "): " + error);
+        }
+        if (layout == tools::RnnLayout::kFused) {
+          summary.fused_bytes = figures.model_bytes;
+          summary.parameters = tools::trainable_parameters(cell_spec);
+          if (!measure_latency(bytes, test, &summary.latency_us, &summary.arena_bytes, &error)) {
+            return fail("latency of the " + cell + " model: " + error);
+          }
+        } else {
+          summary.while_bytes = figures.model_bytes;
+        }
+      }
+      result.cells.push_back(summary);
+    }
+  }
+  result.status = cancelled ? ExperimentStatus::kCancelled : ExperimentStatus::kCompleted;
+  for (const StageRun& run : result.runs) {
+    if (!run.error.empty() && result.error.empty()) {
+      result.error =
+          run.cell + " " + run.stage + " seed " + std::to_string(run.seed) + ": " + run.error;
+    }
+  }
+  if (!result.error.empty() && !cancelled) result.status = ExperimentStatus::kFailed;
+  save();
+  ExperimentEvent done;
+  done.kind = ExperimentEvent::Kind::kFinished;
+  done.progress = 1.0;
+  done.message = experiment_status_name(result.status);
+  notify(done);
+  return result;
+}
+
+// ---- worker ------------------------------------------------------------------------
+
+ExperimentWorker::~ExperimentWorker() {
+  cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ExperimentWorker::start(const ExperimentSpec& spec, ExperimentCallback callback,
+                             const std::string& autosave_path) {
+  if (thread_.joinable()) thread_.join();
+  cancel_ = false;
+  running_ = true;
+  thread_ = std::thread([this, spec, callback, autosave_path] {
+    result_ = run_experiment(spec, callback, &cancel_, autosave_path);
+    running_ = false;
+  });
+}
+
+const ExperimentResult& ExperimentWorker::wait() {
+  if (thread_.joinable()) thread_.join();
+  return result_;
+}
+
+// ---- JSON ----------------------------------------------------------------------------
+
+namespace {
+
+void write_spec(tools::JsonWriter& json, const ExperimentSpec& spec) {
+  json.begin_object();
+  json.key("format").value("gruwb-experiment-1");
+  json.key("name").value(spec.name);
+  json.key("model").value(spec.model_path);
+  json.key("build").value(spec.build);
+  json.key("data").value(spec.data_path);
+  json.key("timesteps").value(spec.timesteps);
+  json.key("length_policy").value(length_policy_name(spec.length_policy));
+  json.key("validation_fraction").value(spec.validation_fraction);
+  json.key("normalize").value(spec.normalize);
+  json.key("seeds").value(spec.seeds);
+  json.key("first_seed").value(spec.first_seed);
+  json.key("compare_cells").array(spec.compare_cells);
+  json.key("stages").begin_array();
+  for (const StageSpec& s : spec.stages) {
+    json.begin_object();
+    json.key("name").value(s.name);
+    json.key("scope").value(s.scope);
+    json.key("optimizer").value(optimizer_name(s.optimizer));
+    json.key("learning_rate").value(s.learning_rate);
+    json.key("batch_size").value(s.batch_size);
+    json.key("epochs").value(s.epochs);
+    json.key("patience").value(s.patience);
+    json.key("clip_norm").value(s.clip_norm);
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+}
+
+void write_classes(tools::JsonWriter& json, const ClassMetrics& m) {
+  json.begin_object();
+  json.key("accuracy").value(m.accuracy);
+  json.key("samples").value(m.samples);
+  json.key("precision").array(m.precision);
+  json.key("recall").array(m.recall);
+  json.key("confusion").begin_array();
+  for (const auto& row : m.confusion) json.array(row);
+  json.end_array();
+  json.end_object();
+}
+
+void write_memory(tools::JsonWriter& json, const TrainingMemory& m) {
+  json.begin_object();
+  json.key("total").value(static_cast<uint64_t>(m.total));
+  json.key("weights").value(static_cast<uint64_t>(m.weight_bytes));
+  json.key("gradients").value(static_cast<uint64_t>(m.gradient_bytes));
+  json.key("optimizer").value(static_cast<uint64_t>(m.optimizer_bytes));
+  json.key("activations").value(static_cast<uint64_t>(m.activation_bytes));
+  json.key("other").value(static_cast<uint64_t>(m.other_bytes));
+  json.end_object();
+}
+
+void write_figure(tools::JsonWriter& json, const char* key, const Figure& f) {
+  json.key(key).begin_object();
+  json.key("mean").value(f.mean);
+  json.key("std").value(f.std);
+  json.key("count").value(f.count);
+  json.end_object();
+}
+
+void write_epoch(tools::JsonWriter& json, const EpochMetrics& e) {
+  json.begin_object();
+  json.key("epoch").value(e.epoch);
+  json.key("steps").value(e.steps);
+  json.key("train_loss").value(e.train_loss);
+  json.key("train_accuracy").value(e.train_accuracy);
+  if (e.has_val) {
+    json.key("val_loss").value(e.val_loss);
+    json.key("val_accuracy").value(e.val_accuracy);
+    json.key("val_precision").array(e.val_classes.precision);
+    json.key("val_recall").array(e.val_classes.recall);
+  }
+  json.key("train_precision").array(e.train_classes.precision);
+  json.key("train_recall").array(e.train_classes.recall);
+  json.key("seconds").value(e.seconds);
+  json.key("samples_per_second").value(e.samples_per_second);
+  json.key("gradients").begin_array();
+  for (const GradientStats& g : e.gradients) {
+    json.begin_object();
+    json.key("name").value(g.name);
+    json.key("mean_norm").value(g.mean_norm);
+    json.key("last_norm").value(g.last_norm);
+    json.key("max_norm").value(g.max_norm);
+    json.key("min").value(g.min);
+    json.key("max").value(g.max);
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+}
+
+}  // namespace
+
+std::string experiment_spec_json(const ExperimentSpec& spec) {
+  tools::JsonWriter json;
+  write_spec(json, spec);
+  return json.take() + "\n";
+}
+
+std::string experiment_result_json(const ExperimentResult& r) {
+  tools::JsonWriter json;
+  json.begin_object();
+  json.key("spec");
+  write_spec(json, r.spec);
+  json.key("status").value(experiment_status_name(r.status));
+  json.key("error").value(r.error);
+  json.key("started").value(r.started);
+  json.key("seconds").value(r.seconds);
+  json.key("data").begin_object();
+  json.key("name").value(r.data_name);
+  json.key("timesteps").value(r.timesteps);
+  json.key("features").value(r.features);
+  json.key("classes").array(r.class_names);
+  json.key("train").value(r.train_count);
+  json.key("validation").value(r.validation_count);
+  json.key("test").value(r.test_count);
+  json.key("notes").array(r.data_notes);
+  json.end_object();
+  json.key("summary").begin_array();
+  for (const StageSummary& s : r.summary) {
+    json.begin_object();
+    json.key("cell").value(s.cell);
+    json.key("stage").value(s.stage);
+    write_figure(json, "test_accuracy", s.accuracy);
+    write_figure(json, "test_loss", s.loss);
+    if (s.has_delta) {
+      json.key("delta_accuracy").value(s.delta_accuracy);
+      json.key("delta_loss").value(s.delta_loss);
+    }
+    json.key("trainable_parameters").value(s.trainable_parameters);
+    json.key("training_memory");
+    write_memory(json, s.memory);
+    json.key("epochs_run").value(s.epochs_run);
+    json.end_object();
+  }
+  json.end_array();
+  json.key("cells").begin_array();
+  for (const CellSummary& c : r.cells) {
+    json.begin_object();
+    json.key("cell").value(c.cell);
+    write_figure(json, "test_accuracy", c.accuracy);
+    json.key("fused_bytes").value(c.fused_bytes);
+    json.key("while_bytes").value(c.while_bytes);
+    json.key("parameters").value(c.parameters);
+    json.key("arena_bytes").value(c.arena_bytes);
+    json.key("latency_us").value(c.latency_us);
+    json.end_object();
+  }
+  json.end_array();
+  json.key("runs").begin_array();
+  for (const StageRun& run : r.runs) {
+    json.begin_object();
+    json.key("cell").value(run.cell);
+    json.key("stage").value(run.stage);
+    json.key("seed").value(run.seed);
+    json.key("outcome").value(training_outcome_name(run.training.outcome));
+    json.key("error").value(run.error);
+    json.key("seconds").value(run.seconds);
+    if (run.evaluated) {
+      json.key("test_loss").value(run.test_loss);
+      json.key("test_accuracy").value(run.test_accuracy);
+      json.key("test_classes");
+      write_classes(json, run.test_classes);
+    }
+    json.key("trainable_parameters").value(run.training.trainable_parameters);
+    json.key("best_epoch").value(run.training.best_epoch);
+    json.key("training_memory");
+    write_memory(json, run.training.memory);
+    json.key("epochs").begin_array();
+    for (const EpochMetrics& e : run.training.epochs) write_epoch(json, e);
+    json.end_array();
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+  return json.take() + "\n";
+}
+
+bool parse_experiment_spec(const std::string& text, const std::string& label, ExperimentSpec* out,
+                           std::string* error) {
+  QJsonParseError parse_error{};
+  const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(text), &parse_error);
+  if (parse_error.error != QJsonParseError::NoError || !doc.isObject()) {
+    *error = label + ": not a JSON object (" + parse_error.errorString().toStdString() +
+             " at offset " + std::to_string(parse_error.offset) + ")";
+    return false;
+  }
+  QJsonObject o = doc.object();
+  if (o.contains("spec")) o = o.value("spec").toObject();
+  if (o.value("format").toString() != "gruwb-experiment-1") {
+    *error = label + ": not a GRU Workbench experiment (format is not gruwb-experiment-1)";
+    return false;
+  }
+  ExperimentSpec s;
+  s.name = o.value("name").toString(QString::fromStdString(s.name)).toStdString();
+  s.model_path = o.value("model").toString().toStdString();
+  s.build = o.value("build").toString().toStdString();
+  s.data_path = o.value("data").toString().toStdString();
+  s.timesteps = o.value("timesteps").toInt(0);
+  if (!parse_length_policy(o.value("length_policy").toString("resample").toStdString(),
+                           &s.length_policy)) {
+    *error = label + ": length_policy must be exact, crop, pad or resample";
+    return false;
+  }
+  s.validation_fraction = o.value("validation_fraction").toDouble(0);
+  s.normalize = o.value("normalize").toString("auto").toStdString();
+  s.seeds = o.value("seeds").toInt(1);
+  s.first_seed = static_cast<uint64_t>(o.value("first_seed").toInteger(1));
+  for (const QJsonValue& c : o.value("compare_cells").toArray()) {
+    s.compare_cells.push_back(c.toString().toStdString());
+  }
+  for (const QJsonValue& v : o.value("stages").toArray()) {
+    const QJsonObject st = v.toObject();
+    StageSpec stage;
+    stage.scope = st.value("scope").toString().toStdString();
+    stage.name = st.value("name").toString(QString::fromStdString(stage.scope)).toStdString();
+    const std::string opt = st.value("optimizer").toString("adam").toStdString();
+    if (opt != "adam" && opt != "sgd") {
+      *error = label + ": stage '" + stage.name + "': optimizer must be adam or sgd";
+      return false;
+    }
+    stage.optimizer = opt == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
+    stage.learning_rate = static_cast<float>(st.value("learning_rate").toDouble(1e-3));
+    stage.batch_size = st.value("batch_size").toInt(16);
+    stage.epochs = st.value("epochs").toInt(20);
+    stage.patience = st.value("patience").toInt(0);
+    stage.clip_norm = static_cast<float>(st.value("clip_norm").toDouble(0));
+    s.stages.push_back(stage);
+  }
+  if (!check_experiment_spec(s, error)) {
+    *error = label + ": " + *error;
+    return false;
+  }
+  *out = s;
+  return true;
+}
+
+bool load_experiment_spec(const std::string& path, ExperimentSpec* out, std::string* error) {
+  QFile file(QString::fromStdString(path));
+  if (!file.open(QIODevice::ReadOnly)) {
+    *error = path + ": cannot open file";
+    return false;
+  }
+  return parse_experiment_spec(file.readAll().toStdString(), path, out, error);
+}
+
+bool save_text_atomically(const std::string& path, const std::string& text, std::string* error) {
+  return tools::write_file_atomically(path, std::vector<uint8_t>(text.begin(), text.end()), error);
+}
+
+}  // namespace gruwb::app

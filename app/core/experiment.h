@@ -1,0 +1,177 @@
+#pragma once
+// Experiments: one model (a file or a build spec) + one dataset + stages that
+// all start from the SAME initial weights ("init" evaluates only, "fc" trains
+// the last Dense, "all" everything, "last:N", explicit tensor sets), repeated
+// over K seeds (mean ± std), or the same data through several cells (GRU,
+// LSTM, SimpleRNN) with size and latency. Training goes through
+// TrainingSession (training_session.h); this layer only arranges runs, keeps
+// every result and saves them. docs/experiments.md.
+//
+//   ExperimentSpec spec;  // or load_experiment_spec("exp.json", ...)
+//   ExperimentResult result = run_experiment(spec, on_event, &cancel);
+//
+// Plain C++ (no Qt): the callback runs on the thread that runs the
+// experiment; ExperimentWorker runs it on its own std::thread.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/core/dataset.h"
+#include "app/core/training_session.h"
+
+namespace gruwb::app {
+
+struct StageSpec {
+  std::string name;   // shown in tables: "init", "fc", "all", "last:2", "custom"
+  std::string scope;  // "init" (evaluate only), "fc", "all", "last:N" or "names:a;b"
+  Optimizer optimizer = Optimizer::kAdam;
+  float learning_rate = 1e-3f;
+  int batch_size = 16;
+  int epochs = 20;
+  int patience = 0;  // early stopping on validation (or training) loss; 0 = off
+  float clip_norm = 0.f;
+};
+
+struct ExperimentSpec {
+  std::string name = "experiment";
+  // Model: a file, or a build spec "cell=gru,units=60[,dense=32][,layout=fused|while]
+  // [,reset_after=true][,bias_init=keras]" (T, F and classes come from the data).
+  std::string model_path;
+  std::string build;
+  std::string data_path;
+  // Data preparation (dataset.h). timesteps 0: the model's T (file) or the
+  // data's length (build spec).
+  int timesteps = 0;
+  LengthPolicy length_policy = LengthPolicy::kResample;
+  double validation_fraction = 0.0;
+  // "model": bake the training statistics into a built model (SUB/MUL),
+  // "data": normalise the arrays, "none".
+  std::string normalize = "model";
+  std::vector<StageSpec> stages;
+  int seeds = 1;
+  uint64_t first_seed = 1;
+  // Cell comparison: the same data and stages through each cell (build
+  // spec only); empty = just the build spec's cell.
+  std::vector<std::string> compare_cells;
+};
+
+// "init,fc,all" with shared training settings -> stages.
+bool parse_stages(const std::string& text, const StageSpec& defaults, std::vector<StageSpec>* out,
+                  std::string* error);
+// Checks names, numbers and that exactly one of model_path/build is set.
+bool check_experiment_spec(const ExperimentSpec& spec, std::string* error);
+
+// One stage of one seed (and cell).
+struct StageRun {
+  std::string stage;
+  std::string cell;  // "gru", "lstm", "rnn" or "model" (a model file)
+  uint64_t seed = 0;
+  TrainingResult training;  // epochs (curves), memory, trainable parameters, outcome
+  bool evaluated = false;   // test figures below are valid
+  double test_loss = 0.0;
+  double test_accuracy = 0.0;
+  ClassMetrics test_classes;
+  double seconds = 0.0;
+  std::string error;  // this run failed (the others go on)
+};
+
+struct Figure {  // mean ± population std over seeds
+  double mean = 0.0, std = 0.0;
+  int count = 0;
+};
+
+// The headline table: one row per (cell, stage).
+struct StageSummary {
+  std::string cell, stage;
+  Figure accuracy, loss;  // test split
+  bool has_delta = false;
+  double delta_accuracy = 0.0, delta_loss = 0.0;  // vs the previous stage of the same cell
+  int64_t trainable_parameters = 0;
+  uint64_t training_memory_bytes = 0;  // TrainingMemory::total
+  TrainingMemory memory;
+  int epochs_run = 0;  // mean epochs actually trained (early stopping)
+};
+
+// Cell comparison: figures of each cell's model (same weights in both layouts).
+struct CellSummary {
+  std::string cell;
+  Figure accuracy;  // the last stage's test accuracy
+  uint64_t fused_bytes = 0, while_bytes = 0;
+  uint64_t parameters = 0;
+  uint64_t arena_bytes = 0;  // fused inference arena
+  double latency_us = 0.0;   // fused, one inference, mean over the test split
+};
+
+enum class ExperimentStatus { kNotRun, kCompleted, kCancelled, kFailed };
+const char* experiment_status_name(ExperimentStatus status);
+
+struct ExperimentResult {
+  ExperimentSpec spec;
+  ExperimentStatus status = ExperimentStatus::kNotRun;
+  std::string error;
+  std::string started;  // ISO 8601 UTC
+  double seconds = 0.0;
+  // The data as prepared (for the report).
+  std::string data_name;
+  int timesteps = 0, features = 0;
+  std::vector<std::string> class_names;
+  int train_count = 0, validation_count = 0, test_count = 0;
+  std::vector<std::string> data_notes;
+  std::vector<StageRun> runs;
+  std::vector<StageSummary> summary;
+  std::vector<CellSummary> cells;
+};
+
+// Recomputes result->summary (and cell accuracies) from result->runs.
+void summarize(ExperimentResult* result);
+
+struct ExperimentEvent {
+  enum class Kind { kMessage, kRunStarted, kTraining, kRunFinished, kFinished };
+  Kind kind = Kind::kMessage;
+  std::string message;
+  int run = 0, runs = 0;   // 0-based index of the current run, total
+  double progress = 0.0;   // 0..1 over the whole experiment
+  TrainingEvent training;  // kTraining
+};
+using ExperimentCallback = std::function<void(const ExperimentEvent&)>;
+
+// Runs everything (blocking). Results gathered so far are always returned;
+// with `autosave_path` the JSON of the result is written atomically after
+// every run, so a cancel or crash loses at most the run in progress.
+ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCallback& callback,
+                                const std::atomic<bool>* cancel,
+                                const std::string& autosave_path = "");
+
+// The experiment on its own thread. Events arrive on that thread: GUI code
+// forwards them with QMetaObject::invokeMethod(..., Qt::QueuedConnection).
+class ExperimentWorker {
+ public:
+  ~ExperimentWorker();
+  void start(const ExperimentSpec& spec, ExperimentCallback callback,
+             const std::string& autosave_path = "");
+  void cancel() { cancel_ = true; }
+  // Blocks until the run ends; the result is valid afterwards.
+  const ExperimentResult& wait();
+  bool running() const { return running_; }
+
+ private:
+  std::thread thread_;
+  std::atomic<bool> cancel_{false};
+  std::atomic<bool> running_{false};
+  ExperimentResult result_;
+};
+
+// JSON: the spec alone (reopen and re-run) or everything (spec + results).
+std::string experiment_spec_json(const ExperimentSpec& spec);
+std::string experiment_result_json(const ExperimentResult& result);
+bool parse_experiment_spec(const std::string& json, const std::string& label, ExperimentSpec* out,
+                           std::string* error);
+// Reads a spec file or a result file (its "spec" member).
+bool load_experiment_spec(const std::string& path, ExperimentSpec* out, std::string* error);
+bool save_text_atomically(const std::string& path, const std::string& text, std::string* error);
+
+}  // namespace gruwb::app

@@ -1,0 +1,443 @@
+#include "app/core/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "engine/tools/model_file.h"
+
+namespace gruwb::app {
+namespace {
+
+std::string format(const char* fmt, double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, fmt, v);
+  return text;
+}
+
+std::string figure_text(const Figure& f, int digits = 3) {
+  if (f.count == 0) return "-";
+  const std::string spec = "%." + std::to_string(digits) + "f";
+  std::string text = format(spec.c_str(), f.mean);
+  if (f.count > 1) text += " ± " + format(spec.c_str(), f.std);
+  return text;
+}
+
+std::string signed_text(double v) { return format("%+.3f", v); }
+
+std::string bytes_text(uint64_t bytes) {
+  if (bytes == 0) return "-";
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  return format("%.1f KB", static_cast<double>(bytes) / 1024.0);
+}
+
+std::string escape_html(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string escape_md(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|' || c == '*' || c == '_' || c == '`') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string number(double v) {
+  if (!std::isfinite(v)) return "";
+  return format("%.6g", v);
+}
+
+bool metric_of(const EpochMetrics& e, const std::string& metric, double* v) {
+  if (metric == "train_loss") return *v = e.train_loss, true;
+  if (metric == "train_accuracy") return *v = e.train_accuracy, e.has_accuracy;
+  if (metric == "val_loss") return *v = e.val_loss, e.has_val;
+  if (metric == "val_accuracy") return *v = e.val_accuracy, e.has_val && e.has_accuracy;
+  return false;
+}
+
+struct Curve {
+  std::string label;
+  std::vector<double> x, y;
+};
+
+// Mean over seeds of `metric` per epoch, one curve per (cell, stage) that trains.
+std::vector<Curve> curves(const ExperimentResult& result, const std::string& metric) {
+  std::vector<Curve> out;
+  const bool several_cells = result.cells.size() > 1;
+  for (const StageSummary& row : result.summary) {
+    std::map<int, std::pair<double, int>> sums;
+    for (const StageRun& run : result.runs) {
+      if (run.cell != row.cell || run.stage != row.stage) continue;
+      for (const EpochMetrics& e : run.training.epochs) {
+        double v = 0;
+        if (metric_of(e, metric, &v) && std::isfinite(v)) {
+          sums[e.epoch].first += v;
+          ++sums[e.epoch].second;
+        }
+      }
+    }
+    if (sums.size() < 2) continue;  // "init" and one-point curves say nothing
+    Curve curve;
+    curve.label = several_cells ? row.cell + " " + row.stage : row.stage;
+    for (const auto& [epoch, sum] : sums) {
+      curve.x.push_back(epoch);
+      curve.y.push_back(sum.first / sum.second);
+    }
+    out.push_back(curve);
+  }
+  return out;
+}
+
+const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                         "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+
+}  // namespace
+
+std::vector<std::string> headline_header(const ExperimentResult& result) {
+  std::vector<std::string> header;
+  if (result.cells.size() > 1) header.push_back("cell");
+  for (const char* h : {"stage", "test accuracy", "cross entropy", "Δ accuracy", "Δ CE",
+                        "trainable params", "training memory", "epochs"}) {
+    header.push_back(h);
+  }
+  return header;
+}
+
+std::vector<std::vector<std::string>> headline_table(const ExperimentResult& result) {
+  std::vector<std::vector<std::string>> rows;
+  for (const StageSummary& s : result.summary) {
+    std::vector<std::string> row;
+    if (result.cells.size() > 1) row.push_back(s.cell);
+    row.push_back(s.stage);
+    row.push_back(figure_text(s.accuracy));
+    row.push_back(figure_text(s.loss));
+    row.push_back(s.has_delta ? signed_text(s.delta_accuracy) : "-");
+    row.push_back(s.has_delta ? signed_text(s.delta_loss) : "-");
+    row.push_back(s.stage == "init" ? "-" : std::to_string(s.trainable_parameters));
+    row.push_back(s.stage == "init" ? "-" : bytes_text(s.training_memory_bytes));
+    row.push_back(std::to_string(s.epochs_run));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::vector<std::string> cells_header() {
+  return {"cell",        "test accuracy", "parameters",  "fused bytes",
+          "WHILE bytes", "arena bytes",   "latency (µs)"};
+}
+
+std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result) {
+  std::vector<std::vector<std::string>> rows;
+  for (const CellSummary& c : result.cells) {
+    rows.push_back({c.cell, figure_text(c.accuracy), std::to_string(c.parameters),
+                    std::to_string(c.fused_bytes), std::to_string(c.while_bytes),
+                    std::to_string(c.arena_bytes), format("%.1f", c.latency_us)});
+  }
+  return rows;
+}
+
+std::string curve_svg(const ExperimentResult& result, const std::string& metric,
+                      const std::string& title) {
+  const std::vector<Curve> lines = curves(result, metric);
+  if (lines.empty()) return "";
+  double x_max = 1, y_min = INFINITY, y_max = -INFINITY;
+  for (const Curve& c : lines) {
+    for (double x : c.x) x_max = std::max(x_max, x);
+    for (double y : c.y) y_min = std::min(y_min, y), y_max = std::max(y_max, y);
+  }
+  if (metric.find("accuracy") != std::string::npos) y_min = 0, y_max = 1;
+  if (y_max - y_min < 1e-9) y_max = y_min + 1;
+  y_min = std::min(y_min, 0.0);
+  const double w = 640, h = 320, left = 56, right = 150, top = 30, bottom = 40;
+  const double pw = w - left - right, ph = h - top - bottom;
+  const auto px = [&](double x) { return left + pw * x / x_max; };
+  const auto py = [&](double y) { return top + ph * (1 - (y - y_min) / (y_max - y_min)); };
+  std::string svg =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"320\" "
+      "viewBox=\"0 0 640 320\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  svg += "<rect width=\"640\" height=\"320\" fill=\"white\"/>\n";
+  svg += "<text x=\"" + number(left) + "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" +
+         escape_html(title) + "</text>\n";
+  for (int i = 0; i <= 4; ++i) {
+    const double y = y_min + (y_max - y_min) * i / 4;
+    svg += "<line x1=\"" + number(left) + "\" x2=\"" + number(left + pw) + "\" y1=\"" +
+           number(py(y)) + "\" y2=\"" + number(py(y)) + "\" stroke=\"#ddd\"/>\n";
+    svg += "<text x=\"" + number(left - 6) + "\" y=\"" + number(py(y) + 4) +
+           "\" text-anchor=\"end\">" + format("%.3g", y) + "</text>\n";
+  }
+  const int x_ticks = static_cast<int>(std::min(x_max, 10.0));
+  for (int i = 0; i <= x_ticks; ++i) {
+    const double x = std::round(x_max * i / x_ticks);
+    svg += "<text x=\"" + number(px(x)) + "\" y=\"" + number(top + ph + 16) +
+           "\" text-anchor=\"middle\">" + format("%.0f", x) + "</text>\n";
+  }
+  svg += "<text x=\"" + number(left + pw / 2) + "\" y=\"" + number(h - 6) +
+         "\" text-anchor=\"middle\">epoch</text>\n";
+  svg += "<rect x=\"" + number(left) + "\" y=\"" + number(top) + "\" width=\"" + number(pw) +
+         "\" height=\"" + number(ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Curve& c = lines[i];
+    const char* color = kColors[i % 10];
+    std::string points;
+    for (size_t k = 0; k < c.x.size(); ++k) {
+      points += (k ? " " : "") + number(px(c.x[k])) + "," + number(py(c.y[k]));
+    }
+    svg += "<polyline fill=\"none\" stroke=\"" + std::string(color) +
+           "\" stroke-width=\"2\" points=\"" + points + "\"/>\n";
+    const double ly = top + 14 + 16 * static_cast<double>(i);
+    svg += "<line x1=\"" + number(w - right + 10) + "\" x2=\"" + number(w - right + 30) +
+           "\" y1=\"" + number(ly - 4) + "\" y2=\"" + number(ly - 4) + "\" stroke=\"" + color +
+           "\" stroke-width=\"2\"/>\n";
+    svg += "<text x=\"" + number(w - right + 34) + "\" y=\"" + number(ly) + "\">" +
+           escape_html(c.label) + "</text>\n";
+  }
+  return svg + "</svg>\n";
+}
+
+std::vector<std::pair<std::string, std::string>> report_plots(const ExperimentResult& result) {
+  std::vector<std::pair<std::string, std::string>> plots;
+  for (const auto& [metric, title] : std::vector<std::pair<std::string, std::string>>{
+           {"train_loss", "Training loss (mean over seeds)"},
+           {"val_loss", "Validation loss (mean over seeds)"},
+           {"train_accuracy", "Training accuracy (mean over seeds)"},
+           {"val_accuracy", "Validation accuracy (mean over seeds)"}}) {
+    if (!curves(result, metric).empty()) plots.push_back({metric, title});
+  }
+  return plots;
+}
+
+namespace {
+
+std::string model_text(const ExperimentSpec& spec) {
+  return spec.model_path.empty() ? "built: " + spec.build : spec.model_path;
+}
+
+std::string stages_text(const ExperimentSpec& spec) {
+  std::string text;
+  for (const StageSpec& s : spec.stages) {
+    if (!text.empty()) text += "; ";
+    text += s.name;
+    if (s.scope != "init") {
+      text += std::string(" (") + (s.optimizer == Optimizer::kSgd ? "SGD" : "Adam") + " lr " +
+              format("%g", s.learning_rate) + ", batch " + std::to_string(s.batch_size) + ", " +
+              std::to_string(s.epochs) + " epochs" +
+              (s.patience ? ", patience " + std::to_string(s.patience) : "") + ")";
+    }
+  }
+  return text;
+}
+
+std::string data_text(const ExperimentResult& r) {
+  std::string classes;
+  for (const std::string& c : r.class_names) classes += (classes.empty() ? "" : ", ") + c;
+  return r.data_name + ": " + std::to_string(r.train_count) + " train / " +
+         std::to_string(r.validation_count) + " validation / " + std::to_string(r.test_count) +
+         " test cases, " + std::to_string(r.timesteps) + " steps x " + std::to_string(r.features) +
+         " channels; classes " + classes;
+}
+
+std::string html_table(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows) {
+  std::string html = "<table>\n<tr>";
+  for (const std::string& h : header) html += "<th>" + escape_html(h) + "</th>";
+  html += "</tr>\n";
+  for (const auto& row : rows) {
+    html += "<tr>";
+    for (const std::string& cell : row) html += "<td>" + escape_html(cell) + "</td>";
+    html += "</tr>\n";
+  }
+  return html + "</table>\n";
+}
+
+std::string md_table(const std::vector<std::string>& header,
+                     const std::vector<std::vector<std::string>>& rows) {
+  std::string md = "|";
+  for (const std::string& h : header) md += " " + escape_md(h) + " |";
+  md += "\n|";
+  for (size_t i = 0; i < header.size(); ++i) md += i == 0 ? "---|" : "---:|";
+  md += "\n";
+  for (const auto& row : rows) {
+    md += "|";
+    for (const std::string& cell : row) md += " " + escape_md(cell) + " |";
+    md += "\n";
+  }
+  return md;
+}
+
+// Test confusion matrix of the first seed's run of each (cell, stage).
+std::vector<const StageRun*> first_runs(const ExperimentResult& r) {
+  std::vector<const StageRun*> out;
+  for (const StageSummary& s : r.summary) {
+    for (const StageRun& run : r.runs) {
+      if (run.cell == s.cell && run.stage == s.stage && run.evaluated) {
+        out.push_back(&run);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> runs_table(const ExperimentResult& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const StageRun& run : r.runs) {
+    rows.push_back({run.cell, run.stage, std::to_string(run.seed),
+                    run.evaluated ? format("%.3f", run.test_accuracy) : "-",
+                    run.evaluated ? format("%.3f", run.test_loss) : "-",
+                    std::to_string(std::max<int>(0, static_cast<int>(run.training.epochs.size()) -
+                                                        (run.training.epochs.empty() ? 0 : 1))),
+                    training_outcome_name(run.training.outcome), format("%.1f", run.seconds),
+                    run.error});
+  }
+  return rows;
+}
+
+const std::vector<std::string> kRunsHeader = {
+    "cell", "stage", "seed", "test accuracy", "test CE", "epochs", "outcome", "seconds", "error"};
+
+}  // namespace
+
+std::string report_html(const ExperimentResult& r, bool plot_images) {
+  const ExperimentSpec& spec = r.spec;
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>" +
+      escape_html(spec.name + " - GRU Workbench experiment") +
+      "</title>\n<style>\nbody{font-family:sans-serif;max-width:960px;margin:2em auto;color:#222}\n"
+      "table{border-collapse:collapse;margin:1em 0}\nth,td{border:1px solid #bbb;padding:4px "
+      "8px;text-align:right}\nth{background:#eee}\ntd:first-child,th:first-child{text-align:left}"
+      "\n.note{color:#555}\n</style>\n</head>\n<body>\n";
+  html += "<h1>" + escape_html(spec.name) + "</h1>\n";
+  html += "<p>Status: <b>" + escape_html(experiment_status_name(r.status)) + "</b>" +
+          (r.error.empty() ? "" : " &#8212; " + escape_html(r.error)) + ". Started " +
+          escape_html(r.started) + ", " + format("%.1f", r.seconds) + " s.</p>\n";
+  html += "<ul>\n<li>Model: " + escape_html(model_text(spec)) + "</li>\n";
+  html += "<li>Data: " + escape_html(spec.data_path) + " &#8212; " + escape_html(data_text(r)) +
+          "</li>\n";
+  html += "<li>Stages (all from the same initial weights): " + escape_html(stages_text(spec)) +
+          "</li>\n";
+  html += "<li>Seeds: " + std::to_string(spec.seeds) + " (from " + std::to_string(spec.first_seed) +
+          "); figures are mean ± std over seeds</li>\n</ul>\n";
+  if (!r.data_notes.empty()) {
+    html += "<p class=\"note\">Data preparation:</p>\n<ul class=\"note\">\n";
+    for (const std::string& note : r.data_notes) html += "<li>" + escape_html(note) + "</li>\n";
+    html += "</ul>\n";
+  }
+  html +=
+      "<h2>Results on the test split</h2>\n" + html_table(headline_header(r), headline_table(r));
+  if (!r.cells.empty()) {
+    html += "<h2>Cells</h2>\n" + html_table(cells_header(), cells_table(r));
+    html +=
+        "<p class=\"note\">Sizes and latency of the first seed's model: fused = one recurrent "
+        "op, WHILE = the converter's loop; latency of one fused inference on this machine.</p>\n";
+  }
+  const auto plots = report_plots(r);
+  if (!plots.empty()) html += "<h2>Curves</h2>\n";
+  for (size_t i = 0; i < plots.size(); ++i) {
+    if (plot_images) {
+      html += "<p><img src=\"plot" + std::to_string(i) + ".png\" width=\"640\"/></p>\n";
+    } else {
+      html += "<div>\n" + curve_svg(r, plots[i].first, plots[i].second) + "</div>\n";
+    }
+  }
+  const std::vector<const StageRun*> firsts = first_runs(r);
+  if (!firsts.empty()) html += "<h2>Confusion matrices (test, first seed)</h2>\n";
+  for (const StageRun* run : firsts) {
+    std::vector<std::string> header = {run->cell + " " + run->stage + ": true \\ predicted"};
+    for (const std::string& c : r.class_names) header.push_back(c);
+    header.push_back("recall");
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < run->test_classes.confusion.size(); ++i) {
+      std::vector<std::string> row = {i < r.class_names.size() ? r.class_names[i]
+                                                               : std::to_string(i)};
+      for (int64_t n : run->test_classes.confusion[i]) row.push_back(std::to_string(n));
+      row.push_back(
+          i < run->test_classes.recall.size() ? format("%.2f", run->test_classes.recall[i]) : "-");
+      rows.push_back(row);
+    }
+    html += html_table(header, rows);
+  }
+  html += "<h2>All runs</h2>\n" + html_table(kRunsHeader, runs_table(r));
+  html +=
+      "<p class=\"note\">Made by GRU Workbench (gruwb experiment). The CSV export holds every "
+      "curve; the JSON export everything.</p>\n</body>\n</html>\n";
+  return html;
+}
+
+std::string report_markdown(const ExperimentResult& r) {
+  const ExperimentSpec& spec = r.spec;
+  std::string md = "# " + spec.name + "\n\n";
+  md += "Status: **" + std::string(experiment_status_name(r.status)) + "**" +
+        (r.error.empty() ? "" : " — " + r.error) + ". Started " + r.started + ", " +
+        format("%.1f", r.seconds) + " s.\n\n";
+  md += "- Model: " + model_text(spec) + "\n- Data: " + spec.data_path + " — " + data_text(r) +
+        "\n- Stages (all from the same initial weights): " + stages_text(spec) +
+        "\n- Seeds: " + std::to_string(spec.seeds) + " (from " + std::to_string(spec.first_seed) +
+        "); figures are mean ± std over seeds\n";
+  for (const std::string& note : r.data_notes) md += "- Data preparation: " + note + "\n";
+  md += "\n## Results on the test split\n\n" + md_table(headline_header(r), headline_table(r));
+  if (!r.cells.empty()) md += "\n## Cells\n\n" + md_table(cells_header(), cells_table(r));
+  md += "\n## All runs\n\n" + md_table(kRunsHeader, runs_table(r));
+  return md;
+}
+
+std::string report_csv(const ExperimentResult& r) {
+  std::string csv =
+      "cell,stage,seed,epoch,steps,train_loss,train_accuracy,val_loss,val_accuracy,seconds,"
+      "samples_per_second\n";
+  for (const StageRun& run : r.runs) {
+    for (const EpochMetrics& e : run.training.epochs) {
+      csv += csv_field(run.cell) + "," + csv_field(run.stage) + "," + std::to_string(run.seed) +
+             "," + std::to_string(e.epoch) + "," + std::to_string(e.steps) + "," +
+             number(e.train_loss) + "," + (e.has_accuracy ? number(e.train_accuracy) : "") + "," +
+             (e.has_val ? number(e.val_loss) : "") + "," +
+             (e.has_val && e.has_accuracy ? number(e.val_accuracy) : "") + "," + number(e.seconds) +
+             "," + number(e.samples_per_second) + "\n";
+    }
+  }
+  return csv;
+}
+
+bool write_report(const std::string& path, const ExperimentResult& result, std::string* error) {
+  const auto ends = [&](const char* ext) {
+    const std::string e(ext);
+    return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+  };
+  std::string text;
+  if (ends(".html") || ends(".htm")) {
+    text = report_html(result);
+  } else if (ends(".md")) {
+    text = report_markdown(result);
+  } else if (ends(".csv")) {
+    text = report_csv(result);
+  } else if (ends(".json")) {
+    text = experiment_result_json(result);
+  } else if (ends(".pdf")) {
+    return write_report_pdf(path, result, error);
+  } else {
+    *error = path + ": unknown report format (use .html, .pdf, .md, .csv or .json)";
+    return false;
+  }
+  return save_text_atomically(path, text, error);
+}
+
+}  // namespace gruwb::app

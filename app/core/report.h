@@ -1,0 +1,45 @@
+#pragma once
+// Experiment reports: HTML (self-contained, plots as inline SVG), Markdown,
+// CSV of every curve, JSON of everything, PDF (report_pdf.cpp, Qt Gui). All
+// tables come from headline_table() so every format shows the same figures.
+// docs/experiments.md documents the CSV columns.
+
+#include <string>
+#include <vector>
+
+#include "app/core/experiment.h"
+
+namespace gruwb::app {
+
+// The headline table, one row per (cell, stage), cells already formatted:
+// cell, stage, test accuracy (mean ± std), cross entropy, Δ accuracy, Δ CE,
+// trainable params, training memory, epochs.
+std::vector<std::string> headline_header(const ExperimentResult& result);
+std::vector<std::vector<std::string>> headline_table(const ExperimentResult& result);
+// Cell comparison rows (empty without cell summaries).
+std::vector<std::string> cells_header();
+std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result);
+
+// A line plot of one per-epoch metric ("train_loss", "val_loss",
+// "train_accuracy", "val_accuracy"), one line per (cell, stage), mean over
+// seeds; "" when no run has that metric.
+std::string curve_svg(const ExperimentResult& result, const std::string& metric,
+                      const std::string& title);
+
+// `plot_images`: instead of inline SVG, <img src="plotN.png"> (for the PDF
+// writer, which renders the SVGs to images itself).
+std::string report_html(const ExperimentResult& result, bool plot_images = false);
+std::string report_markdown(const ExperimentResult& result);
+// Columns: cell,stage,seed,epoch,steps,train_loss,train_accuracy,val_loss,
+// val_accuracy,seconds,samples_per_second (val empty without validation).
+std::string report_csv(const ExperimentResult& result);
+// The plots report_html shows, in order: (metric, title).
+std::vector<std::pair<std::string, std::string>> report_plots(const ExperimentResult& result);
+
+// By extension: .html/.htm, .md, .csv, .json, .pdf. Atomic.
+bool write_report(const std::string& path, const ExperimentResult& result, std::string* error);
+// PDF (QPdfWriter + QTextDocument); creates an offscreen QGuiApplication when
+// none exists, so it works headless.
+bool write_report_pdf(const std::string& path, const ExperimentResult& result, std::string* error);
+
+}  // namespace gruwb::app

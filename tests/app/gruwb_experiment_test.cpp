@@ -1,0 +1,101 @@
+// `gruwb experiment` and `gruwb data` as a user runs them: the learning run
+// on RacketSports (averaged over seeds, test accuracy init < fc < all),
+// reports written, bad input as one line with exit status 2.
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QTemporaryDir>
+
+#include "tests/app/cli_test_util.h"
+
+namespace gruwb::test {
+namespace {
+
+const QString kDatasets = QStringLiteral(GRUWB_SHARED_DIR "/data/datasets/");
+
+TEST(GruwbExperiment, FcBeatsInitAndAllBeatsFcOnRacketSports) {
+  QTemporaryDir dir;
+  const QString json = dir.filePath("r.json"), md = dir.filePath("r.md");
+  const CliResult run = run_gruwb(
+      {"experiment", "--build", "cell=gru,units=16", "--data", kDatasets + "RacketSports",
+       "--stages", "init,fc,all", "--epochs", "8", "--seeds", "2", "--json", json, "--report", md});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_TRUE(run.err.isEmpty()) << run.err.toStdString();  // no progress bar off a terminal
+  EXPECT_TRUE(run.out.contains("test accuracy")) << run.out.toStdString();
+  QFile file(json);
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  const QJsonObject result = parse_json(QString::fromUtf8(file.readAll()));
+  EXPECT_EQ(result.value("status").toString(), "completed");
+  const QJsonArray summary = result.value("summary").toArray();
+  ASSERT_EQ(summary.size(), 3);
+  double accuracy[3];
+  for (int i = 0; i < 3; ++i) {
+    const QJsonObject row = summary[i].toObject();
+    accuracy[i] = row.value("test_accuracy").toObject().value("mean").toDouble();
+    EXPECT_EQ(row.value("test_accuracy").toObject().value("count").toInt(), 2);
+  }
+  EXPECT_LT(accuracy[0], accuracy[1]) << run.out.toStdString();
+  EXPECT_LT(accuracy[1], accuracy[2]) << run.out.toStdString();
+  EXPECT_EQ(result.value("runs").toArray().size(), 6);
+  EXPECT_TRUE(QFile::exists(md));
+}
+
+TEST(GruwbExperiment, SavedSpecReruns) {
+  QTemporaryDir dir;
+  const QString spec = dir.filePath("exp.json"), out = dir.filePath("out.json");
+  CliResult run =
+      run_gruwb({"experiment", "--build", "cell=rnn,units=4", "--data", kDatasets + "BasicMotions",
+                 "--timesteps", "10", "--stages", "init", "--save-spec", spec, "--name", "saved"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  run = run_gruwb({"experiment", "--spec", spec, "--json", out});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_TRUE(run.out.startsWith("saved (completed")) << run.out.toStdString();
+  QFile file(out);
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  const QJsonObject result = parse_json(QString::fromUtf8(file.readAll()));
+  EXPECT_EQ(result.value("spec").toObject().value("build").toString(), "cell=rnn,units=4");
+  EXPECT_EQ(result.value("data").toObject().value("timesteps").toInt(), 10);
+}
+
+TEST(GruwbExperiment, BadInputIsOneLine) {
+  const QString bad = QStringLiteral(GRUWB_SOURCE_DIR "/tests/app/dataset_test.cpp");
+  CliResult run = run_gruwb({"experiment", "--build", "cell=gru,units=4", "--data", bad});
+  expect_one_error_line(run, bad, "unknown dataset format");
+
+  run = run_gruwb({"experiment", "--data", kDatasets + "Epilepsy"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(run.err.startsWith("gruwb: experiment: give a model file or a build spec"))
+      << run.err.toStdString();
+
+  run = run_gruwb({"experiment", "--build", "cell=gru,units=4", "--data", kDatasets + "Epilepsy",
+                   "--stages", "init,half"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(run.err.contains("stage 'half'")) << run.err.toStdString();
+
+  run = run_gruwb({"experiment", "--build", "cell=gru,units=4", "--data", kDatasets + "Epilepsy",
+                   "--report", "r.docx"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(run.err.contains("--report 'r.docx'")) << run.err.toStdString();
+}
+
+TEST(GruwbData, SummaryAndBrokenFile) {
+  CliResult run = run_gruwb({"data", kDatasets + "RacketSports"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_TRUE(run.out.contains("train: 151 cases, 6 channels, length 30")) << run.out.toStdString();
+  EXPECT_TRUE(run.out.contains("test: 152 cases")) << run.out.toStdString();
+  EXPECT_TRUE(run.out.contains("Badminton_Clear 43")) << run.out.toStdString();
+
+  QTemporaryDir dir;
+  const QString path = dir.filePath("broken.ts");
+  QFile file(path);
+  ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+  file.write("@problemName X\n@classLabel true a b\n@data\n1,2,3:a\n1,2,oops:b\n");
+  file.close();
+  run = run_gruwb({"data", path});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "gruwb: " + path + ":5:5: not a number: 'oops'\n");
+}
+
+}  // namespace
+}  // namespace gruwb::test
