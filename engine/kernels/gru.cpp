@@ -97,7 +97,7 @@ Status prepare(OpContext& ctx) {
                                            static_cast<size_t>(l.time) *
                                            static_cast<size_t>(gru_tape_floats(l.units))));
     GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(
-        sizeof(float) * static_cast<size_t>(gru_backward_scratch_floats(l.units)), &slot));
+        sizeof(float) * static_cast<size_t>(gru_backward_scratch_floats(l.units) + l.time), &slot));
   }
   return Status();
 }
@@ -166,6 +166,8 @@ Status backward(OpContext& ctx) {
   Tensor* dstate = ctx.gradient(ctx.input(kState));
   const int64_t state_size = static_cast<int64_t>(l.batch) * l.units;
   float* scratch = static_cast<float*>(ctx.backward_scratch(0));
+  float* squares =
+      begin_state_gradients(ctx, scratch + gru_backward_scratch_floats(l.units), l.time);
   for (int32_t b = 0; b < l.batch; ++b) {
     const int64_t row = static_cast<int64_t>(b) * l.units;
     gru_sequence_backward(cell, ctx.input(kX)->f32() + static_cast<int64_t>(b) * l.input_size,
@@ -173,8 +175,9 @@ Status backward(OpContext& ctx) {
                           tape + static_cast<int64_t>(b) * l.time * gru_tape_floats(l.units),
                           dout->f32() + row, return_sequences ? state_size : 0,
                           dx ? dx->f32() + static_cast<int64_t>(b) * l.input_size : nullptr,
-                          dstate ? dstate->f32() + row : nullptr, grads, scratch);
+                          dstate ? dstate->f32() + row : nullptr, grads, scratch, squares);
   }
+  report_state_gradients(ctx, squares, l.time);
   return Status();
 }
 

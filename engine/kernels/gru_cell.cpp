@@ -116,7 +116,8 @@ inline float candidate_derivative(GruActivation activation, float y) {
 
 void gru_sequence_backward(const GruCell& cell, const float* x, int64_t x_stride, int32_t steps,
                            const float* tape, const float* dout, int64_t dout_stride, float* dx,
-                           float* dh0, const GruGradients& grads, float* scratch) {
+                           float* dh0, const GruGradients& grads, float* scratch,
+                           float* state_gradient_squares) {
   const int32_t units = cell.units;
   const int32_t gates = 3 * units;
   const int32_t in = cell.input_size;
@@ -140,6 +141,11 @@ void gru_sequence_backward(const GruCell& cell, const float* x, int64_t x_stride
       if (dout_stride != 0) {
         const float* g = dout + t * dout_stride;
         for (int32_t i = 0; i < units; ++i) dh[i] += g[i];
+      }
+      if (state_gradient_squares) {
+        float sum = 0.f;
+        for (int32_t i = 0; i < units; ++i) sum += dh[i] * dh[i];
+        state_gradient_squares[t] += sum;
       }
       const float* step = tape + static_cast<int64_t>(t) * tape_floats;
       const float* h_prev = step;

@@ -65,8 +65,11 @@ struct GruGradients {
 // `dout` holds dL/dh_t at out + t * dout_stride, or (dout_stride 0) dL/dh_T of
 // the last step only. Accumulates into dx (step t at dx + t * x_stride), dh0
 // and `grads`; each may be nullptr. `scratch`: gru_backward_scratch_floats.
+// `state_gradient_squares` (observers only, may be nullptr) gets
+// ||dL/dh_t||^2 added at index t, so a kernel can sum it over batch rows.
 void gru_sequence_backward(const GruCell& cell, const float* x, int64_t x_stride, int32_t steps,
                            const float* tape, const float* dout, int64_t dout_stride, float* dx,
-                           float* dh0, const GruGradients& grads, float* scratch);
+                           float* dh0, const GruGradients& grads, float* scratch,
+                           float* state_gradient_squares = nullptr);
 
 }  // namespace gruwb

@@ -161,7 +161,8 @@ Status prepare(OpContext& ctx) {
                                            static_cast<size_t>(layout.time) *
                                            static_cast<size_t>(gru_tape_floats(units))));
     GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(
-        sizeof(float) * static_cast<size_t>(gru_backward_scratch_floats(units)), &slot));
+        sizeof(float) * static_cast<size_t>(gru_backward_scratch_floats(units) + layout.time),
+        &slot));
   }
   return Status();
 }
@@ -241,16 +242,20 @@ Status backward(OpContext& ctx) {
       layout.offset(0, 1, cell.input_size) - layout.offset(0, 0, cell.input_size);
   const int64_t out_stride = layout.offset(0, 1, units) - layout.offset(0, 0, units);
   float* scratch = static_cast<float*>(ctx.backward_scratch(0));
+  float* squares =
+      begin_state_gradients(ctx, scratch + gru_backward_scratch_floats(units), layout.time);
   for (int32_t b = 0; b < layout.batch; ++b) {
     const float* d = options.return_sequences ? dout->f32() + layout.offset(b, 0, units)
                                               : dout->f32() + static_cast<int64_t>(b) * units;
-    gru_sequence_backward(
-        cell, x->f32() + layout.offset(b, 0, cell.input_size), x_stride, layout.time,
-        tape + static_cast<int64_t>(b) * layout.time * gru_tape_floats(units), d,
-        options.return_sequences ? out_stride : 0,
-        dx ? dx->f32() + layout.offset(b, 0, cell.input_size) : nullptr,
-        dstate ? dstate->f32() + static_cast<int64_t>(b) * units : nullptr, grads, scratch);
+    gru_sequence_backward(cell, x->f32() + layout.offset(b, 0, cell.input_size), x_stride,
+                          layout.time,
+                          tape + static_cast<int64_t>(b) * layout.time * gru_tape_floats(units), d,
+                          options.return_sequences ? out_stride : 0,
+                          dx ? dx->f32() + layout.offset(b, 0, cell.input_size) : nullptr,
+                          dstate ? dstate->f32() + static_cast<int64_t>(b) * units : nullptr, grads,
+                          scratch, squares);
   }
+  report_state_gradients(ctx, squares, layout.time);
   return Status();
 }
 

@@ -11,6 +11,7 @@
 // far below the 1e-5 our golden tests allow, branch-free so the compiler can
 // vectorize it, and the same code on the host and on a Cortex-M4F.
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -171,6 +172,21 @@ inline float fast_tanh(float x) {
 inline float hard_sigmoid(float x) {
   float y = 0.2f * x + 0.5f;
   return y < 0.f ? 0.f : (y > 1.f ? 1.f : y);
+}
+
+// Per-time-step state gradient norms for a training observer (zero cost
+// without one). A backward kernel keeps `steps` floats of backward scratch
+// for them: begin_state_gradients() returns that buffer zeroed, or nullptr
+// when no observer listens; the kernel adds ||dL/dh_t||^2 of every batch row
+// at index t; report_state_gradients() sends the norms, last step first.
+inline float* begin_state_gradients(const OpContext& ctx, float* buffer, int32_t steps) {
+  if (!ctx.wants_state_gradients()) return nullptr;
+  for (int32_t t = 0; t < steps; ++t) buffer[t] = 0.f;
+  return buffer;
+}
+inline void report_state_gradients(const OpContext& ctx, const float* squares, int32_t steps) {
+  if (!squares) return;
+  for (int32_t t = steps - 1; t >= 0; --t) ctx.report_state_gradient(t, std::sqrt(squares[t]));
 }
 
 void vector_sigmoid(float* x, int32_t n);

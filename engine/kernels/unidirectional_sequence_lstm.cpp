@@ -214,7 +214,10 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(s.layout.batch) *
                                          static_cast<size_t>(s.layout.time) *
                                          static_cast<size_t>(lstm_tape_floats(s.units))));
-  return ctx.request_backward_scratch(sizeof(float) * 8 * static_cast<size_t>(s.units), &slot);
+  // dh, dc, 4 gate gradients, dh_prev, dc_prev; then state gradient norms.
+  return ctx.request_backward_scratch(
+      sizeof(float) * (8 * static_cast<size_t>(s.units) + static_cast<size_t>(s.layout.time)),
+      &slot);
 }
 
 // TFLite's layer norm: zero mean, unit variance (epsilon 1e-8), then scale.
@@ -407,6 +410,7 @@ Status backward(OpContext& ctx) {
   float* dpre = dc + H;  // [4H] gradients of the gate pre-activations i | f | g | o
   float* dh_prev = dpre + 4 * H;
   float* dc_prev = dh_prev + H;
+  float* squares = begin_state_gradients(ctx, dc_prev + H, s.layout.time);
   for (int32_t b = 0; b < s.layout.batch; ++b) {
     for (int32_t i = 0; i < 2 * H; ++i) dh[i] = 0.f;  // dh and dc
     for (int32_t t = s.layout.time - 1; t >= 0; --t) {
@@ -425,6 +429,11 @@ Status backward(OpContext& ctx) {
       float* df = dpre + kForgetGate * H;
       float* dg = dpre + kCellGate * H;
       float* d_o = dpre + kOutputGate * H;
+      if (squares) {
+        float sum = 0.f;
+        for (int32_t i = 0; i < H; ++i) sum += (dh[i] + g_out[i]) * (dh[i] + g_out[i]);
+        squares[t] += sum;
+      }
       for (int32_t i = 0; i < H; ++i) {
         const float dy = dh[i] + g_out[i];
         d_o[i] = dy * a[i] * go[i] * (1.f - go[i]);
@@ -468,6 +477,7 @@ Status backward(OpContext& ctx) {
       for (int32_t i = 0; i < H; ++i) dc0->f32()[static_cast<int64_t>(b) * H + i] += dc[i];
     }
   }
+  report_state_gradients(ctx, squares, s.layout.time);
   return Status();
 }
 

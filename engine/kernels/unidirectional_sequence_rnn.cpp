@@ -69,7 +69,9 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(layout.batch) *
                                          static_cast<size_t>(layout.time + 1) *
                                          static_cast<size_t>(units)));
-  return ctx.request_backward_scratch(sizeof(float) * 3 * static_cast<size_t>(units), &slot);
+  // dh, dpre, dh_prev; then state gradient norms.
+  return ctx.request_backward_scratch(
+      sizeof(float) * (3 * static_cast<size_t>(units) + static_cast<size_t>(layout.time)), &slot);
 }
 
 Status eval(OpContext& ctx) {
@@ -136,6 +138,7 @@ Status backward(OpContext& ctx) {
   float* dh = static_cast<float*>(ctx.backward_scratch(0));
   float* dpre = dh + units;
   float* dh_prev = dpre + units;
+  float* squares = begin_state_gradients(ctx, dh_prev + units, layout.time);
   for (int32_t b = 0; b < layout.batch; ++b) {
     const float* row_tape = tape + static_cast<int64_t>(b) * (layout.time + 1) * units;
     for (int32_t i = 0; i < units; ++i) dh[i] = 0.f;
@@ -143,6 +146,11 @@ Status backward(OpContext& ctx) {
       const float* h_t = row_tape + static_cast<int64_t>(t + 1) * units;
       const float* h_prev = h_t - units;
       const float* g_out = dout->f32() + layout.offset(b, t, units);
+      if (squares) {
+        float sum = 0.f;
+        for (int32_t i = 0; i < units; ++i) sum += (dh[i] + g_out[i]) * (dh[i] + g_out[i]);
+        squares[t] += sum;
+      }
       for (int32_t i = 0; i < units; ++i) {
         dpre[i] = (dh[i] + g_out[i]) * activation_derivative(activation, h_t[i]);
         dh_prev[i] = 0.f;
@@ -164,6 +172,7 @@ Status backward(OpContext& ctx) {
       for (int32_t i = 0; i < units; ++i) d[i] += dh[i];
     }
   }
+  report_state_gradients(ctx, squares, layout.time);
   return Status();
 }
 

@@ -245,6 +245,60 @@ TEST(RecurrentBackward, RnnBpttMatchesFiniteDifferences) {
   }
 }
 
+// An observer sees ||dL/dh_t|| once per time step, last step first, summed
+// over the batch rows; at the last step it is the norm of the loss gradient
+// of that step's outputs.
+struct StateGradientLog : TrainingObserver {
+  std::vector<int32_t> steps;
+  std::vector<float> norms;
+  void on_state_gradient(int32_t, int32_t, const char*, int32_t step, float norm) override {
+    steps.push_back(step);
+    norms.push_back(norm);
+  }
+};
+
+TEST(RecurrentBackward, RnnReportsStateGradientPerStepToTheObserver) {
+  const int B = 2, T = 5, I = 2, H = 4;
+  OpModelBuilder b;
+  int x = b.input("x", {B, T, I});
+  int w = b.constant("w", {H, I}, random_floats(H * I, 0.8f, 301));
+  int r = b.constant("r", {H, H}, random_floats(H * H, 0.6f, 302));
+  int bias = b.constant("b", {H}, random_floats(H, 0.3f, 303));
+  int state = b.variable("hidden_state", {B, H});
+  int y = b.output("y");
+  fb::SequenceRNNOptionsT options;
+  options.fused_activation_function = fb::ActivationFunctionType::TANH;
+  b.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN, {x, w, r, bias, state}, {y}, options);
+  Session s;
+  ASSERT_TRUE(s.prepare(b.bytes(ModelFormat::kTflite), mse_config()));
+  Trainer& t = s.trainer;
+  std::vector<float> xv = random_floats(B * T * I, 1.f, 304);
+  std::vector<float> labels = random_floats(B * T * H, 1.f, 305);
+  memcpy(t.input(0)->data, xv.data(), t.input(0)->bytes);
+  memcpy(t.label(), labels.data(), labels.size() * sizeof(float));
+  StateGradientLog log;
+  t.set_observer(&log);
+  ASSERT_TRUE(t.accumulate(nullptr).ok());
+  const Tensor* dy = t.interpreter().gradient(0, t.output());
+  ASSERT_NE(dy, nullptr);
+  double last = 0.0;  // the step T-1 outputs of both rows
+  for (int row = 0; row < B; ++row) {
+    for (int i = 0; i < H; ++i) {
+      const double g = dy->f32()[(row * T + T - 1) * H + i];
+      last += g * g;
+    }
+  }
+  ASSERT_EQ(log.steps.size(), static_cast<size_t>(T));
+  for (int k = 0; k < T; ++k) {
+    EXPECT_EQ(log.steps[static_cast<size_t>(k)], T - 1 - k);
+    EXPECT_GT(log.norms[static_cast<size_t>(k)], 0.f);
+  }
+  EXPECT_NEAR(log.norms[0], std::sqrt(last), 1e-6 + 1e-5 * std::sqrt(last));
+  t.set_observer(nullptr);
+  ASSERT_TRUE(t.accumulate(nullptr).ok());
+  EXPECT_EQ(log.steps.size(), static_cast<size_t>(T));  // no observer, no calls
+}
+
 // ---- PyTorch goldens on builder models ----------------------------------------------
 
 constexpr int kT = 6, kF = 3, kH = 5, kC = 3;
