@@ -69,6 +69,11 @@ std::vector<std::vector<int64_t>> empty_confusion(int classes) {
                                            std::vector<int64_t>(static_cast<size_t>(classes), 0));
 }
 
+// A checkpoint file: this magic, the last finished epoch (uint32), the seed
+// (uint64), then the engine Trainer's checkpoint (weights, accumulators,
+// optimizer state, step). Metrics of earlier epochs are not in it.
+constexpr char kCheckpointMagic[8] = {'G', 'R', 'U', 'W', 'B', 'C', 'K', '1'};
+
 }  // namespace
 
 // ---- TrainingData ---------------------------------------------------------------------
@@ -851,20 +856,52 @@ bool TrainingSession::save_trained_model(const std::string& path, std::string* e
   return tools::write_file_atomically(path, bytes, error);
 }
 
-// ---- checkpoints ----------------------------------------------------------------------
-// File: magic, epoch, then the engine's checkpoint of weights + optimizer
-// state + step (see save_checkpoint), then the metrics are NOT stored: a
-// resumed run reports the epochs it runs.
+// ---- checkpoints (format: kCheckpointMagic above) ----
 
 bool TrainingSession::save_checkpoint(int epoch, std::string* error) {
-  (void)epoch;
-  *error = spec_.checkpoint_path + ": checkpoints are not available yet";
-  return false;
+  Trainer& t = state_->trainer;
+  std::vector<uint8_t> bytes(sizeof kCheckpointMagic + 4 + 8);
+  std::memcpy(bytes.data(), kCheckpointMagic, sizeof kCheckpointMagic);
+  const uint32_t e = static_cast<uint32_t>(epoch);
+  std::memcpy(bytes.data() + 8, &e, 4);
+  std::memcpy(bytes.data() + 12, &spec_.seed, 8);
+  const size_t head = bytes.size();
+  bytes.resize(head + t.checkpoint_bytes());
+  size_t written = 0;
+  Status status = t.save_checkpoint(bytes.data() + head, bytes.size() - head, &written);
+  if (!status.ok()) {
+    *error = spec_.checkpoint_path + ": " + status_text(status);
+    return false;
+  }
+  bytes.resize(head + written);
+  return tools::write_file_atomically(spec_.checkpoint_path, bytes, error);
 }
 
 bool TrainingSession::load_checkpoint(std::string* error) {
-  *error = spec_.checkpoint_path + ": checkpoints are not available yet";
-  return false;
+  std::vector<uint8_t> bytes;
+  if (!tools::read_file_bytes(spec_.checkpoint_path, &bytes, error)) return false;
+  if (bytes.size() < 20 || std::memcmp(bytes.data(), kCheckpointMagic, 8) != 0) {
+    *error = spec_.checkpoint_path + ": not a GRU Workbench training checkpoint";
+    return false;
+  }
+  uint32_t epoch = 0;
+  uint64_t seed = 0;
+  std::memcpy(&epoch, bytes.data() + 8, 4);
+  std::memcpy(&seed, bytes.data() + 12, 8);
+  if (seed != spec_.seed) {
+    *error = spec_.checkpoint_path + ": saved with seed " + std::to_string(seed) +
+             ", this run has seed " + std::to_string(spec_.seed) +
+             " (the sample order would differ)";
+    return false;
+  }
+  Status status = state_->trainer.load_checkpoint(bytes.data() + 20, bytes.size() - 20);
+  if (!status.ok()) {
+    *error = spec_.checkpoint_path + ": " + status_text(status);
+    return false;
+  }
+  next_epoch_ = static_cast<int>(epoch) + 1;
+  result_.steps = state_->trainer.step();
+  return true;
 }
 
 }  // namespace gruwb::app

@@ -333,6 +333,56 @@ TEST(TrainingSessionTest, EarlyStoppingRestoresTheBestWeights) {
   EXPECT_DOUBLE_EQ(loss, result.epochs[static_cast<size_t>(result.best_epoch)].val_loss);
 }
 
+TEST(TrainingSessionTest, ResumedFromACheckpointEqualsUninterruptedTraining) {
+  const std::string checkpoint = ::testing::TempDir() + "gruwb_training_session.ckpt";
+  TrainingData train = toy_data(20, 12);
+  auto make_spec = [&](int epochs) {
+    TrainingRunSpec spec;
+    spec.model_bytes = golden_model_bytes();
+    spec.config.batch_size = 3;  // 20 samples: a short last batch every epoch
+    spec.epochs = epochs;
+    spec.seed = 6;
+    return spec;
+  };
+  std::string error;
+  std::vector<uint8_t> uninterrupted, resumed;
+  {
+    TrainingSession session;
+    ASSERT_TRUE(session.prepare(make_spec(4), train, nullptr, &error)) << error;
+    ASSERT_EQ(session.run().outcome, TrainingOutcome::kCompleted);
+    ASSERT_TRUE(session.trained_model(ModelFormat::kTflite, &uninterrupted, &error)) << error;
+  }
+  {
+    TrainingRunSpec spec = make_spec(2);
+    spec.checkpoint_path = checkpoint;
+    TrainingSession session;
+    ASSERT_TRUE(session.prepare(spec, train, nullptr, &error)) << error;
+    ASSERT_EQ(session.run().outcome, TrainingOutcome::kCompleted);
+  }
+  {
+    TrainingRunSpec spec = make_spec(4);
+    spec.checkpoint_path = checkpoint;
+    spec.resume = true;
+    TrainingSession session;
+    ASSERT_TRUE(session.prepare(spec, train, nullptr, &error)) << error;
+    const TrainingResult result = session.run();
+    ASSERT_EQ(result.outcome, TrainingOutcome::kCompleted) << result.error;
+    ASSERT_EQ(result.epochs.size(), 2u);  // epochs 3 and 4
+    EXPECT_EQ(result.epochs.front().epoch, 3);
+    EXPECT_EQ(result.steps, 4 * 7);
+    ASSERT_TRUE(session.trained_model(ModelFormat::kTflite, &resumed, &error)) << error;
+  }
+  EXPECT_EQ(uninterrupted, resumed);
+  // Another seed would see another sample order: refused, named.
+  TrainingRunSpec spec = make_spec(4);
+  spec.checkpoint_path = checkpoint;
+  spec.resume = true;
+  spec.seed = 7;
+  TrainingSession session;
+  EXPECT_FALSE(session.prepare(spec, train, nullptr, &error));
+  EXPECT_NE(error.find("saved with seed 6"), std::string::npos) << error;
+}
+
 TEST(TrainingSessionTest, ClassMetricsFromAConfusionMatrix) {
   // rows: true class; columns: predicted
   const ClassMetrics m = class_metrics({{5, 1, 0}, {2, 3, 0}, {0, 0, 0}});
