@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include "engine/tools/model_file.h"
@@ -132,6 +133,27 @@ TEST(BoardLink, TrainsLikeTheHostAndFitsIn512KB) {
   std::vector<uint8_t> echoed;
   ASSERT_TRUE(rig.client->download(1, &echoed, &error)) << error;
   EXPECT_EQ(echoed, model);
+}
+
+// TrainingRun reads the output for accuracy after backward: the forward output
+// must still be there (not reused for gradients).
+TEST(BoardLink, ForwardOutputSurvivesBackward) {
+  std::vector<uint8_t> model = model_bytes();
+  Model view;
+  ASSERT_TRUE(Model::load(model.data(), model.size(), &view).ok());
+  std::vector<uint8_t> arena(4u << 20);
+  auto trainer = std::make_unique<Trainer>();
+  TrainingConfig config;
+  ASSERT_TRUE(trainer->prepare(view, config, arena.data(), arena.size()).ok());
+  const std::vector<uint8_t> data = dataset_blob(2);
+  memcpy(trainer->input(0)->data, data.data() + kDatasetHeaderBytes, 180 * sizeof(float));
+  for (int c = 0; c < 4; ++c) trainer->label()[c] = c == 1 ? 1.f : 0.f;
+  float loss = 0;
+  int32_t predicted = -1;
+  ASSERT_TRUE(trainer->evaluate(&loss, &predicted).ok());
+  const std::vector<float> forward(trainer->output()->f32(), trainer->output()->f32() + 4);
+  ASSERT_TRUE(trainer->accumulate(&loss).ok());
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(trainer->output()->f32()[c], forward[c]) << c;
 }
 
 struct FaultCase {

@@ -1,0 +1,171 @@
+// End to end as a user runs it: `gruwb board-sim` serves a pty; `gruwb board ...` uploads the
+// reference gesture GRU and a BasicMotions slice, trains one epoch on the board, compares with the
+// same run on the host (<= 1e-4 relative) and downloads the trained model (the QEMU board:
+// qemu_test.cpp). Also the libserialport path: enumeration, a missing port, a pty it refuses.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+const std::string kSource = GRUWB_SOURCE_DIR;
+const std::string kModel = kSource + "/resources/samples/gesture_gru_fused.tflite";
+const std::string kData = kSource + "/resources/samples/BasicMotions_TRAIN.ts";
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result run(const std::string& args) {
+  Result r;
+  const std::string command = std::string(GRUWB_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// A child process whose stdout we scan for the pty name; killed by pid.
+class Server {
+ public:
+  bool start(const std::vector<std::string>& argv, const std::regex& pty_pattern,
+             std::string* pty) {
+    int fds[2];
+    if (pipe(fds) != 0) return false;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fds[1], 1);
+      dup2(fds[1], 2);
+      close(fds[0]);
+      std::vector<char*> args;
+      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execvp(args[0], args.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    out_ = fds[0];
+    fcntl(out_, F_SETFL, O_NONBLOCK);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::string text;
+    while (std::chrono::steady_clock::now() < deadline) {
+      char buffer[512];
+      const ssize_t n = read(out_, buffer, sizeof buffer);
+      if (n > 0) text.append(buffer, static_cast<size_t>(n));
+      std::smatch m;
+      if (std::regex_search(text, m, pty_pattern)) {
+        *pty = m[1];
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "no pty announced; output: " << text;
+    return false;
+  }
+  ~Server() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status;
+      waitpid(pid_, &status, 0);
+    }
+    if (out_ >= 0) close(out_);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+};
+
+void train_and_download(const std::string& pty, const std::string& tag) {
+  const std::string out = ::testing::TempDir() + "board_trained_" + tag + ".tflite";
+  std::remove(out.c_str());
+  Result info = run("board info --port " + pty);
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(
+      info.output.find("pseudo-terminal, which libserialport 0.1.1 cannot open: using termios"),
+      std::string::npos)
+      << info.output;
+  EXPECT_NE(info.output.find("custom GRUWB_GRU"), std::string::npos) << info.output;
+
+  Result train = run("board train --port " + pty + " --model " + kModel + " --data " + kData +
+                     " --samples 16 --epochs 1 --batch 4 --lr 0.002 --seed 5 --metric-every 8"
+                     " --compare-host -o " +
+                     out);
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  std::printf("%s", train.output.c_str());
+  EXPECT_NE(train.output.find("windows of the first 60 steps x 3 channels"), std::string::npos);
+  EXPECT_NE(train.output.find("epoch 1/1  samples 8/16"), std::string::npos) << train.output;
+  EXPECT_NE(train.output.find("(agree to 1e-4)"), std::string::npos) << train.output;
+  std::ifstream trained(out, std::ios::binary);
+  ASSERT_TRUE(trained.good()) << out;
+  // The trained model is a valid model with the board's weights: inspect reads it.
+  Result inspect = run("inspect " + out);
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
+
+  const std::string again = ::testing::TempDir() + "board_download_" + tag + ".tflite";
+  Result download = run("board download -o " + again + " --port " + pty);
+  ASSERT_EQ(download.exit_code, 0) << download.output;
+  std::ifstream a(out, std::ios::binary), b(again, std::ios::binary);
+  const std::string bytes_a((std::istreambuf_iterator<char>(a)), {});
+  const std::string bytes_b((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(bytes_a, bytes_b);
+  std::ifstream original(kModel, std::ios::binary);
+  const std::string bytes_original((std::istreambuf_iterator<char>(original)), {});
+  EXPECT_EQ(bytes_a.size(), bytes_original.size());
+  EXPECT_NE(bytes_a, bytes_original);  // the weights changed
+}
+
+TEST(BoardCli, SimulatedBoardTrainsLikeTheHost) {
+  Server sim;
+  std::string pty;
+  ASSERT_TRUE(
+      sim.start({GRUWB_CLI, "board-sim"}, std::regex("serving on (/dev/pts/[0-9]+)"), &pty));
+  train_and_download(pty, "sim");
+  // Uploading the same model again resumes at its end: nothing is sent.
+  Result upload = run("board upload " + kModel + " --port " + pty);
+  ASSERT_EQ(upload.exit_code, 0) << upload.output;
+  EXPECT_NE(upload.output.find("board already had 49088, resumed there"), std::string::npos)
+      << upload.output;
+}
+
+TEST(BoardCli, LibserialportPathAndErrors) {
+  Result list = run("board list");
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("not listed: pass them with --port"), std::string::npos);
+  Result missing = run("board info --port /dev/ttyGRUWB_MISSING");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("libserialport: cannot find port /dev/ttyGRUWB_MISSING"),
+            std::string::npos)
+      << missing.output;
+  Server sim;
+  std::string pty;
+  ASSERT_TRUE(
+      sim.start({GRUWB_CLI, "board-sim"}, std::regex("serving on (/dev/pts/[0-9]+)"), &pty));
+  Result forced = run("board info --transport libserialport --port " + pty);
+  EXPECT_EQ(forced.exit_code, 2) << forced.output;
+  EXPECT_NE(forced.output.find("a pseudo-terminal: use the termios transport"), std::string::npos)
+      << forced.output;
+  Result usage = run("board info");
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_NE(usage.output.find("missing --port PORT"), std::string::npos) << usage.output;
+}
+
+}  // namespace
