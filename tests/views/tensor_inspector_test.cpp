@@ -1,0 +1,192 @@
+// TensorInspector on real models: properties, producers/consumers, the lazy
+// values table, statistics against NumPy's (gen_tensor_stats.py), the
+// histogram, and .npy export read back.
+
+#include "views/tensor_inspector.h"
+
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTreeWidget>
+#include <QtTest>
+#include <cmath>
+
+#include "engine/tools/analyzer.h"
+#include "engine/tools/model_file.h"
+#include "engine/tools/npy.h"
+
+using gruwb::views::TensorInspector;
+
+namespace {
+
+QString shared(const char* name) { return QString(GRUWB_SHARED_DIR) + "/data/models/" + name; }
+
+struct Loaded {
+  gruwb::tools::LoadedModel model;
+  gruwb::tools::AnalyzerReport report;
+};
+
+std::unique_ptr<Loaded> load(const QString& path) {
+  auto loaded = std::make_unique<Loaded>();
+  std::string error;
+  if (!gruwb::tools::load_model_file(path.toStdString(), &loaded->model, &error)) {
+    qFatal("cannot load %s: %s", qPrintable(path), error.c_str());
+  }
+  loaded->report = gruwb::tools::analyze_model(loaded->model.model, loaded->model.path);
+  return loaded;
+}
+
+int tensorNamed(const gruwb::tools::SubgraphReport& subgraph, const std::string& name) {
+  for (const auto& t : subgraph.tensors) {
+    if (t.name == name) return t.index;
+  }
+  return -1;
+}
+
+}  // namespace
+
+class TensorInspectorTest : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir temp_;
+
+ private slots:
+  void weightPropertiesStatsAndHistogram() {
+    const auto loaded = load(shared("tflite/tflm_hello_world_float.tflite"));
+    const auto& sub = loaded->report.subgraphs[0];
+    // The middle Dense layer's kernel: FULLY_CONNECTED op 1, input 1.
+    const int weight = sub.ops[1].inputs[1];
+    TensorInspector inspector;
+    inspector.setModel(&loaded->model.model, loaded->report);
+    QVERIFY(inspector.showTensor(0, weight));
+
+    QCOMPARE(inspector.property("Shape"), QString("[16,16]"));
+    QCOMPARE(inspector.property("Type"), QString("FLOAT32"));
+    QCOMPARE(inspector.property("Kind"), QString("constant"));
+    QCOMPARE(inspector.property("Elements"), QString("256"));
+    QVERIFY(inspector.property("Buffer").contains("1024 bytes"));
+    QCOMPARE(inspector.property("Consumer"), QString("Op#1 FULLY_CONNECTED"));
+    QCOMPARE(inspector.property("Quantization"), QString("none"));
+
+    // NumPy's figures for this tensor (tests/views/gen_tensor_stats.py).
+    const gruwb::views::TensorStats& stats = inspector.stats();
+    QVERIFY(stats.valid);
+    QCOMPARE(stats.count, uint64_t{256});
+    QVERIFY(std::abs(stats.min - kMin) < 1e-6);
+    QVERIFY(std::abs(stats.max - kMax) < 1e-6);
+    QVERIFY(std::abs(stats.mean - kMean) < 1e-6);
+    QVERIFY(std::abs(stats.std - kStd) < 1e-6);
+    QVERIFY(std::abs(stats.sparsity - kSparsity) < 1e-9);
+    uint64_t in_bins = 0;
+    for (uint64_t count : stats.histogram) in_bins += count;
+    QCOMPARE(in_bins, uint64_t{256});
+
+    // Table: 16 rows x 16 columns, row headers index the first dimension.
+    QCOMPARE(inspector.valuesTable()->model()->rowCount(), 16);
+    QCOMPARE(inspector.valuesTable()->model()->columnCount(), 16);
+    QCOMPARE(inspector.valuesTable()->model()->headerData(3, Qt::Vertical).toString(),
+             QString("[3]"));
+    const gruwb::tools::TensorReport& info = sub.tensors[weight];
+    // The analyzer's preview starts with the same first value.
+    const QString first = inspector.valuesTable()->model()->index(0, 0).data().toString();
+    QVERIFY2(QString::fromStdString(info.data_preview).startsWith("[" + first.left(5)),
+             qPrintable(first + " vs " + QString::fromStdString(info.data_preview)));
+
+    QCOMPARE(inspector.histogram()->plottableCount(), 1);
+    QVERIFY(inspector.saveButton()->isEnabled());
+  }
+
+  void activationsHaveNoValuesButProducersAndConsumers() {
+    const auto loaded = load(shared("tflite/tflm_hello_world_float.tflite"));
+    const auto& sub = loaded->report.subgraphs[0];
+    const int activation = sub.ops[0].outputs[0];
+    TensorInspector inspector;
+    inspector.setModel(&loaded->model.model, loaded->report);
+    QSignalSpy ops(&inspector, &TensorInspector::opActivated);
+    QVERIFY(inspector.showTensor(0, activation));
+    QCOMPARE(inspector.property("Kind"), QString("activation"));
+    QCOMPARE(inspector.property("Producer"), QString("Op#0 FULLY_CONNECTED"));
+    QCOMPARE(inspector.property("Consumer"), QString("Op#1 FULLY_CONNECTED"));
+    QVERIFY(!inspector.stats().valid);
+    QVERIFY(!inspector.saveButton()->isEnabled());
+    QVERIFY(inspector.property("Buffer").contains("64 bytes at run time"));  // [1,16] float32
+    // Activating the consumer row asks to show op 1.
+    for (int i = 0; i < inspector.properties()->topLevelItemCount(); ++i) {
+      QTreeWidgetItem* item = inspector.properties()->topLevelItem(i);
+      if (item->text(0) == "Consumer") emit inspector.properties()->itemActivated(item, 1);
+    }
+    QCOMPARE(ops.count(), 1);
+    QCOMPARE(ops.last().at(1).toInt(), 1);
+    QString error;
+    QVERIFY(!inspector.saveNpy(temp_.filePath("activation.npy"), &error));
+    QVERIFY2(error.contains("no stored values"), qPrintable(error));
+  }
+
+  void quantizedTensorsShowScaleAndZeroPoint() {
+    const auto loaded = load(shared("tflite/tflm_keyword_scrambled_svdf_int8.tflite"));
+    const auto& sub = loaded->report.subgraphs[0];
+    int quantized = -1;
+    for (const auto& t : sub.tensors) {
+      if (t.is_constant && !t.quantization.empty() && t.type == "INT8") quantized = t.index;
+    }
+    QVERIFY(quantized >= 0);
+    TensorInspector inspector;
+    inspector.setModel(&loaded->model.model, loaded->report);
+    QVERIFY(inspector.showTensor(0, quantized));
+    QCOMPARE(inspector.property("Quantization"),
+             QString::fromStdString(sub.tensors[quantized].quantization));
+    QVERIFY(inspector.stats().valid);
+    QVERIFY(inspector.stats().min >= -128 && inspector.stats().max <= 127);
+  }
+
+  void savesNpyThatReadsBackBitExact() {
+    QVERIFY(temp_.isValid());
+    const auto loaded = load(shared("tflite/tflm_hello_world_float.tflite"));
+    const auto& sub = loaded->report.subgraphs[0];
+    const int weight = sub.ops[1].inputs[1];
+    TensorInspector inspector;
+    inspector.setModel(&loaded->model.model, loaded->report);
+    QVERIFY(inspector.showTensor(0, weight));
+    const QString path = temp_.filePath("weight.npy");
+    QString error;
+    QVERIFY2(inspector.saveNpy(path, &error), qPrintable(error));
+    gruwb::tools::NpyArray array;
+    std::string read_error;
+    QVERIFY(gruwb::tools::read_npy(path.toStdString(), &array, &read_error));
+    QCOMPARE(array.dtype, std::string("<f4"));
+    QCOMPARE(array.shape, (std::vector<int64_t>{16, 16}));
+    const gruwb::TensorView view = loaded->model.model.subgraph(0).tensor(weight);
+    QCOMPARE(array.data.size(), view.data.size);
+    QVERIFY(std::equal(array.data.begin(), array.data.end(), view.data.begin()));
+  }
+
+  void outOfRangeRequestsAreRefused() {
+    const auto loaded = load(shared("tflite/tflm_hello_world_float.tflite"));
+    TensorInspector inspector;
+    QVERIFY(!inspector.showTensor(0, 0));  // no model yet
+    inspector.setModel(&loaded->model.model, loaded->report);
+    QVERIFY(!inspector.showTensor(1, 0));
+    QVERIFY(!inspector.showTensor(0, 999));
+    QVERIFY(inspector.showTensor(0, 0));
+    QCOMPARE(inspector.tensor(), 0);
+    Q_UNUSED(tensorNamed);
+  }
+
+ private:
+  // Golden statistics of hello_world's op 1 kernel (tensor 5), from NumPy:
+  // /usr/bin/python3 tests/views/gen_tensor_stats.py
+  // <shared>/data/models/tflite/tflm_hello_world_float.tflite
+  static constexpr double kMin = -0.6853724122047424;
+  static constexpr double kMax = 0.8945462703704834;
+  static constexpr double kMean = -0.0012661845303227892;
+  static constexpr double kStd = 0.28949884046328805;
+  static constexpr double kSparsity = 0.0;
+};
+
+QTEST_MAIN(TensorInspectorTest)
+#include "tensor_inspector_test.moc"
