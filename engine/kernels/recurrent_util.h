@@ -59,8 +59,8 @@ inline float dot_i8(const int8_t* w, const float* x, int32_t n) {
   return sum;
 }
 
-// matvec_rows (matmul.h) is the float product below; this is its portable
-// version (what the Cortex-M4F runs; tests compare the two).
+// matvec_rows (matmul.h) is the float product; matvec_rows_portable is the
+// plain version it calls (benchmarks compare candidates against it).
 void matvec_rows_portable(const float* w, int32_t rows, int32_t cols, const float* x,
                           const float* bias, bool accumulate, float* out);
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/kernels/recurrent_util.h"
 #include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
@@ -55,10 +56,10 @@ void run_reference(benchmark::State& state, tools::RnnCell cell, tools::RnnLayou
   state.counters["model_bytes"] = static_cast<double>(loaded.bytes.size());
 }
 
-#define GRUWB_REFERENCE_BENCH(name, cell, layout, format)                                    \
-  void name(benchmark::State& state) {                                                       \
+#define GRUWB_REFERENCE_BENCH(name, cell, layout, format)                                      \
+  void name(benchmark::State& state) {                                                         \
     run_reference(state, tools::RnnCell::cell, tools::RnnLayout::layout, ModelFormat::format); \
-  }                                                                                          \
+  }                                                                                            \
   BENCHMARK(name)->Unit(benchmark::kMicrosecond)->ComputeStatistics("min", min_of)
 
 GRUWB_REFERENCE_BENCH(BM_Gru60_Fused_GruwbCustomOp, kGru, kFused, kTflite);
@@ -67,6 +68,28 @@ GRUWB_REFERENCE_BENCH(BM_Gru60_While, kGru, kWhile, kTflite);
 GRUWB_REFERENCE_BENCH(BM_Gru60_Unrolled, kGru, kUnrolled, kTflite);
 GRUWB_REFERENCE_BENCH(BM_Lstm60_Fused, kLstm, kFused, kTflite);
 GRUWB_REFERENCE_BENCH(BM_Rnn60_Fused, kRnn, kFused, kTflite);
+
+// The reference GRU's recurrent product (180x60) through matvec_rows and
+// through matvec_rows_portable, in the same process so both see the same
+// machine load (a place to compare a candidate faster version against).
+template <bool kPortable>
+void BM_Matvec180x60(benchmark::State& state) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  std::vector<float> w(180 * 60), x(60), out(180);
+  for (float& v : w) v = uniform(rng);
+  for (float& v : x) v = uniform(rng);
+  for (auto _ : state) {
+    if (kPortable) {
+      matvec_rows_portable(w.data(), 180, 60, x.data(), nullptr, false, out.data());
+    } else {
+      matvec_rows(w.data(), 180, 60, x.data(), nullptr, false, out.data());
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK_TEMPLATE(BM_Matvec180x60, false)->ComputeStatistics("min", min_of);
+BENCHMARK_TEMPLATE(BM_Matvec180x60, true)->ComputeStatistics("min", min_of);
 
 }  // namespace
 }  // namespace gruwb
