@@ -1,13 +1,16 @@
-// gru-workbench: the desktop workbench. `gru-workbench [MODEL]` opens MODEL at
-// start; `--screenshot PNG` renders the window to a file and exits (used for
-// docs and for a smoke test that needs no display).
+// gru-workbench: the desktop workbench. `gru-workbench [FILES...]` opens
+// models, datasets or a project at start; `--screenshot PNG` renders the
+// window to a file and exits (used for docs and for a smoke test that needs
+// no display); --subgraph/--tensor/--dock/--find set the scene for it.
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QTimer>
 #include <cstdio>
 
 #include "app/gui/main_window.h"
+#include "views/graph_view.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -20,23 +23,51 @@ int main(int argc, char** argv) {
       "GRU Workbench: inspect, train and deploy small recurrent networks for microcontrollers.");
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument("model", "A .tflite or .circle model to open.", "[model]");
+  parser.addPositionalArgument(
+      "files",
+      "Models (.tflite, .circle), datasets (.ts, .arff, .csv, .npy) or a project (.gruwb) to open.",
+      "[files...]");
   QCommandLineOption screenshot("screenshot", "Render the window to <png> and exit.", "png");
   QCommandLineOption size("size", "Window size for --screenshot, e.g. 1366x768.", "WxH",
                           "1280x800");
+  QCommandLineOption subgraph("subgraph", "Show subgraph <n> in the graph view.", "n");
+  QCommandLineOption tensor("tensor", "Show tensor <s:t> (subgraph:tensor) in the inspector.",
+                            "s:t");
+  QCommandLineOption dock("dock", "Bring dock <name> (model, tensor, size, ...) to the front.",
+                          "name");
+  QCommandLineOption find("find", "Find and select <text> in the graph.", "text");
   parser.addOption(screenshot);
   parser.addOption(size);
+  parser.addOption(subgraph);
+  parser.addOption(tensor);
+  parser.addOption(dock);
+  parser.addOption(find);
   parser.process(app);
 
   gruwb::gui::MainWindow window;
-  bool opened = true;
-  const QStringList models = parser.positionalArguments();
-  if (!models.isEmpty()) opened = window.openModel(models.first());
-
   if (parser.isSet(screenshot)) {
+    // Sized and shown before anything opens, so the graph fits the final view.
     const QStringList wh = parser.value(size).split('x');
     if (wh.size() == 2) window.resize(wh[0].toInt(), wh[1].toInt());
     window.show();
+    QApplication::processEvents();
+  }
+  bool opened = true;
+  for (const QString& file : parser.positionalArguments()) opened = window.openFile(file) && opened;
+  if (parser.isSet(subgraph)) window.graphView()->openSubgraph(parser.value(subgraph).toInt());
+  if (parser.isSet(tensor)) {
+    const QStringList st = parser.value(tensor).split(':');
+    if (st.size() == 2) emit window.graphView()->tensorSelected(st[0].toInt(), st[1].toInt());
+  }
+  if (parser.isSet(find)) window.graphView()->find(parser.value(find));
+  if (parser.isSet(dock)) {
+    if (QDockWidget* d = window.dock(parser.value(dock) + "Dock")) {
+      d->show();
+      d->raise();
+    }
+  }
+
+  if (parser.isSet(screenshot)) {
     // Let layouts settle before grabbing; exit 2 when the model did not open,
     // like `gruwb inspect` does for bad input.
     QTimer::singleShot(200, &window, [&] {

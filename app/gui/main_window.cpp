@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QCloseEvent>
 #include <QDir>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
@@ -23,8 +24,14 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "app/gui/project_file.h"
 #include "engine/tools/analyzer.h"
+#include "engine/tools/model_writer.h"
+#include "engine/tools/rnn_detector.h"
+#include "views/graph_view.h"
 #include "views/model_report_view.h"
+#include "views/size_view.h"
+#include "views/tensor_inspector.h"
 
 namespace gruwb::gui {
 namespace {
@@ -32,13 +39,14 @@ namespace {
 constexpr char kRecentFilesKey[] = "recentFiles";
 constexpr char kOpenDirKey[] = "openDirectory";
 constexpr char kGeometryKey[] = "mainWindow/geometry";
+constexpr char kStateKey[] = "mainWindow/state";
 constexpr char kSplitterKey[] = "mainWindow/reportSplitter";
 
-// The first local model file among the dragged URLs, or "" if there is none.
-QString modelFileFrom(const QMimeData* mime) {
+// The first local file among the dragged URLs that the window can open, or "".
+QString openableFileFrom(const QMimeData* mime) {
   if (!mime || !mime->hasUrls()) return {};
   for (const QUrl& url : mime->urls()) {
-    if (url.isLocalFile() && MainWindow::isModelFileName(url.toLocalFile())) {
+    if (url.isLocalFile() && MainWindow::isOpenableFileName(url.toLocalFile())) {
       return url.toLocalFile();
     }
   }
@@ -53,20 +61,25 @@ QString firstLocalFile(const QMimeData* mime) {
   return {};
 }
 
+QString suffixOf(const QString& path) { return QFileInfo(path).suffix().toLower(); }
+
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setAcceptDrops(true);
+  setDockNestingEnabled(true);
   createCentralArea();
   createActions();
+  createDocks();
+  createWorkspaces();
+  connectViews();
   path_label_ = new QLabel;
+  dataset_label_ = new QLabel;
+  statusBar()->addPermanentWidget(dataset_label_);
   statusBar()->addPermanentWidget(path_label_);
   statusBar()->showMessage(tr("Open a model with File > Open (Ctrl+O) or drop one on the window."));
   updateTitle();
-
-  QSettings settings;
-  if (!restoreGeometry(settings.value(kGeometryKey).toByteArray())) resize(1280, 800);
-  report_view_->splitter()->restoreState(settings.value(kSplitterKey).toByteArray());
+  restoreSettings();
 }
 
 MainWindow::~MainWindow() = default;
@@ -96,16 +109,18 @@ void MainWindow::createCentralArea() {
   banner_layout->addWidget(dismiss, 0, Qt::AlignTop);
   error_banner_->hide();
 
-  auto* placeholder = new QLabel(tr(
-      "<p style='font-size:16pt'>No model open</p>"
-      "<p>Drop a <b>.tflite</b> or <b>.circle</b> file here, or use File &gt; Open (Ctrl+O).</p>"));
+  auto* placeholder = new QLabel(
+      tr("<p style='font-size:16pt'>No model open</p>"
+         "<p>Drop a <b>.tflite</b> or <b>.circle</b> model (or a dataset: .ts, .arff, .csv, .npy) "
+         "here, or use File &gt; Open (Ctrl+O).</p>"));
   placeholder->setAlignment(Qt::AlignCenter);
+  placeholder->setWordWrap(true);
   placeholder->setEnabled(false);
 
-  report_view_ = new views::ModelReportView;
+  graph_view_ = new views::GraphView;
   pages_ = new QStackedWidget;
   pages_->addWidget(placeholder);
-  pages_->addWidget(report_view_);
+  pages_->addWidget(graph_view_);
 
   auto* central = new QWidget;
   auto* layout = new QVBoxLayout(central);
@@ -129,14 +144,141 @@ void MainWindow::createActions() {
   reload_action_->setEnabled(false);
 
   file->addSeparator();
+  QAction* save = file->addAction(tr("&Save Project"), this, [this] {
+    if (project_path_.isEmpty()) {
+      showSaveProjectDialog();
+    } else {
+      saveProject(project_path_);
+    }
+  });
+  save->setShortcut(QKeySequence::Save);
+  QAction* save_as =
+      file->addAction(tr("Save Project &As…"), this, &MainWindow::showSaveProjectDialog);
+  save_as->setShortcut(QKeySequence("Ctrl+Shift+S"));
+
+  file->addSeparator();
+  export_action_ = file->addAction(tr("&Export Graph…"), this, &MainWindow::showExportDialog);
+  export_action_->setShortcut(QKeySequence("Ctrl+Shift+E"));
+  export_action_->setEnabled(false);
+
+  file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
   quit->setMenuRole(QAction::QuitRole);
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  find_action_ = edit->addAction(tr("&Find…"), this, [this] { graph_view_->focusFind(); });
+  find_action_->setShortcut(QKeySequence::Find);
+
+  view_menu_ = menuBar()->addMenu(tr("&View"));
+  QAction* fit =
+      view_menu_->addAction(tr("&Fit Graph"), this, [this] { graph_view_->fitToView(); });
+  fit->setShortcut(QKeySequence("Ctrl+0"));
+  QAction* zoom_in = view_menu_->addAction(tr("Zoom &In"), this, [this] {
+    graph_view_->canvas()->setZoom(graph_view_->canvas()->zoom() * 1.25);
+  });
+  zoom_in->setShortcut(QKeySequence("Shift+Up"));
+  QAction* zoom_out = view_menu_->addAction(tr("Zoom &Out"), this, [this] {
+    graph_view_->canvas()->setZoom(graph_view_->canvas()->zoom() / 1.25);
+  });
+  zoom_out->setShortcut(QKeySequence("Shift+Down"));
+  QAction* actual = view_menu_->addAction(tr("&Actual Size"), this,
+                                          [this] { graph_view_->canvas()->setZoom(1.0); });
+  actual->setShortcut(QKeySequence("Shift+Backspace"));
+  view_menu_->addSeparator();
+}
+
+QDockWidget* MainWindow::addDock(QWidget* widget, const QString& title, const QString& object_name,
+                                 Qt::DockWidgetArea area) {
+  auto* dock = new QDockWidget(title, this);
+  dock->setObjectName(object_name);  // saveState()/restoreState() key
+  dock->setWidget(widget);
+  addDockWidget(area, dock);
+  view_menu_->addAction(dock->toggleViewAction());
+  return dock;
+}
+
+QDockWidget* MainWindow::dock(const QString& object_name) const {
+  return findChild<QDockWidget*>(object_name, Qt::FindDirectChildrenOnly);
+}
+
+void MainWindow::createDocks() {
+  report_view_ = new views::ModelReportView;
+  inspector_ = new views::TensorInspector;
+  size_view_ = new views::SizeView;
+  QDockWidget* model = addDock(report_view_, tr("Model"), "modelDock", Qt::LeftDockWidgetArea);
+  QDockWidget* tensor = addDock(inspector_, tr("Tensor"), "tensorDock", Qt::RightDockWidgetArea);
+  QDockWidget* size = addDock(size_view_, tr("Size"), "sizeDock", Qt::RightDockWidgetArea);
+  tabifyDockWidget(tensor, size);
+  tensor->raise();
+  resizeDocks({model, tensor}, {360, 420}, Qt::Horizontal);
+}
+
+void MainWindow::createWorkspaces() {
+  // Workspaces that install their own docks construct here, after the
+  // built-in docks and before the saved layout is restored, e.g.
+  //   new views::TrainingWorkspace(this);
+}
+
+void MainWindow::addProjectSection(const QString& key, std::function<QJsonValue()> save,
+                                   std::function<void(const QJsonValue&)> load) {
+  sections_.push_back(ProjectSection{key, std::move(save), std::move(load)});
+}
+
+void MainWindow::connectViews() {
+  // Everything that selects a tensor shows it in the inspector; ops follow
+  // between the graph and the model tree.
+  const auto show_tensor = [this](int subgraph, int tensor) {
+    if (inspector_->showTensor(subgraph, tensor)) {
+      if (QDockWidget* d = dock("tensorDock")) d->raise();
+    }
+  };
+  connect(graph_view_, &views::GraphView::tensorSelected, this, show_tensor);
+  connect(report_view_, &views::ModelReportView::tensorSelected, this, show_tensor);
+  connect(size_view_, &views::SizeView::tensorActivated, this, show_tensor);
+  connect(graph_view_, &views::GraphView::opSelected, this, &MainWindow::selectReportRow);
+  connect(report_view_, &views::ModelReportView::opSelected, this, [this](int subgraph, int op) {
+    if (graph_view_->currentSubgraph() != subgraph) {
+      graph_view_->goBackTo(0);
+      if (subgraph != 0) graph_view_->openSubgraph(subgraph);
+    }
+    graph_view_->selectNode(graph_view_->graph().node_of_op(op));
+  });
+  connect(inspector_, &views::TensorInspector::opActivated, this, [this](int subgraph, int op) {
+    if (graph_view_->currentSubgraph() == subgraph) {
+      graph_view_->selectNode(graph_view_->graph().node_of_op(op));
+    }
+  });
+}
+
+void MainWindow::selectReportRow(int subgraph, int op) {
+  report_view_->selectRow(views::ModelReportView::RowKind::kOperator, subgraph, op);
+  statusBar()->showMessage(
+      tr("Op#%1 %2").arg(op).arg(QString::fromStdString(report_.subgraphs[subgraph].ops[op].name)),
+      4000);
 }
 
 bool MainWindow::isModelFileName(const QString& path) {
-  const QString suffix = QFileInfo(path).suffix().toLower();
+  const QString suffix = suffixOf(path);
   return suffix == "tflite" || suffix == "circle";
+}
+
+bool MainWindow::isDatasetFileName(const QString& path) {
+  const QString suffix = suffixOf(path);
+  return suffix == "ts" || suffix == "arff" || suffix == "csv" || suffix == "npy" ||
+         suffix == "npz";
+}
+
+bool MainWindow::isProjectFileName(const QString& path) { return suffixOf(path) == "gruwb"; }
+
+bool MainWindow::isOpenableFileName(const QString& path) {
+  return isModelFileName(path) || isDatasetFileName(path) || isProjectFileName(path);
+}
+
+bool MainWindow::openFile(const QString& path) {
+  if (isProjectFileName(path)) return openProject(path);
+  if (isDatasetFileName(path)) return openDataset(path);
+  return openModel(path);
 }
 
 bool MainWindow::openModel(const QString& path) {
@@ -147,31 +289,124 @@ bool MainWindow::openModel(const QString& path) {
     showError(QString::fromStdString(error));
     return false;
   }
-  const tools::AnalyzerReport report = tools::analyze_model(loaded->model, loaded->path);
+  report_ = tools::analyze_model(loaded->model, loaded->path);
   model_ = std::move(loaded);
-  report_view_->setReport(report);
-  pages_->setCurrentWidget(report_view_);
+  report_view_->setReport(report_);
+  inspector_->setModel(&model_->model, report_);
+  size_view_->setModel(model_->model, report_);
+  pages_->setCurrentWidget(graph_view_);
+  graph_view_->setReport(report_);
+  markRnnCells();
   hideError();
   reload_action_->setEnabled(true);
+  export_action_->setEnabled(true);
   addRecentFile(absolute);
   updateTitle();
 
   int ops = 0;
-  for (const tools::SubgraphReport& subgraph : report.subgraphs) {
+  for (const tools::SubgraphReport& subgraph : report_.subgraphs) {
     ops += static_cast<int>(subgraph.ops.size());
   }
   statusBar()->showMessage(
       tr("Opened %1: %2 bytes, %3, %4")
           .arg(QFileInfo(absolute).fileName())
-          .arg(report.model_bytes)
-          .arg(tr("%n subgraph(s)", nullptr, static_cast<int>(report.subgraphs.size())))
+          .arg(report_.model_bytes)
+          .arg(tr("%n subgraph(s)", nullptr, static_cast<int>(report_.subgraphs.size())))
           .arg(tr("%n op(s)", nullptr, ops)));
+  emit modelChanged(absolute);
   return true;
+}
+
+void MainWindow::markRnnCells() {
+  // RNN cells the converter spelled out op by op (WHILE loop or unrolled
+  // chain) are what the fuser turns into one op: say so on the graph.
+  tools::ModelDef def;
+  std::string error;
+  if (!tools::unpack_model(model_->model, &def, &error)) return;
+  const tools::DetectionReport cells = tools::detect_rnn_cells(def);
+  for (const tools::DetectedCell& cell : cells.cells) {
+    graph_view_->setOpNote(cell.subgraph, cell.op,
+                           tr("%1 cell (%2): fuse to one op with gruwb fuse")
+                               .arg(QString::fromStdString(cell.summary))
+                               .arg(tools::cell_form_name(cell.form)));
+  }
 }
 
 bool MainWindow::reloadModel() {
   if (!model_) return false;
   return openModel(QFile::decodeName(model_->path.c_str()));
+}
+
+bool MainWindow::openDataset(const QString& path) {
+  const QFileInfo info(path);
+  // Reading the samples is the training workspace's job (it knows the
+  // split, length policy and normalisation); here the file only has to exist.
+  if (!info.isFile() || !info.isReadable()) {
+    showError(tr("%1: No such file or not readable").arg(info.fileName()));
+    return false;
+  }
+  if (info.size() == 0) {
+    showError(tr("%1: empty file, not a dataset").arg(info.fileName()));
+    return false;
+  }
+  dataset_path_ = info.absoluteFilePath();
+  hideError();
+  addRecentFile(dataset_path_);
+  updateTitle();
+  statusBar()->showMessage(tr("Dataset %1 selected").arg(info.fileName()), 5000);
+  emit datasetChanged(dataset_path_);
+  return true;
+}
+
+bool MainWindow::saveProject(const QString& path) {
+  ProjectFile project;
+  project.model = currentPath();
+  project.dataset = dataset_path_;
+  project.graph_path = graph_view_->breadcrumbIndices();
+  project.window_state = saveState(kLayoutVersion);
+  project.geometry = saveGeometry();
+  for (const ProjectSection& section : sections_) {
+    if (section.save) project.sections[section.key] = section.save();
+  }
+  QString error;
+  if (!write_project_file(path, project, &error)) {
+    showError(error);
+    return false;
+  }
+  project_path_ = QFileInfo(path).absoluteFilePath();
+  addRecentFile(project_path_);
+  updateTitle();
+  statusBar()->showMessage(tr("Saved project %1").arg(QFileInfo(path).fileName()), 5000);
+  return true;
+}
+
+bool MainWindow::openProject(const QString& path) {
+  ProjectFile project;
+  QString error;
+  if (!read_project_file(path, &project, &error)) {
+    showError(error);
+    return false;
+  }
+  // Open everything first; a missing model or dataset is reported but the
+  // rest of the project (layout, sections) still applies.
+  bool ok = true;
+  if (!project.model.isEmpty()) ok = openModel(project.model) && ok;
+  if (!project.dataset.isEmpty()) ok = openDataset(project.dataset) && ok;
+  if (model_ && !project.graph_path.isEmpty() && project.graph_path.first() == 0) {
+    for (int i = 1; i < project.graph_path.size(); ++i) {
+      graph_view_->openSubgraph(project.graph_path[i]);
+    }
+  }
+  if (!project.window_state.isEmpty()) restoreState(project.window_state, kLayoutVersion);
+  if (!project.geometry.isEmpty()) restoreGeometry(project.geometry);
+  for (const ProjectSection& section : sections_) {
+    if (section.load) section.load(project.sections.value(section.key));
+  }
+  project_path_ = QFileInfo(path).absoluteFilePath();
+  addRecentFile(project_path_);
+  updateTitle();
+  if (ok) statusBar()->showMessage(tr("Opened project %1").arg(QFileInfo(path).fileName()), 5000);
+  return ok;
 }
 
 QString MainWindow::currentPath() const {
@@ -198,10 +433,46 @@ void MainWindow::showOpenDialog() {
   const QString start = model_ ? QFileInfo(currentPath()).absolutePath()
                                : settings.value(kOpenDirKey, QDir::homePath()).toString();
   const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open Model"), start, tr("Models (*.tflite *.circle);;All files (*)"));
+      this, tr("Open"), start,
+      tr("Models, datasets and projects (*.tflite *.circle *.ts *.arff *.csv *.npy *.npz "
+         "*.gruwb);;Models (*.tflite *.circle);;Datasets (*.ts *.arff *.csv *.npy *.npz);;"
+         "Projects (*.gruwb);;All files (*)"));
   if (path.isEmpty()) return;
   settings.setValue(kOpenDirKey, QFileInfo(path).absolutePath());
-  openModel(path);
+  openFile(path);
+}
+
+void MainWindow::showSaveProjectDialog() {
+  QString start = project_path_;
+  if (start.isEmpty() && model_) {
+    start = QFileInfo(currentPath()).absolutePath() + "/" +
+            QFileInfo(currentPath()).completeBaseName() + ".gruwb";
+  }
+  QString path =
+      QFileDialog::getSaveFileName(this, tr("Save Project"), start, tr("Projects (*.gruwb)"));
+  if (path.isEmpty()) return;
+  if (!isProjectFileName(path)) path += ".gruwb";
+  saveProject(path);
+}
+
+void MainWindow::showExportDialog() {
+  if (!model_) return;
+  QSettings settings;
+  const QString base = QFileInfo(currentPath()).completeBaseName();
+  const QString start =
+      settings.value("exportDirectory", QFileInfo(currentPath()).absolutePath()).toString() + "/" +
+      base + ".png";
+  QString selected;
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export Graph"), start, tr("PNG image (*.png);;SVG drawing (*.svg)"), &selected);
+  if (path.isEmpty()) return;
+  settings.setValue("exportDirectory", QFileInfo(path).absolutePath());
+  QString error;
+  if (!graph_view_->exportImage(path, &error)) {
+    showError(error);
+    return;
+  }
+  statusBar()->showMessage(tr("Exported %1").arg(QFileInfo(path).fileName()), 5000);
 }
 
 QStringList MainWindow::recentFiles() const {
@@ -218,13 +489,15 @@ void MainWindow::addRecentFile(const QString& path) {
 }
 
 void MainWindow::rebuildRecentMenu() {
+  // Old entries also live on the window (for their shortcuts): drop them.
+  for (QAction* action : recent_menu_->actions()) removeAction(action);
   recent_menu_->clear();
   const QStringList files = recentFiles();
   for (int i = 0; i < files.size() && i < kMaxRecentFiles; ++i) {
     const QString path = files[i];
     QAction* action =
         recent_menu_->addAction(QString("&%1  %2").arg(i + 1).arg(QFileInfo(path).fileName()), this,
-                                [this, path] { openModel(path); });
+                                [this, path] { openFile(path); });
     action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
     action->setToolTip(path);
     action->setStatusTip(path);
@@ -243,12 +516,20 @@ void MainWindow::rebuildRecentMenu() {
 
 void MainWindow::updateTitle() {
   const QString app = tr("GRU Workbench");
-  setWindowTitle(model_ ? QString("%1 — %2").arg(QFileInfo(currentPath()).fileName(), app) : app);
+  QString title = app;
+  if (model_) title = QString("%1 — %2").arg(QFileInfo(currentPath()).fileName(), app);
+  if (!project_path_.isEmpty()) {
+    title = QString("%1 [%2]").arg(title, QFileInfo(project_path_).fileName());
+  }
+  setWindowTitle(title);
   path_label_->setText(currentPath());
+  dataset_label_->setText(dataset_path_.isEmpty()
+                              ? QString()
+                              : tr("dataset: %1").arg(QFileInfo(dataset_path_).fileName()));
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
-  if (!modelFileFrom(event->mimeData()).isEmpty()) {
+  if (!openableFileFrom(event->mimeData()).isEmpty()) {
     event->acceptProposedAction();
     return;
   }
@@ -257,14 +538,16 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
   event->ignore();
   const QString other = firstLocalFile(event->mimeData());
   if (!other.isEmpty()) {
-    statusBar()->showMessage(tr("%1: not a model file (GRU Workbench opens .tflite and .circle)")
-                                 .arg(QFileInfo(other).fileName()),
-                             5000);
+    statusBar()->showMessage(
+        tr("%1: not a model, dataset or project file (GRU Workbench opens .tflite, .circle, .ts, "
+           ".arff, .csv, .npy, .npz and .gruwb)")
+            .arg(QFileInfo(other).fileName()),
+        5000);
   }
 }
 
 void MainWindow::dragMoveEvent(QDragMoveEvent* event) {
-  if (!modelFileFrom(event->mimeData()).isEmpty()) {
+  if (!openableFileFrom(event->mimeData()).isEmpty()) {
     event->acceptProposedAction();
   } else {
     event->ignore();
@@ -272,20 +555,32 @@ void MainWindow::dragMoveEvent(QDragMoveEvent* event) {
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
-  const QString path = modelFileFrom(event->mimeData());
+  const QString path = openableFileFrom(event->mimeData());
   if (path.isEmpty()) {
     // Refused at drag-enter already; only a synthetic drop gets here.
     event->ignore();
     return;
   }
   event->acceptProposedAction();
-  openModel(path);
+  openFile(path);
+}
+
+void MainWindow::saveSettings() {
+  QSettings settings;
+  settings.setValue(kGeometryKey, saveGeometry());
+  settings.setValue(kStateKey, saveState(kLayoutVersion));
+  settings.setValue(kSplitterKey, report_view_->splitter()->saveState());
+}
+
+void MainWindow::restoreSettings() {
+  QSettings settings;
+  if (!restoreGeometry(settings.value(kGeometryKey).toByteArray())) resize(1366, 768);
+  restoreState(settings.value(kStateKey).toByteArray(), kLayoutVersion);
+  report_view_->splitter()->restoreState(settings.value(kSplitterKey).toByteArray());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  QSettings settings;
-  settings.setValue(kGeometryKey, saveGeometry());
-  settings.setValue(kSplitterKey, report_view_->splitter()->saveState());
+  saveSettings();
   QMainWindow::closeEvent(event);
 }
 

@@ -1,23 +1,38 @@
 #pragma once
-// The gru-workbench main window: opens .tflite/.circle models (File > Open,
-// recent files, drag-and-drop, command line) and shows their analyzer report.
-// A file that fails to load never replaces the model already open: the error
-// goes to the status bar and to a dismissible banner above the report.
+// The gru-workbench main window. The graph of the open model fills the
+// centre; the model tree/report, tensor inspector and size view are dock
+// panels whose layout persists (QSettings) and travels in .gruwb project
+// files. Models (.tflite/.circle), datasets (.ts/.arff/.csv/.npy/.npz) and
+// projects (.gruwb) open from File > Open, recent files (Ctrl+1..9),
+// drag-and-drop and the command line. A file that fails to load never
+// replaces what is open: the error goes to the status bar and a banner.
+//
+// Workspaces (e.g. training) plug in through addDock(), viewMenu(),
+// addProjectSection() and the modelChanged()/datasetChanged() signals; see
+// createWorkspaces() in main_window.cpp for where they are constructed.
 
+#include <QJsonValue>
 #include <QMainWindow>
 #include <QStringList>
+#include <functional>
 #include <memory>
+#include <vector>
 
+#include "engine/tools/analyzer.h"
 #include "engine/tools/model_file.h"
 
 class QAction;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QStackedWidget;
 
 namespace gruwb::views {
+class GraphView;
 class ModelReportView;
-}
+class SizeView;
+class TensorInspector;
+}  // namespace gruwb::views
 
 namespace gruwb::gui {
 
@@ -26,6 +41,8 @@ class MainWindow : public QMainWindow {
 
  public:
   static constexpr int kMaxRecentFiles = 9;
+  // Bump when the dock set changes so an old saved layout is not applied.
+  static constexpr int kLayoutVersion = 2;
 
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -35,16 +52,58 @@ class MainWindow : public QMainWindow {
   bool openModel(const QString& path);
   // Loads the current model's file again (it may have changed on disk).
   bool reloadModel();
+  // Remembers `path` as the session's dataset (checked by the dataset
+  // loader); false with the error shown when it cannot be read.
+  bool openDataset(const QString& path);
+  // Opens a model, dataset or project by its file name.
+  bool openFile(const QString& path);
+  // Project files: the open model, dataset, graph place, layout and sections.
+  bool saveProject(const QString& path);
+  bool openProject(const QString& path);
 
-  // True for the file names the window opens (.tflite, .circle).
-  static bool isModelFileName(const QString& path);
+  static bool isModelFileName(const QString& path);    // .tflite, .circle
+  static bool isDatasetFileName(const QString& path);  // .ts, .arff, .csv, .npy, .npz
+  static bool isProjectFileName(const QString& path);  // .gruwb
+  static bool isOpenableFileName(const QString& path);
 
   QString currentPath() const;  // "" when no model is open
+  QString datasetPath() const { return dataset_path_; }
+  QString projectPath() const { return project_path_; }
   QStringList recentFiles() const;
   QString errorText() const;  // the banner's text; "" when no error is shown
+
+  // The open model (null when none) and its analyzer report.
+  const tools::LoadedModel* model() const { return model_.get(); }
+  const tools::AnalyzerReport& report() const { return report_; }
+
+  // --- Hooks for workspaces -------------------------------------------------
+  // Wraps `widget` in a dock named `object_name` (stable: the saved layout
+  // refers to it), adds its toggle to the View menu and returns the dock.
+  QDockWidget* addDock(QWidget* widget, const QString& title, const QString& object_name,
+                       Qt::DockWidgetArea area);
+  QMenu* viewMenu() const { return view_menu_; }
+  // `save` is called when a project is saved, its value stored under `key`;
+  // `load` gets that value back when a project opens (Null when absent).
+  void addProjectSection(const QString& key, std::function<QJsonValue()> save,
+                         std::function<void(const QJsonValue&)> load);
+
+  views::GraphView* graphView() const { return graph_view_; }
   views::ModelReportView* reportView() const { return report_view_; }
+  views::TensorInspector* tensorInspector() const { return inspector_; }
+  views::SizeView* sizeView() const { return size_view_; }
+  QDockWidget* dock(const QString& object_name) const;
   QMenu* recentMenu() const { return recent_menu_; }
   QAction* reloadAction() const { return reload_action_; }
+  QAction* findAction() const { return find_action_; }
+  QAction* exportAction() const { return export_action_; }
+
+  // Applies/records the layout the way closing and reopening the app does.
+  void saveSettings();
+  void restoreSettings();
+
+ signals:
+  void modelChanged(const QString& path);
+  void datasetChanged(const QString& path);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -53,23 +112,48 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
+  struct ProjectSection {
+    QString key;
+    std::function<QJsonValue()> save;
+    std::function<void(const QJsonValue&)> load;
+  };
+
   void createActions();
   void createCentralArea();
+  void createDocks();
+  void createWorkspaces();
+  void connectViews();
   void showOpenDialog();
+  void showSaveProjectDialog();
+  void showExportDialog();
   void showError(const QString& message);
   void hideError();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
   void updateTitle();
+  void selectReportRow(int subgraph, int op);
+  void markRnnCells();
 
   std::unique_ptr<tools::LoadedModel> model_;  // the open document; null when none
+  tools::AnalyzerReport report_;
+  QString dataset_path_;
+  QString project_path_;
+  std::vector<ProjectSection> sections_;
+
+  views::GraphView* graph_view_ = nullptr;
   views::ModelReportView* report_view_ = nullptr;
-  QStackedWidget* pages_ = nullptr;  // placeholder until a model is open, then the report
+  views::TensorInspector* inspector_ = nullptr;
+  views::SizeView* size_view_ = nullptr;
+  QStackedWidget* pages_ = nullptr;  // placeholder until a model is open, then the graph
   QWidget* error_banner_ = nullptr;
   QLabel* error_label_ = nullptr;
-  QLabel* path_label_ = nullptr;  // permanent status-bar field with the open file
+  QLabel* path_label_ = nullptr;     // permanent status-bar field with the open file
+  QLabel* dataset_label_ = nullptr;  // permanent status-bar field with the dataset
+  QMenu* view_menu_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   QAction* reload_action_ = nullptr;
+  QAction* find_action_ = nullptr;
+  QAction* export_action_ = nullptr;
 };
 
 }  // namespace gruwb::gui

@@ -5,20 +5,29 @@
 
 #include <QAction>
 #include <QBuffer>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMimeData>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QUrl>
 #include <QtTest>
 
+#include "app/gui/project_file.h"
+#include "views/graph_view.h"
 #include "views/model_report_view.h"
+#include "views/size_view.h"
+#include "views/tensor_inspector.h"
 
 using gruwb::gui::MainWindow;
 using gruwb::views::ModelReportView;
@@ -131,7 +140,8 @@ class MainWindowTest : public QObject {
     QVERIFY(window.openModel(kHello));
     const QString readme = QString(GRUWB_SHARED_DIR) + "/data/models/tflite/README.md";
     QVERIFY(!dragFile(&window, readme, /*drop=*/false));  // refused at drag-enter
-    QVERIFY2(window.statusBar()->currentMessage().contains("README.md: not a model file"),
+    QVERIFY2(window.statusBar()->currentMessage().contains(
+                 "README.md: not a model, dataset or project file"),
              qPrintable(window.statusBar()->currentMessage()));
     dragFile(&window, readme);  // a drop that arrives anyway changes nothing
     QCOMPARE(window.currentPath(), kHello);
@@ -211,6 +221,139 @@ class MainWindowTest : public QObject {
     QCOMPARE(window.reportView()->subgraphCount(), 3);
     QCOMPARE(window.currentPath(), path);
     QVERIFY(window.statusBar()->currentMessage().contains("changing.tflite"));
+  }
+
+  void droppedModelFillsGraphInspectorAndSizeView() {
+    MainWindow window;
+    QSignalSpy changed(&window, &MainWindow::modelChanged);
+    const QString gesture =
+        QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_while.tflite";
+    QVERIFY(dragFile(&window, gesture));
+    QCOMPARE(window.currentPath(), gesture);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(changed.last().at(0).toString(), gesture);
+    QCOMPARE(window.graphView()->currentSubgraph(), 0);
+    const auto& main = window.report().subgraphs[0];
+    QCOMPARE(window.graphView()->nodeCount(),
+             static_cast<int>(main.inputs.size() + main.ops.size() + main.outputs.size()));
+    QVERIFY(window.sizeView()->arenas().inference_ok);
+    // A tensor chosen in the model tree shows in the inspector.
+    emit window.reportView()->tensorSelected(0, main.outputs[0]);
+    QCOMPARE(window.tensorInspector()->tensor(), main.outputs[0]);
+  }
+
+  void droppedDatasetIsRemembered() {
+    MainWindow window;
+    QSignalSpy changed(&window, &MainWindow::datasetChanged);
+    const QString data = QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts";
+    QVERIFY(dragFile(&window, data));
+    QCOMPARE(window.datasetPath(), data);
+    QCOMPARE(changed.count(), 1);
+    QVERIFY(window.recentFiles().contains(data));
+    QVERIFY(window.currentPath().isEmpty());  // a dataset does not replace the model
+    QVERIFY(!window.openDataset(temp_.filePath("missing.csv")));
+    QCOMPARE(window.datasetPath(), data);
+    QVERIFY(window.errorText().contains("missing.csv"));
+  }
+
+  void shortcutsExist() {
+    MainWindow window;
+    QCOMPARE(window.findAction()->shortcut(), QKeySequence(QKeySequence::Find));
+    QCOMPARE(window.exportAction()->shortcut(), QKeySequence("Ctrl+Shift+E"));
+    QCOMPARE(window.reloadAction()->shortcut(), QKeySequence(Qt::Key_F5));
+    QVERIFY(!window.exportAction()->isEnabled());
+    QVERIFY(window.openModel(kWhile));
+    QVERIFY(window.exportAction()->isEnabled());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.findAction()->trigger();
+    QVERIFY(window.graphView()->findField()->hasFocus());
+  }
+
+  void dockLayoutPersistsAcrossWindows() {
+    {
+      MainWindow window;
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      QVERIFY(window.dock("modelDock") && window.dock("tensorDock") && window.dock("sizeDock"));
+      window.dock("sizeDock")->hide();
+      window.dock("modelDock")->setFloating(true);
+      window.close();  // saves like quitting the app does
+    }
+    MainWindow again;
+    again.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&again));
+    QVERIFY(again.dock("sizeDock")->isHidden());
+    QVERIFY(again.dock("modelDock")->isFloating());
+    QVERIFY(!again.dock("tensorDock")->isHidden());
+  }
+
+  void projectFileRoundTrip() {
+    const QString project = temp_.filePath("session.gruwb");
+    const QString data = QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts";
+    {
+      MainWindow window;
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      int saved_calls = 0;
+      window.addProjectSection(
+          "experiments",
+          [&] {
+            ++saved_calls;
+            return QJsonValue(QJsonArray{QJsonObject{{"name", "fc only"}, {"lr", 0.01}}});
+          },
+          nullptr);
+      QVERIFY(window.openModel(kWhile));
+      QVERIFY(window.openDataset(data));
+      QVERIFY(window.graphView()->activateNode([&] {
+        for (int n = 0; n < window.graphView()->nodeCount(); ++n) {
+          if (window.graphView()->graph().nodes[n].title == "WHILE") return n;
+        }
+        return -1;
+      }()));
+      window.dock("tensorDock")->hide();
+      QVERIFY(window.saveProject(project));
+      QCOMPARE(saved_calls, 1);
+      QCOMPARE(window.projectPath(), project);
+    }
+    // The file is JSON with paths relative to it.
+    gruwb::gui::ProjectFile read;
+    QString error;
+    QVERIFY2(gruwb::gui::read_project_file(project, &read, &error), qPrintable(error));
+    QCOMPARE(read.model, kWhile);
+    QCOMPARE(read.dataset, data);
+    QCOMPARE(read.graph_path.size(), 2);
+    QFile raw(project);
+    QVERIFY(raw.open(QIODevice::ReadOnly));
+    QVERIFY(!raw.readAll().contains(QFile::encodeName(temp_.path())));
+
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QJsonValue loaded;
+    window.addProjectSection("experiments", nullptr, [&](const QJsonValue& v) { loaded = v; });
+    QVERIFY(window.openFile(project));
+    QCOMPARE(window.currentPath(), kWhile);
+    QCOMPARE(window.datasetPath(), data);
+    QCOMPARE(window.graphView()->breadcrumbIndices(), read.graph_path);
+    QVERIFY(window.dock("tensorDock")->isHidden());
+    QCOMPARE(loaded.toArray().at(0).toObject().value("name").toString(), QString("fc only"));
+    QVERIFY(window.windowTitle().contains("session.gruwb"));
+  }
+
+  void badProjectFilesAreErrors() {
+    MainWindow window;
+    QVERIFY(window.openModel(kHello));
+    const QString junk = temp_.filePath("junk.gruwb");
+    QVERIFY(writeFile(junk, "{\"format\": \"something-else\"}"));
+    QVERIFY(!window.openProject(junk));
+    QVERIFY2(window.errorText().contains("junk.gruwb: not a project file"),
+             qPrintable(window.errorText()));
+    const QString broken = temp_.filePath("broken.gruwb");
+    QVERIFY(writeFile(broken, "{\"format\": "));
+    QVERIFY(!window.openProject(broken));
+    QVERIFY(window.errorText().contains("broken.gruwb"));
+    QCOMPARE(window.currentPath(), kHello);
   }
 
   void recentFilesKeepTheLastNineNewestFirst() {
