@@ -195,10 +195,11 @@ class GraphNodeItem : public QGraphicsItem {
     painter->setBrush(Qt::white);
     painter->drawRoundedRect(box, 4, 4);
     // Header band with the op name and its index.
-    QPainterPath head;
-    head.addRoundedRect(QRectF(0, 0, size_.width(), header_h_), 4, 4);
-    head.addRect(QRectF(0, header_h_ / 2, size_.width(), header_h_ / 2));
-    painter->fillPath(head.simplified(), header);
+    // Rounded top corners, square bottom edge.
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(header);
+    painter->drawRoundedRect(QRectF(0, 0, size_.width(), header_h_), 4, 4);
+    painter->drawRect(QRectF(0, header_h_ / 2, size_.width(), header_h_ / 2));
     painter->setPen(Qt::white);
     painter->setFont(m.bold);
     painter->drawText(QRectF(m.pad, 0, size_.width() - 2 * m.pad, header_h_),

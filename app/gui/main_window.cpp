@@ -326,8 +326,8 @@ void MainWindow::markRnnCells() {
   const tools::DetectionReport cells = tools::detect_rnn_cells(def);
   for (const tools::DetectedCell& cell : cells.cells) {
     graph_view_->setOpNote(cell.subgraph, cell.op,
-                           tr("%1 cell (%2): fuse to one op with gruwb fuse")
-                               .arg(QString::fromStdString(cell.summary))
+                           tr("%1 cell (%2): fuse with gruwb fuse")
+                               .arg(QString::fromStdString(cell.summary).section(',', 0, 0))
                                .arg(tools::cell_form_name(cell.form)));
   }
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Regenerates the README screenshots with the real app under the offscreen
+# platform: each view at 1366x768 and at 4K (3840x2160, scale factor 2 as on
+# a HiDPI monitor). Usage: docs/screenshots/take_screenshots.sh <build-dir>
+set -euo pipefail
+build=${1:?usage: $0 <build-dir>}
+app="$build/app/gui/gru-workbench"
+here=$(cd "$(dirname "$0")" && pwd)
+samples="$here/../../resources/samples"
+# A fresh settings folder: the user's saved layout must not leak in.
+export XDG_CONFIG_HOME=$(mktemp -d)
+export QT_QPA_PLATFORM=offscreen
+trap 'rm -rf "$XDG_CONFIG_HOME"' EXIT
+
+shot() {  # name, then app arguments
+  local name=$1
+  shift
+  "$app" "$@" --size 1366x768 --screenshot "$here/${name}_1366x768.png"
+  QT_SCALE_FACTOR=2 "$app" "$@" --size 1920x1080 --screenshot "$here/${name}_3840x2160.png"
+}
+
+# Main window: the WHILE-loop GRU's main graph, model tree and tensor inspector.
+shot main_window "$samples/gesture_gru_while.tflite" --find WHILE --tensor 0:0
+# Graph view inside the WHILE body (the GRU cell, weights as badges).
+shot graph_while_body "$samples/gesture_gru_while.tflite" --subgraph 2 --find FULLY_CONNECTED
+# Tensor inspector on the fused GRU's recurrent kernel.
+shot tensor_inspector "$samples/gesture_gru_fused.tflite" --tensor 0:3 --dock tensor
+# Size view: analyzer figures, arena for inference and training.
+shot size_view "$samples/gesture_gru_while.tflite" --dock size
