@@ -24,6 +24,6 @@ shot main_window "$samples/gesture_gru_while.tflite" --find WHILE --tensor 0:0
 # Graph view inside the WHILE body (the GRU cell, weights as badges).
 shot graph_while_body "$samples/gesture_gru_while.tflite" --subgraph 2 --find FULLY_CONNECTED
 # Tensor inspector on the fused GRU's recurrent kernel.
-shot tensor_inspector "$samples/gesture_gru_fused.tflite" --tensor 0:3 --dock tensor
+shot tensor_inspector "$samples/gesture_gru_fused.tflite" --tensor 0:2 --dock tensor
 # Size view: analyzer figures, arena for inference and training.
 shot size_view "$samples/gesture_gru_while.tflite" --dock size
