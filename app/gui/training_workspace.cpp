@@ -1,0 +1,424 @@
+#include "app/gui/training_workspace.h"
+
+#include <QCoreApplication>
+#include <QDeadlineTimer>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QMainWindow>
+#include <QSettings>
+#include <QSplitter>
+#include <QThread>
+#include <atomic>
+
+#include "app/core/experiment.h"
+#include "views/curve_plot.h"
+
+namespace gruwb::gui {
+namespace {
+
+using views::ExperimentPanel;
+using Status = ExperimentPanel::Status;
+
+const QColor kStagePalette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
+                                QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
+                                QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                                QColor(0xe3, 0x77, 0xc2), QColor(0x17, 0xbe, 0xcf)};
+
+QString q(const std::string& text) { return QString::fromStdString(text); }
+
+bool isTerminal(Status status) {
+  return status == Status::kFinished || status == Status::kCancelled || status == Status::kFailed;
+}
+
+// The panel's settings as the application layer's experiment spec.
+bool toSpec(const views::ExperimentSettings& s, app::ExperimentSpec* spec, std::string* error) {
+  spec->name = s.name.toStdString();
+  spec->model_path = s.model_path.toStdString();
+  spec->build = s.model_path.isEmpty() ? s.build_spec.toStdString() : std::string();
+  spec->data_path = s.dataset_path.toStdString();
+  // A validation split gives the val curves; the file's test split (or a
+  // held-out one) gives the table's figures.
+  spec->validation_fraction = 0.2;
+  spec->seeds = s.seeds;
+  spec->first_seed = uint64_t(s.first_seed);
+  app::StageSpec defaults;
+  defaults.optimizer = s.optimizer == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
+  defaults.learning_rate = float(s.learning_rate);
+  defaults.batch_size = s.batch_size;
+  defaults.epochs = s.epochs;
+  spec->stages.clear();
+  for (const QString& stage : s.stages) {
+    app::StageSpec st = defaults;
+    if (stage.startsWith("names:")) {
+      st.name = "custom";
+      // The runner separates tensor names with ';' (names may hold commas).
+      st.scope = "names:" + stage.mid(6).split(',', Qt::SkipEmptyParts).join(';').toStdString();
+    } else {
+      st.name = stage.toStdString();
+      st.scope = st.name;
+    }
+    spec->stages.push_back(st);
+  }
+  return app::check_experiment_spec(*spec, error);
+}
+
+// Collects what a worker sees and posts it in batches, at most one post per
+// kPostIntervalMs (plus one at every run's end), so a fast training loop
+// cannot flood the GUI thread's event queue.
+class Batcher {
+ public:
+  using Post = std::function<void(WorkerBatch)>;
+  explicit Batcher(Post post) : post_(std::move(post)) { timer_.start(); }
+
+  WorkerBatch& batch() { return batch_; }
+  void maybeFlush() {
+    if (timer_.elapsed() >= TrainingWorkspace::kPostIntervalMs) flush();
+  }
+  void flush() {
+    WorkerBatch next;
+    next.status = batch_.status;
+    next.stage = batch_.stage;
+    next.progress = batch_.progress;
+    post_(std::move(batch_));
+    batch_ = std::move(next);
+    timer_.restart();
+  }
+
+ private:
+  Post post_;
+  WorkerBatch batch_;
+  QElapsedTimer timer_;
+};
+
+}  // namespace
+
+struct TrainingWorkspace::Run {
+  int id = 0;
+  views::ExperimentSettings settings;
+  app::ExperimentSpec spec;
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> paused{false};
+  std::unique_ptr<QThread> thread;
+  Status status = Status::kQueued;
+};
+
+namespace {
+
+// The worker: runs the experiment through the application layer and turns
+// its events into curve points, gradient samples and table rows.
+void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher* batcher);
+
+}  // namespace
+
+TrainingWorkspace::TrainingWorkspace(QObject* parent) : QObject(parent) { createWidgets(); }
+
+TrainingWorkspace::TrainingWorkspace(QMainWindow* window) : QObject(window) {
+  createWidgets();
+  owns_widgets_ = false;
+  const auto add_dock = [window](QWidget* widget, const QString& title, const char* name,
+                                 Qt::DockWidgetArea area) {
+    auto* dock = new QDockWidget(title, window);
+    dock->setObjectName(name);  // the saved layout refers to it
+    dock->setWidget(widget);
+    window->addDockWidget(area, dock);
+    return dock;
+  };
+  add_dock(panel_, tr("Experiments"), "experimentsDock", Qt::LeftDockWidgetArea);
+  QDockWidget* curves = add_dock(curves_, tr("Curves"), "curvesDock", Qt::BottomDockWidgetArea);
+  QDockWidget* gradients =
+      add_dock(gradient_view_, tr("Gradients"), "gradientsDock", Qt::BottomDockWidgetArea);
+  QDockWidget* comparison =
+      add_dock(comparison_, tr("Comparison"), "comparisonDock", Qt::BottomDockWidgetArea);
+  window->tabifyDockWidget(curves, gradients);
+  window->tabifyDockWidget(gradients, comparison);
+  curves->raise();
+  // The main window's document signals, when it has them (string-based so
+  // the workspace does not depend on one main window class).
+  const QMetaObject* meta = window->metaObject();
+  if (meta->indexOfSignal("modelChanged(QString)") >= 0) {
+    connect(window, SIGNAL(modelChanged(QString)), this, SLOT(onModelChanged(QString)));
+  }
+  if (meta->indexOfSignal("datasetChanged(QString)") >= 0) {
+    connect(window, SIGNAL(datasetChanged(QString)), this, SLOT(onDatasetChanged(QString)));
+  }
+  QSettings settings;
+  restoreSettings(settings);
+}
+
+void TrainingWorkspace::onModelChanged(const QString& path) { panel_->setModelPath(path); }
+
+void TrainingWorkspace::onDatasetChanged(const QString& path) { panel_->setDatasetPath(path); }
+
+TrainingWorkspace::~TrainingWorkspace() {
+  for (const auto& run : runs_) {
+    run->cancel = true;
+    run->paused = false;
+  }
+  for (const auto& run : runs_) {
+    if (run->thread) run->thread->wait();
+  }
+  if (!owns_widgets_) {
+    QSettings settings;
+    saveSettings(settings);
+    return;
+  }
+  delete panel_;
+  delete curves_;
+  delete gradient_view_;
+  delete comparison_;
+}
+
+QWidget* TrainingWorkspace::curvesWidget() const { return curves_; }
+
+void TrainingWorkspace::createWidgets() {
+  panel_ = new views::ExperimentPanel;
+  panel_->setObjectName("experimentPanel");
+  loss_plot_ = new views::CurvePlot(tr("Loss"), tr("cross entropy"));
+  loss_plot_->setObjectName("lossPlot");
+  accuracy_plot_ = new views::CurvePlot(tr("Accuracy"), tr("accuracy"));
+  accuracy_plot_->setObjectName("accuracyPlot");
+  accuracy_plot_->setSmoothing(0);  // one point per epoch: nothing to smooth
+  curves_ = new QSplitter(Qt::Horizontal);
+  curves_->setObjectName("curves");
+  curves_->addWidget(loss_plot_);
+  curves_->addWidget(accuracy_plot_);
+  gradient_view_ = new views::GradientView;
+  gradient_view_->setObjectName("gradientView");
+  comparison_ = new views::ComparisonTable;
+  comparison_->setObjectName("comparisonTable");
+  connect(panel_, &views::ExperimentPanel::startRequested, this,
+          [this](const views::ExperimentSettings& s) { startExperiment(s); });
+  connect(panel_, &views::ExperimentPanel::pauseRequested, this,
+          &TrainingWorkspace::pauseExperiment);
+  connect(panel_, &views::ExperimentPanel::stopRequested, this, &TrainingWorkspace::stopExperiment);
+}
+
+int TrainingWorkspace::startExperiment(const views::ExperimentSettings& settings) {
+  auto run = std::make_shared<Run>();
+  run->id = next_id_++;
+  run->settings = settings;
+  panel_->addExperiment(run->id, settings.name, settings.stages);
+  runs_.insert(run->id, run);
+  std::string error;
+  if (!toSpec(settings, &run->spec, &error)) {
+    WorkerBatch failed;
+    failed.status = Status::kFailed;
+    failed.error = q(error);
+    apply(run->id, failed);
+    return run->id;
+  }
+  const int id = run->id;
+  // The worker posts to this object; the destructor joins every worker
+  // before the object goes, so the pointer outlives all posts.
+  TrainingWorkspace* self = this;
+  run->thread.reset(QThread::create([run, self, id] {
+    Batcher batcher([self, id](WorkerBatch batch) {
+      QMetaObject::invokeMethod(
+          self, [self, id, batch = std::move(batch)] { self->apply(id, batch); },
+          Qt::QueuedConnection);
+    });
+    runOnWorker(run, &batcher);
+  }));
+  run->thread->setObjectName(QStringLiteral("experiment %1").arg(id));
+  run->status = Status::kRunning;
+  panel_->setExperimentState(id, Status::kRunning, settings.stages.value(0), tr("starting"));
+  run->thread->start(QThread::LowPriority);
+  return id;
+}
+
+void TrainingWorkspace::pauseExperiment(int id, bool pause) {
+  auto it = runs_.find(id);
+  if (it == runs_.end() || isTerminal((*it)->status)) return;
+  (*it)->paused = pause;
+  (*it)->status = pause ? Status::kPaused : Status::kRunning;
+  panel_->setExperimentState(id, (*it)->status, QString(), panel_->experimentProgress(id));
+}
+
+void TrainingWorkspace::stopExperiment(int id) {
+  auto it = runs_.find(id);
+  if (it == runs_.end()) return;
+  (*it)->cancel = true;
+  (*it)->paused = false;
+}
+
+bool TrainingWorkspace::isRunning() const {
+  for (const auto& run : runs_) {
+    if (!isTerminal(run->status)) return true;
+  }
+  return false;
+}
+
+bool TrainingWorkspace::waitForIdle(int timeout_ms) {
+  QDeadlineTimer deadline(timeout_ms);
+  while (isRunning() && !deadline.hasExpired()) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(1);
+  }
+  return !isRunning();
+}
+
+void TrainingWorkspace::apply(int id, const WorkerBatch& batch) {
+  auto it = runs_.find(id);
+  if (it == runs_.end()) return;
+  Run& run = **it;
+  for (const CurvePoint& p : batch.points) {
+    views::CurvePlot* plot = p.accuracy ? accuracy_plot_ : loss_plot_;
+    if (!plot->seriesNames().contains(p.series)) {
+      // One colour per experiment stage; validation dashed.
+      const QString key = p.series.section(' ', 0, -2);
+      if (!stage_colors_.contains(key)) stage_colors_.insert(key, stage_colors_.size());
+      const QColor color =
+          kStagePalette[stage_colors_[key] % (sizeof kStagePalette / sizeof kStagePalette[0])];
+      plot->setSeriesStyle(p.series, color,
+                           p.series.endsWith(" val") ? Qt::DashLine : Qt::SolidLine);
+    }
+    plot->addPoint(p.series, p.step, p.value);
+  }
+  for (const auto& g : batch.weight_gradients) gradient_view_->addWeightGradient(g);
+  for (const auto& g : batch.state_gradients) gradient_view_->addStateGradient(g);
+  for (const auto& r : batch.stage_results) comparison_->setStageResult(r);
+  if (!batch.error.isEmpty()) last_error_ = batch.error;
+  // A pause the user asked for wins over the worker's "running".
+  Status status = batch.status;
+  if (run.paused && status == Status::kRunning) status = Status::kPaused;
+  const bool finished = isTerminal(status) && !isTerminal(run.status);
+  run.status = status;
+  const QString progress = batch.error.isEmpty() ? batch.progress : batch.error;
+  panel_->setExperimentState(id, status, batch.stage, progress);
+  if (finished) emit experimentFinished(id, status);
+}
+
+void TrainingWorkspace::saveSettings(QSettings& settings) const {
+  panel_->saveSettings(settings, "training/experiment");
+  loss_plot_->saveSettings(settings, "training/loss");
+  accuracy_plot_->saveSettings(settings, "training/accuracy");
+  gradient_view_->saveSettings(settings, "training/gradients");
+  settings.setValue("training/curvesSplitter", curves_->saveState());
+}
+
+void TrainingWorkspace::restoreSettings(QSettings& settings) {
+  panel_->restoreSettings(settings, "training/experiment");
+  loss_plot_->restoreSettings(settings, "training/loss");
+  accuracy_plot_->restoreSettings(settings, "training/accuracy");
+  gradient_view_->restoreSettings(settings, "training/gradients");
+  curves_->restoreState(settings.value("training/curvesSplitter").toByteArray());
+}
+
+namespace {
+
+// "exp / stage" (+ the cell in a cell comparison, + the seed when there
+// are several) from the runner's "cell stage seed N" message.
+QString runLabel(const app::ExperimentSpec& spec, const app::ExperimentEvent& event,
+                 QString* stage) {
+  const QStringList words = q(event.message).split(' ', Qt::SkipEmptyParts);
+  *stage = words.value(1);
+  QString label = q(spec.name) + " / " + *stage;
+  if (!spec.compare_cells.empty()) label += " " + words.value(0);
+  if (spec.seeds > 1) label += " s" + words.value(3);
+  return label;
+}
+
+void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher* batcher) {
+  TrainingWorkspace::Run& run = *run_ptr;
+  const app::ExperimentSpec& spec = run.spec;
+  QString label;  // "exp / stage [seed]" of the run in progress
+  QString stage;
+  const auto on_event = [&](const app::ExperimentEvent& event) {
+    // Pausing blocks the worker between steps; stopping ends the pause.
+    while (run.paused && !run.cancel) QThread::msleep(20);
+    WorkerBatch& b = batcher->batch();
+    b.status = Status::kRunning;
+    switch (event.kind) {
+      case app::ExperimentEvent::Kind::kRunStarted:
+        label = runLabel(spec, event, &stage);
+        b.stage = stage;
+        b.progress = QStringLiteral("run %1/%2").arg(event.run + 1).arg(event.runs);
+        break;
+      case app::ExperimentEvent::Kind::kTraining: {
+        const app::TrainingEvent& t = event.training;
+        // "init" only evaluates: its figures go to the table, not the curves.
+        if (stage == "init") break;
+        if (t.kind == app::TrainingEvent::Kind::kStep) {
+          b.points.append({label + " train", false, double(t.step), t.step_loss});
+          b.progress = QStringLiteral("run %1/%2, epoch %3/%4")
+                           .arg(event.run + 1)
+                           .arg(event.runs)
+                           .arg(t.epoch)
+                           .arg(t.epochs);
+        } else if (t.kind == app::TrainingEvent::Kind::kEpoch) {
+          const app::EpochMetrics& m = t.metrics;
+          const double step = double(m.steps);
+          if (m.epoch == 0) b.points.append({label + " train", false, step, m.train_loss});
+          if (m.has_accuracy) b.points.append({label + " train", true, step, m.train_accuracy});
+          if (m.has_val) {
+            b.points.append({label + " val", false, step, m.val_loss});
+            if (m.has_accuracy) b.points.append({label + " val", true, step, m.val_accuracy});
+          }
+          for (const app::GradientStats& g : m.gradients) {
+            if (m.epoch == 0) break;
+            views::WeightGradientSample s;
+            s.run = label;
+            s.step = m.steps;
+            s.weight = q(g.name);
+            s.norm = g.last_norm;
+            s.min = g.min;
+            s.max = g.max;
+            b.weight_gradients.append(s);
+          }
+        }
+        break;
+      }
+      case app::ExperimentEvent::Kind::kRunFinished: batcher->flush(); break;
+      default: break;
+    }
+    batcher->maybeFlush();
+  };
+  const app::ExperimentResult result = app::run_experiment(spec, on_event, &run.cancel);
+
+  // The table: one row per stage (mean +- std over seeds) with the summed
+  // confusion matrix of its seeds.
+  WorkerBatch& b = batcher->batch();
+  for (const app::StageSummary& s : result.summary) {
+    views::StageResult r;
+    r.experiment =
+        q(spec.name) + (s.cell.empty() || s.cell == "model" ? QString() : " " + q(s.cell));
+    r.stage = q(s.stage);
+    r.seeds = s.accuracy.count;
+    r.accuracy = s.accuracy.mean;
+    r.accuracy_std = s.accuracy.std;
+    r.cross_entropy = s.loss.mean;
+    r.cross_entropy_std = s.loss.std;
+    r.trainable_parameters = s.trainable_parameters;
+    r.training_memory_bytes = qint64(s.training_memory_bytes);
+    for (const std::string& name : result.class_names) r.class_names << q(name);
+    for (const app::StageRun& sr : result.runs) {
+      if (sr.stage != s.stage || sr.cell != s.cell || !sr.evaluated) continue;
+      const auto& confusion = sr.test_classes.confusion;
+      if (r.confusion.isEmpty()) {
+        r.confusion.resize(int(confusion.size()));
+        for (int i = 0; i < r.confusion.size(); ++i)
+          r.confusion[i].resize(int(confusion[i].size()));
+      }
+      for (size_t i = 0; i < confusion.size() && int(i) < r.confusion.size(); ++i) {
+        for (size_t j = 0; j < confusion[i].size() && int(j) < r.confusion[i].size(); ++j) {
+          r.confusion[i][j] += confusion[i][j];
+        }
+      }
+    }
+    b.stage_results.append(r);
+  }
+  switch (result.status) {
+    case app::ExperimentStatus::kCompleted: b.status = Status::kFinished; break;
+    case app::ExperimentStatus::kCancelled: b.status = Status::kCancelled; break;
+    default: b.status = Status::kFailed; break;
+  }
+  b.error = q(result.error);
+  b.stage = QString();
+  b.progress =
+      QStringLiteral("%1 runs, %2 s").arg(result.runs.size()).arg(result.seconds, 0, 'f', 1);
+  batcher->flush();
+}
+
+}  // namespace
+
+}  // namespace gruwb::gui

@@ -1,0 +1,110 @@
+#pragma once
+// The training side of gru-workbench: experiment staging, live loss and
+// accuracy curves, gradient views and the stage comparison, as dock panels
+// of the main window. Each experiment runs on its own worker thread through
+// the application layer's TrainingSession (app/core/training_session.h); the
+// worker batches what it sees (step losses, epoch metrics, the engine
+// observer's gradient statistics) and posts it to the GUI thread at most
+// every kPostIntervalMs, so the UI stays responsive however fast training is.
+
+#include <QHash>
+#include <QObject>
+#include <QString>
+#include <QVector>
+#include <memory>
+
+#include "views/comparison_table.h"
+#include "views/experiment_panel.h"
+#include "views/gradient_view.h"
+
+class QMainWindow;
+class QSettings;
+class QSplitter;
+class QThread;
+class QWidget;
+
+namespace gruwb::views {
+class CurvePlot;
+}
+
+namespace gruwb::gui {
+
+// What a worker posts to the GUI thread in one go.
+struct CurvePoint {
+  QString series;         // "exp / stage train loss", ...
+  bool accuracy = false;  // accuracy plot, else loss
+  double step = 0;
+  double value = 0;
+};
+
+struct WorkerBatch {
+  QVector<CurvePoint> points;
+  QVector<views::WeightGradientSample> weight_gradients;
+  QVector<views::StateGradientSample> state_gradients;
+  QVector<views::StageResult> stage_results;
+  bool has_state = false;
+  views::ExperimentPanel::Status status = views::ExperimentPanel::Status::kRunning;
+  QString stage;
+  QString progress;
+  QString error;  // a failure, one line naming the culprit
+};
+
+class TrainingWorkspace : public QObject {
+  Q_OBJECT
+
+ public:
+  static constexpr int kPostIntervalMs = 50;
+  struct Run;  // one experiment: settings, worker thread, pause/cancel flags
+
+  // The widgets, not yet in a window (tests use them directly).
+  explicit TrainingWorkspace(QObject* parent = nullptr);
+  // Adds the docks to `window` (tabbed at the bottom, staging on the left)
+  // and follows its modelChanged(QString)/datasetChanged(QString) signals
+  // when it has them.
+  explicit TrainingWorkspace(QMainWindow* window);
+  ~TrainingWorkspace() override;  // stops running experiments and joins them
+
+  // Starts `settings` as a new experiment on a worker thread; its id.
+  int startExperiment(const views::ExperimentSettings& settings);
+  void pauseExperiment(int id, bool pause);
+  void stopExperiment(int id);
+  bool isRunning() const;
+  // Processes events until no experiment runs or `timeout_ms` passed.
+  bool waitForIdle(int timeout_ms);
+
+  views::ExperimentPanel* panel() const { return panel_; }
+  views::CurvePlot* lossPlot() const { return loss_plot_; }
+  views::CurvePlot* accuracyPlot() const { return accuracy_plot_; }
+  QWidget* curvesWidget() const;  // the loss and accuracy plots side by side
+  views::GradientView* gradientView() const { return gradient_view_; }
+  views::ComparisonTable* comparisonTable() const { return comparison_; }
+  QString lastError() const { return last_error_; }
+
+  void saveSettings(QSettings& settings) const;
+  void restoreSettings(QSettings& settings);
+
+ signals:
+  void experimentFinished(int id, views::ExperimentPanel::Status status);
+
+ private slots:
+  void onModelChanged(const QString& path);
+  void onDatasetChanged(const QString& path);
+
+ private:
+  void createWidgets();
+  void apply(int id, const WorkerBatch& batch);
+
+  views::ExperimentPanel* panel_ = nullptr;
+  views::CurvePlot* loss_plot_ = nullptr;
+  views::CurvePlot* accuracy_plot_ = nullptr;
+  QSplitter* curves_ = nullptr;
+  views::GradientView* gradient_view_ = nullptr;
+  views::ComparisonTable* comparison_ = nullptr;
+  QHash<int, std::shared_ptr<Run>> runs_;
+  QHash<QString, int> stage_colors_;  // "exp / stage" -> palette index
+  int next_id_ = 1;
+  QString last_error_;
+  bool owns_widgets_ = true;  // false once docks own them
+};
+
+}  // namespace gruwb::gui
