@@ -51,11 +51,11 @@ extern const Command kRunCommand;
 extern const Command kBuildCommand;
 extern const Command kBoardCommand;
 extern const Command kBoardSimCommand;
+extern const Command kExperimentCommand;
+extern const Command kDataCommand;
 extern const Command kGradCommand;
 extern const Command kTrainCommand;
 extern const Command kFuseCommand;
 extern const Command kExportCommand;
-extern const Command kExperimentCommand;
-extern const Command kDataCommand;
 
 }  // namespace gruwb::cli

@@ -14,10 +14,9 @@
 namespace gruwb::cli {
 
 const Command* const kCommands[] = {&kInspectCommand, &kRunCommand, &kBuildCommand, &kGradCommand,
-                                     &kTrainCommand, &kFuseCommand,
-                                     &kExportCommand,
-                                     &kBoardCommand, &kBoardSimCommand,
-                                     &kExperimentCommand, &kDataCommand};
+                                     &kTrainCommand, &kFuseCommand, &kExportCommand,
+                                     &kExperimentCommand, &kDataCommand,
+                                     &kBoardCommand, &kBoardSimCommand};
 
 const Command* find_command(const std::string& name) {
   for (const Command* command : kCommands) {

@@ -808,7 +808,6 @@ bool TrainingSession::trained_model(ModelFormat format, std::vector<uint8_t>* ou
     *error = spec_.model_label + ": " + *error;
     return false;
   }
-  fb::SubGraphT& sg = *def.subgraphs[0];
   // A buffer shared with a tensor we did not train gets its own copy.
   std::vector<int> users(def.buffers.size(), 0);
   for (const auto& subgraph : def.subgraphs) {
@@ -819,7 +818,11 @@ bool TrainingSession::trained_model(ModelFormat format, std::vector<uint8_t>* ou
   Trainer& t = const_cast<Trainer&>(s.trainer);
   for (int w = 0; w < t.weight_count(); ++w) {
     const Tensor* weight = t.weight(w);
-    fb::TensorT& tensor = *sg.tensors[static_cast<size_t>(t.weight_tensor_index(w))];
+    // Weights of a WHILE body live in that body's subgraph, not in subgraph 0.
+    int subgraph = 0, index = 0;
+    t.weight_location(w, &subgraph, &index);
+    fb::TensorT& tensor =
+        *def.subgraphs[static_cast<size_t>(subgraph)]->tensors[static_cast<size_t>(index)];
     const uint8_t* bytes = weight->data;
     std::vector<uint8_t> data(bytes, bytes + weight->bytes);
     if (tensor.buffer == 0 || tensor.buffer >= def.buffers.size()) {

@@ -10,6 +10,7 @@
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QTextStream>
+#include <cmath>
 #include <cstring>
 
 #include "engine/tools/model_builder.h"
@@ -232,6 +233,84 @@ TEST(GruwbTrainTest, SameSeedSameModelAndSavedWeightsGiveTheReportedAccuracy) {
   const QList<QJsonObject> metrics = read_jsonl(d.dir.filePath("a.jsonl"));
   ASSERT_EQ(metrics.size(), 3);
   EXPECT_DOUBLE_EQ(metrics.back()["val_accuracy"].toDouble(), correct / 40.0);
+}
+
+// The shipped gesture GRU as a WHILE loop and as one fused op hold the same
+// weights (resources/samples/README.md): trained alike, the saved files must
+// compute the same function, so the loop body's new weights reach the file.
+TEST(GruwbTrainTest, WhileAndFusedSamplesTrainedAlikeSaveTheSameFunction) {
+  QTemporaryDir dir;
+  constexpr int kCount = 8, kT = 60, kF = 3;
+  Samples s;
+  s.count = kCount;
+  uint32_t state = 12345;  // LCG: deterministic wrist-like values in [-1, 1)
+  for (int i = 0; i < kCount * kT * kF; ++i) {
+    state = state * 1664525u + 1013904223u;
+    s.x.push_back(static_cast<float>(state >> 8) / 8388608.0f - 1.0f);
+  }
+  for (int i = 0; i < kCount; ++i) s.y.push_back(i % 4);
+  tools::NpyArray x;
+  x.dtype = "<f4";
+  x.shape = {kCount, kT, kF};
+  x.data.resize(s.x.size() * 4);
+  std::memcpy(x.data.data(), s.x.data(), x.data.size());
+  std::string error;
+  ASSERT_TRUE(tools::write_npy(dir.filePath("x.npy").toStdString(), x, &error)) << error;
+  const QString y = write_y(dir, "y.npy", s);
+
+  const QString samples = QString(GRUWB_SOURCE_DIR) + "/resources/samples/";
+  std::vector<float> outputs[2];
+  const char* names[2] = {"gesture_gru_while.tflite", "gesture_gru_fused.tflite"};
+  for (int m = 0; m < 2; ++m) {
+    const QString out = dir.filePath(QString("trained_%1.tflite").arg(m));
+    const CliResult r = run_gruwb({"train",
+                                   samples + names[m],
+                                   "--inputs",
+                                   dir.filePath("x.npy"),
+                                   "--labels",
+                                   y,
+                                   "--train",
+                                   "all",
+                                   "--optimizer",
+                                   "adam",
+                                   "--lr",
+                                   "0.01",
+                                   "--batch",
+                                   "4",
+                                   "--epochs",
+                                   "2",
+                                   "--seed",
+                                   "3",
+                                   "--quiet",
+                                   "-o",
+                                   out});
+    ASSERT_EQ(r.exit_code, 0) << names[m] << ": " << r.err.toStdString();
+    tools::LoadedModel loaded;
+    ASSERT_TRUE(tools::load_model_file(out.toStdString(), &loaded, &error)) << error;
+    tools::ModelRunner runner;
+    ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
+    for (int i = 0; i < kCount; ++i) {
+      std::memcpy(runner.interpreter().input(0)->data, s.x.data() + i * kT * kF,
+                  kT * kF * sizeof(float));
+      ASSERT_TRUE(runner.invoke(&error)) << error;
+      const float* p = runner.interpreter().output(0)->f32();
+      outputs[m].insert(outputs[m].end(), p, p + 4);
+    }
+  }
+  ASSERT_EQ(outputs[0].size(), outputs[1].size());
+  for (size_t i = 0; i < outputs[0].size(); ++i) EXPECT_NEAR(outputs[0][i], outputs[1][i], 1e-4);
+
+  // And training changed the loop model: its output differs from the shipped one.
+  tools::LoadedModel original;
+  ASSERT_TRUE(tools::load_model_file((samples + names[0]).toStdString(), &original, &error));
+  tools::ModelRunner runner;
+  ASSERT_TRUE(runner.prepare(original.model, &error)) << error;
+  std::memcpy(runner.interpreter().input(0)->data, s.x.data(), kT * kF * sizeof(float));
+  ASSERT_TRUE(runner.invoke(&error)) << error;
+  const float* p = runner.interpreter().output(0)->f32();
+  float difference = 0.f;
+  for (int c = 0; c < 4; ++c) difference += std::fabs(p[c] - outputs[0][static_cast<size_t>(c)]);
+  EXPECT_GT(difference, 1e-3f);
 }
 
 TEST(GruwbTrainTest, BadInputIsNamed) {
