@@ -25,6 +25,7 @@
 #include <QVBoxLayout>
 
 #include "app/gui/project_file.h"
+#include "app/gui/training_workspace.h"
 #include "engine/tools/analyzer.h"
 #include "engine/tools/model_writer.h"
 #include "engine/tools/rnn_detector.h"
@@ -215,9 +216,9 @@ void MainWindow::createDocks() {
 }
 
 void MainWindow::createWorkspaces() {
-  // Workspaces that install their own docks construct here, after the
-  // built-in docks and before the saved layout is restored, e.g.
-  //   new views::TrainingWorkspace(this);
+  // Workspaces install their own docks here, after the built-in docks and
+  // before the saved layout is restored.
+  new TrainingWorkspace(this);
 }
 
 void MainWindow::addProjectSection(const QString& key, std::function<QJsonValue()> save,
