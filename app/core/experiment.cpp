@@ -276,7 +276,8 @@ void summarize(ExperimentResult* result) {
 }
 
 ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCallback& callback,
-                                const std::atomic<bool>* cancel, const std::string& autosave_path) {
+                                const std::atomic<bool>* cancel, const std::string& autosave_path,
+                                TrainingObserver* observer) {
   ExperimentResult result;
   result.spec = spec;
   result.started = utc_now();
@@ -424,6 +425,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         ts.epochs = train_stage ? stage.epochs : 0;
         ts.seed = seed;
         ts.early_stopping.patience = stage.patience;
+        ts.observer = observer;
         TrainingSession session;
         const bool has_val = val.count() > 0;
         bool ok = set_trainable_scope(scope, &ts, &error) &&

@@ -144,7 +144,8 @@ using ExperimentCallback = std::function<void(const ExperimentEvent&)>;
 // every run, so a cancel or crash loses at most the run in progress.
 ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCallback& callback,
                                 const std::atomic<bool>* cancel,
-                                const std::string& autosave_path = "");
+                                const std::string& autosave_path = "",
+                                TrainingObserver* observer = nullptr);
 
 // The experiment on its own thread. Events arrive on that thread: GUI code
 // forwards them with QMetaObject::invokeMethod(..., Qt::QueuedConnection).

@@ -452,6 +452,7 @@ bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& t
     }
     if (!load_checkpoint(error)) return false;
   }
+  t.set_observer(spec_.observer);
   return true;
 }
 

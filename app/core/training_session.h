@@ -99,6 +99,10 @@ struct TrainingRunSpec {
   EarlyStopping early_stopping;
   std::string checkpoint_path;  // "" = none; written after every epoch when set
   bool resume = false;          // continue from checkpoint_path
+  // Optional engine observer (not owned; must outlive the session): per-step
+  // loss, per-weight gradient statistics and ||dL/dh_t|| of recurrent ops,
+  // called on the thread that runs the session.
+  TrainingObserver* observer = nullptr;
 };
 
 // Gradient figures of one weight tensor over an epoch (the mean gradient of

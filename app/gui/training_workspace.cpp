@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <QMap>
 #include <QSettings>
 #include <QSplitter>
 #include <QThread>
@@ -318,6 +319,54 @@ QString runLabel(const app::ExperimentSpec& spec, const app::ExperimentEvent& ev
   return label;
 }
 
+// The engine observer of a worker: every optimizer step, each trainable
+// weight's gradient statistics (norm, min/max, histogram) and, per recurrent
+// op, ||dL/dh_t|| averaged over the step's samples, into the worker's batch.
+// Runs on the worker thread, like the experiment's events.
+class GradientCollector : public TrainingObserver {
+ public:
+  GradientCollector(Batcher* batcher, const QString* run_label)
+      : batcher_(batcher), run_label_(run_label) {}
+
+  void on_weight_gradient(const GradientStats& g) override {
+    views::WeightGradientSample s;
+    s.run = *run_label_;
+    s.step = g.step;
+    s.weight = QString::fromUtf8(g.name);
+    s.norm = g.norm;
+    s.min = g.min;
+    s.max = g.max;
+    s.range = g.range;
+    for (uint32_t count : g.histogram) s.histogram.append(double(count));
+    batcher_->batch().weight_gradients.append(s);
+  }
+  void on_state_gradient(int32_t /*subgraph*/, int32_t op, const char* op_name, int32_t step,
+                         float norm) override {
+    if (step < 0) return;
+    QVector<double>& norms = pending_[QStringLiteral("op %1 %2").arg(op).arg(op_name)];
+    if (norms.size() <= step) norms.resize(step + 1);
+    norms[step] += norm;
+  }
+  void on_step(const StepMetrics& m) override {
+    const double samples = m.samples > 0 ? m.samples : 1;
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+      views::StateGradientSample s;
+      s.run = *run_label_;
+      s.step = m.step;
+      s.op = it.key();
+      s.norms = it.value();
+      for (double& n : s.norms) n /= samples;
+      batcher_->batch().state_gradients.append(s);
+    }
+    pending_.clear();
+  }
+
+ private:
+  Batcher* batcher_;
+  const QString* run_label_;
+  QMap<QString, QVector<double>> pending_;
+};
+
 void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher* batcher) {
   TrainingWorkspace::Run& run = *run_ptr;
   const app::ExperimentSpec& spec = run.spec;
@@ -354,17 +403,6 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
             b.points.append({label + " val", false, step, m.val_loss});
             if (m.has_accuracy) b.points.append({label + " val", true, step, m.val_accuracy});
           }
-          for (const app::GradientStats& g : m.gradients) {
-            if (m.epoch == 0) break;
-            views::WeightGradientSample s;
-            s.run = label;
-            s.step = m.steps;
-            s.weight = q(g.name);
-            s.norm = g.last_norm;
-            s.min = g.min;
-            s.max = g.max;
-            b.weight_gradients.append(s);
-          }
         }
         break;
       }
@@ -373,7 +411,9 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
     }
     batcher->maybeFlush();
   };
-  const app::ExperimentResult result = app::run_experiment(spec, on_event, &run.cancel);
+  GradientCollector gradients(batcher, &label);
+  const app::ExperimentResult result =
+      app::run_experiment(spec, on_event, &run.cancel, "", &gradients);
 
   // The table: one row per stage (mean +- std over seeds) with the summed
   // confusion matrix of its seeds.

@@ -20,6 +20,7 @@
 
 #include "views/comparison_table.h"
 #include "views/curve_plot.h"
+#include "views/gradient_flow_map.h"
 #include "views/gradient_view.h"
 
 using gruwb::gui::TrainingWorkspace;
@@ -90,6 +91,27 @@ class TrainingWorkspaceTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // FC + GRU training feeds the gradient views from the engine observer:
+  // per-step weight statistics and the ||dL/dh_t|| heat map (one column per
+  // optimizer step, one row per time step of the sequence).
+  void fcPlusGruFeedsTheGradientFlowMap() {
+    TrainingWorkspace workspace;
+    ExperimentSettings s = gestureOnBasicMotions("flow", 1);
+    s.stages = {"all"};
+    workspace.startExperiment(s);
+    QVERIFY2(workspace.waitForIdle(90000), "experiment did not finish in 90 s");
+    QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+    workspace.gradientView()->flush();
+    const gruwb::views::GradientFlowMap* map = workspace.gradientView()->flowMap();
+    QVERIFY(map->columnCount() > 0);
+    QCOMPARE(map->timeSteps(), 100);  // BasicMotions series: 100 steps
+    int positive = 0;
+    for (int t = 0; t < map->timeSteps(); ++t) positive += map->norm(0, t) > 0;
+    QCOMPARE(positive, map->timeSteps());
+    // GRU kernel, recurrent kernel, bias and the Dense weights and bias.
+    QCOMPARE(workspace.gradientView()->weights().size(), 5);
+  }
+
   void shortRealExperimentFillsCurvesAndTable() {
     TrainingWorkspace workspace;
     QSignalSpy finished(&workspace, &TrainingWorkspace::experimentFinished);
