@@ -622,18 +622,7 @@ void write_epoch(tools::JsonWriter& json, const EpochMetrics& e) {
   json.key("train_recall").array(e.train_classes.recall);
   json.key("seconds").value(e.seconds);
   json.key("samples_per_second").value(e.samples_per_second);
-  json.key("gradients").begin_array();
-  for (const GradientStats& g : e.gradients) {
-    json.begin_object();
-    json.key("name").value(g.name);
-    json.key("mean_norm").value(g.mean_norm);
-    json.key("last_norm").value(g.last_norm);
-    json.key("max_norm").value(g.max_norm);
-    json.key("min").value(g.min);
-    json.key("max").value(g.max);
-    json.end_object();
-  }
-  json.end_array();
+  write_gradient_stats(json, e.gradients);
   json.end_object();
 }
 

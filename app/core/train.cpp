@@ -45,18 +45,7 @@ std::string epoch_metrics_json(const EpochMetrics& m) {
     write_classes(json, "", m.train_classes);
     if (m.has_val) write_classes(json, "val_", m.val_classes);
   }
-  json.key("gradients").begin_array();
-  for (const GradientStats& g : m.gradients) {
-    json.begin_object();
-    json.key("name").value(g.name);
-    json.key("mean_norm").value(g.mean_norm);
-    json.key("last_norm").value(g.last_norm);
-    json.key("max_norm").value(g.max_norm);
-    json.key("min").value(g.min);
-    json.key("max").value(g.max);
-    json.end_object();
-  }
-  json.end_array();
+  write_gradient_stats(json, m.gradients);
   json.end_object();
   return json.take();
 }

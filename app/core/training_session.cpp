@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/tools/initializers.h"
+#include "engine/tools/json_writer.h"
 #include "engine/tools/model_writer.h"
 #include "engine/tools/npy.h"
 
@@ -341,6 +342,21 @@ ClassMetrics class_metrics(const std::vector<std::vector<int64_t>>& confusion) {
   }
   if (m.samples > 0) m.accuracy = static_cast<double>(correct) / static_cast<double>(m.samples);
   return m;
+}
+
+void write_gradient_stats(tools::JsonWriter& json, const std::vector<GradientStats>& gradients) {
+  json.key("gradients").begin_array();
+  for (const GradientStats& g : gradients) {
+    json.begin_object();
+    json.key("name").value(g.name);
+    json.key("mean_norm").value(g.mean_norm);
+    json.key("last_norm").value(g.last_norm);
+    json.key("max_norm").value(g.max_norm);
+    json.key("min").value(g.min);
+    json.key("max").value(g.max);
+    json.end_object();
+  }
+  json.end_array();
 }
 
 const char* training_outcome_name(TrainingOutcome outcome) {

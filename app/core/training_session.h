@@ -31,6 +31,10 @@
 #include "engine/train/trainer.h"
 #include "engine/train/training_config.h"
 
+namespace gruwb::tools {
+class JsonWriter;
+}
+
 namespace gruwb::app {
 
 // Samples for training or validation. A sample is one model input without
@@ -127,6 +131,10 @@ struct ClassMetrics {
   int64_t samples = 0;
 };
 ClassMetrics class_metrics(const std::vector<std::vector<int64_t>>& confusion);
+
+// "gradients": [{name, mean_norm, last_norm, max_norm, min, max}, ...], the
+// one JSON form of an epoch's gradient figures (train metrics, experiments).
+void write_gradient_stats(tools::JsonWriter& json, const std::vector<GradientStats>& gradients);
 
 struct EpochMetrics {
   int epoch = 0;                // 0 = before training (evaluate_initial)
