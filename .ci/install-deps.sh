@@ -7,7 +7,7 @@ packages=(
   # build
   cmake ninja-build g++ ccache
   # GUI and libraries
-  qt6-base-dev qt6-svg-dev libgl-dev libqcustomplot-dev libserialport-dev
+  qt6-base-dev qt6-svg-dev libgl-dev libqcustomplot-dev libserialport-dev zlib1g-dev
   libflatbuffers-dev flatbuffers-compiler
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev
