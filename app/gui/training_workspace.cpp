@@ -4,8 +4,11 @@
 #include <QDeadlineTimer>
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QEvent>
 #include <QMainWindow>
 #include <QMap>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
 #include <QThread>
@@ -124,15 +127,36 @@ TrainingWorkspace::TrainingWorkspace(QMainWindow* window) : QObject(window) {
     window->addDockWidget(area, dock);
     return dock;
   };
-  add_dock(panel_, tr("Experiments"), "experimentsDock", Qt::LeftDockWidgetArea);
+  // Scrollable, so the staging form does not set the window's minimum height.
+  const auto scrollable = [](QWidget* widget) {
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(widget);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    // Scroll vertically only: keep the form's full width.
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(widget->minimumSizeHint().width() +
+                            scroll->verticalScrollBar()->sizeHint().width());
+    return scroll;
+  };
+  QDockWidget* experiments =
+      add_dock(scrollable(panel_), tr("Experiments"), "experimentsDock", Qt::LeftDockWidgetArea);
+  // A tab beside the model dock: stacked, the two need more height than a
+  // 1366x768 screen has.
+  if (auto* model = window->findChild<QDockWidget*>("modelDock", Qt::FindDirectChildrenOnly)) {
+    window->tabifyDockWidget(model, experiments);
+  }
+  experiments->raise();
   QDockWidget* curves = add_dock(curves_, tr("Curves"), "curvesDock", Qt::BottomDockWidgetArea);
-  QDockWidget* gradients =
-      add_dock(gradient_view_, tr("Gradients"), "gradientsDock", Qt::BottomDockWidgetArea);
+  QDockWidget* gradients = add_dock(scrollable(gradient_view_), tr("Gradients"), "gradientsDock",
+                                    Qt::BottomDockWidgetArea);
   QDockWidget* comparison =
       add_dock(comparison_, tr("Comparison"), "comparisonDock", Qt::BottomDockWidgetArea);
   window->tabifyDockWidget(curves, gradients);
   window->tabifyDockWidget(gradients, comparison);
   curves->raise();
+  window->resizeDocks({curves}, {300}, Qt::Vertical);
+  window->installEventFilter(this);  // saves the settings on close
   // The main window's document signals, when it has them (string-based so
   // the workspace does not depend on one main window class).
   const QMetaObject* meta = window->metaObject();
@@ -158,15 +182,21 @@ TrainingWorkspace::~TrainingWorkspace() {
   for (const auto& run : runs_) {
     if (run->thread) run->thread->wait();
   }
-  if (!owns_widgets_) {
-    QSettings settings;
-    saveSettings(settings);
-    return;
-  }
+  // In a main window the docks own the widgets (settings were saved when the
+  // window closed: the docks may be gone by now).
+  if (!owns_widgets_) return;
   delete panel_;
   delete curves_;
   delete gradient_view_;
   delete comparison_;
+}
+
+bool TrainingWorkspace::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::Close) {
+    QSettings settings;
+    saveSettings(settings);
+  }
+  return QObject::eventFilter(watched, event);
 }
 
 QWidget* TrainingWorkspace::curvesWidget() const { return curves_; }

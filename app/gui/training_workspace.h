@@ -62,6 +62,7 @@ class TrainingWorkspace : public QObject {
   // and follows its modelChanged(QString)/datasetChanged(QString) signals
   // when it has them.
   explicit TrainingWorkspace(QMainWindow* window);
+  bool eventFilter(QObject* watched, QEvent* event) override;
   ~TrainingWorkspace() override;  // stops running experiments and joins them
 
   // Starts `settings` as a new experiment on a worker thread; its id.
