@@ -22,121 +22,22 @@
 #include "engine/tools/npy.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/kernels/op_test_util.h"
+#include "tests/engine/train/gradient_check.h"
 
 namespace gruwb::test {
 namespace {
 
-struct Arena {
-  explicit Arena(size_t bytes) : raw(bytes + 16) {
-    data =
-        reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw.data()) + 15) & ~uintptr_t{15});
-    size = bytes;
-  }
-  std::vector<uint8_t> raw;
-  uint8_t* data = nullptr;
-  size_t size = 0;
-};
-
-struct Session {
-  std::vector<uint8_t> bytes;
-  Model model;
-  Arena arena{8u << 20};
-  Trainer trainer;
-
-  ::testing::AssertionResult prepare(std::vector<uint8_t> model_bytes,
-                                     const TrainingConfig& config) {
-    bytes = std::move(model_bytes);
-    Status s = Model::load(bytes.data(), bytes.size(), &model);
-    if (!s.ok()) return ::testing::AssertionFailure() << "load: " << s.message();
-    s = trainer.prepare(model, config, arena.data, arena.size);
-    if (!s.ok()) return ::testing::AssertionFailure() << "prepare: " << s.message();
-    return ::testing::AssertionSuccess();
-  }
-};
-
-std::vector<float> random_floats(size_t n, float scale, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-scale, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-double loss_now(Trainer& t) {
-  float loss = 0.f;
-  Status s = t.evaluate(&loss, nullptr);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return loss;
-}
-
-std::vector<double> numeric_gradient(Trainer& t, float* data, int64_t n, float eps = 1e-3f) {
-  std::vector<double> g(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    const float saved = data[i];
-    data[i] = saved + eps;
-    const double plus = loss_now(t);
-    data[i] = saved - eps;
-    const double minus = loss_now(t);
-    data[i] = saved;
-    g[static_cast<size_t>(i)] = (plus - minus) / (2.0 * static_cast<double>(eps));
-  }
-  return g;
-}
-
-std::vector<float> copy_of(const Tensor* t) {
-  return std::vector<float>(t->f32(), t->f32() + t->elements());
-}
-
-void expect_close(const std::vector<float>& analytic, const std::vector<double>& numeric,
-                  const std::string& what, double rel = 2e-2, double abs_floor = 3e-4) {
-  ASSERT_EQ(analytic.size(), numeric.size()) << what;
-  double max_grad = 0.0;
-  for (size_t i = 0; i < analytic.size(); ++i) {
-    double a = analytic[i], n = numeric[i];
-    max_grad = std::max(max_grad, std::fabs(n));
-    EXPECT_LE(std::fabs(a - n), rel * std::max(std::fabs(a), std::fabs(n)) + abs_floor)
-        << what << " element " << i << ": analytic " << a << " numeric " << n;
-  }
-  EXPECT_GT(max_grad, 1e-3) << what << ": the check needs a non-trivial gradient";
-}
-
-// One forward/backward, then every trainable weight's and the input's
-// gradient against central differences.
-void check_gradients(Session& s, const std::vector<float>& x, const std::vector<float>& labels,
-                     const std::string& what) {
+// gradient_check.h's check, plus: a training forward carries no state from
+// one sample to the next (the same loss when the sample is evaluated again).
+void check_sequence_gradients(Session& s, const std::vector<float>& x,
+                              const std::vector<float>& labels, const std::string& what) {
+  check_gradients(s, {x}, labels, what);
   Trainer& t = s.trainer;
-  Tensor* in = t.input(0);
-  ASSERT_EQ(static_cast<size_t>(in->elements()), x.size()) << what;
-  memcpy(in->data, x.data(), in->bytes);
-  ASSERT_EQ(static_cast<size_t>(t.label_count()), labels.size()) << what;
-  memcpy(t.label(), labels.data(), labels.size() * sizeof(float));
   t.clear_gradients();
   float loss = 0.f;
   Status st = t.accumulate(&loss);
   ASSERT_TRUE(st.ok()) << what << ": " << st.message();
-  // Gradient buffers share arena space with forward-only buffers: copy
-  // before the next forward.
-  Tensor* dx = t.interpreter().gradient(0, in);
-  ASSERT_NE(dx, nullptr) << what;
-  std::vector<float> input_gradient = copy_of(dx);
-  // A training forward does not carry state: the same loss again.
-  EXPECT_FLOAT_EQ(static_cast<float>(loss_now(t)), loss) << what;
-  for (int w = 0; w < t.weight_count(); ++w) {
-    std::vector<float> analytic = copy_of(t.weight_gradient(w));
-    Tensor* weights = t.weight(w);
-    expect_close(analytic, numeric_gradient(t, weights->f32(), weights->elements()),
-                 what + " weight '" + weights->name + "'");
-  }
-  expect_close(input_gradient, numeric_gradient(t, in->f32(), in->elements()), what + " input");
-}
-
-TrainingConfig mse_config() {
-  TrainingConfig c;
-  c.loss = Loss::kMeanSquaredError;
-  c.optimizer = Optimizer::kSgd;
-  c.learning_rate = 0.1f;
-  c.input_gradients = true;
-  return c;
+  EXPECT_FLOAT_EQ(loss_now(t), loss) << what;
 }
 
 // ---- UNIDIRECTIONAL_SEQUENCE_LSTM ---------------------------------------------------
@@ -182,13 +83,13 @@ TEST(RecurrentBackward, LstmBpttMatchesFiniteDifferences) {
     options.time_major = c.time_major;
     b.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, {y}, options);
     Session s;
-    ASSERT_TRUE(s.prepare(b.bytes(ModelFormat::kTflite), mse_config())) << c.what;
+    ASSERT_TRUE(s.prepare(b, mse_config())) << c.what;
     const int gates = c.cifg ? 3 : 4;
     const int peepholes = c.peephole ? (c.cifg ? 2 : 3) : 0;
     EXPECT_EQ(s.trainer.weight_count(), 3 * gates + peepholes) << c.what;
     EXPECT_GT(s.trainer.memory().tape_bytes, 0u);
     const std::vector<float> x_values = random_floats(B * T * I, 1.5f, ++seed);
-    check_gradients(s, x_values, random_floats(B * T * H, 3.f, ++seed), c.what);
+    check_sequence_gradients(s, x_values, random_floats(B * T * H, 3.f, ++seed), c.what);
   }
 }
 
@@ -210,7 +111,7 @@ TEST(RecurrentBackward, LstmTrainingRefusesProjectionNamingIt) {
   options.fused_activation_function = fb::ActivationFunctionType::TANH;
   b.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, {y}, options);
   Session s;
-  ::testing::AssertionResult r = s.prepare(b.bytes(ModelFormat::kTflite), mse_config());
+  ::testing::AssertionResult r = s.prepare(b, mse_config());
   ASSERT_FALSE(r);
   EXPECT_NE(std::string(r.message()).find("projection"), std::string::npos) << r.message();
 }
@@ -235,12 +136,12 @@ TEST(RecurrentBackward, RnnBpttMatchesFiniteDifferences) {
       options.fused_activation_function = act;
       b.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN, {x, w, r, bias, state}, {y}, options);
       Session s;
-      ASSERT_TRUE(s.prepare(b.bytes(ModelFormat::kTflite), mse_config()));
+      ASSERT_TRUE(s.prepare(b, mse_config()));
       EXPECT_EQ(s.trainer.weight_count(), 3);
       std::string what = std::string("RNN ") + fb::EnumNameActivationFunctionType(act) +
                          (time_major ? " time-major" : "");
       const std::vector<float> x_values = random_floats(B * T * I, 1.f, ++seed);
-      check_gradients(s, x_values, random_floats(B * T * H, 1.f, ++seed), what);
+      check_sequence_gradients(s, x_values, random_floats(B * T * H, 1.f, ++seed), what);
     }
   }
 }
@@ -270,7 +171,7 @@ TEST(RecurrentBackward, RnnReportsStateGradientPerStepToTheObserver) {
   options.fused_activation_function = fb::ActivationFunctionType::TANH;
   b.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN, {x, w, r, bias, state}, {y}, options);
   Session s;
-  ASSERT_TRUE(s.prepare(b.bytes(ModelFormat::kTflite), mse_config()));
+  ASSERT_TRUE(s.prepare(b, mse_config()));
   Trainer& t = s.trainer;
   std::vector<float> xv = random_floats(B * T * I, 1.f, 304);
   std::vector<float> labels = random_floats(B * T * H, 1.f, 305);
@@ -409,7 +310,8 @@ TEST(RecurrentGolden, CellDenseSoftmaxCrossEntropyMatchPyTorch) {
     config.epsilon = 1e-8f;
     config.torch_epsilon = true;
     Session s;
-    ASSERT_TRUE(s.prepare(golden_model(c), config));
+    s.bytes = golden_model(c);
+    ASSERT_TRUE(s.prepare_bytes(config));
     Trainer& t = s.trainer;
     const int expected_weights = c.cell == tools::RnnCell::kLstm ? 12 + 2 : 3 + 2;
     ASSERT_EQ(t.weight_count(), expected_weights);
