@@ -776,38 +776,6 @@ bool load_csv(const std::string& path, DatasetFiles* out, std::string* error) {
 
 namespace {
 
-bool array_values(const tools::NpyArray& a, const std::string& label, std::vector<double>* values,
-                  std::string* error) {
-  const size_t n = static_cast<size_t>(a.elements());
-  values->resize(n);
-  const uint8_t* p = a.data.data();
-  for (size_t i = 0; i < n; ++i) {
-    if (a.dtype == "<f4") {
-      float v;
-      std::memcpy(&v, p + 4 * i, 4);
-      (*values)[i] = v;
-    } else if (a.dtype == "<f8") {
-      std::memcpy(&(*values)[i], p + 8 * i, 8);
-    } else if (a.dtype == "<i4") {
-      int32_t v;
-      std::memcpy(&v, p + 4 * i, 4);
-      (*values)[i] = v;
-    } else if (a.dtype == "<i8") {
-      int64_t v;
-      std::memcpy(&v, p + 8 * i, 8);
-      (*values)[i] = static_cast<double>(v);
-    } else if (a.dtype == "|u1") {
-      (*values)[i] = p[i];
-    } else if (a.dtype == "|i1") {
-      (*values)[i] = static_cast<int8_t>(p[i]);
-    } else {
-      *error = label + ": dtype " + a.dtype + " is not supported (float32/64, int8/32/64, uint8)";
-      return false;
-    }
-  }
-  return true;
-}
-
 bool dataset_from_arrays(const tools::NpyArray& x, const tools::NpyArray& y,
                          const std::string& x_label, const std::string& y_label, Dataset* out,
                          std::string* error) {
@@ -833,7 +801,8 @@ bool dataset_from_arrays(const tools::NpyArray& x, const tools::NpyArray& y,
     return false;
   }
   std::vector<double> xv, yv;
-  if (!array_values(x, x_label, &xv, error) || !array_values(y, y_label, &yv, error)) return false;
+  if (!tools::npy_values(x, x_label, &xv, error) || !tools::npy_values(y, y_label, &yv, error))
+    return false;
   int classes = one_hot ? static_cast<int>(y.shape[1]) : 0;
   for (int64_t i = 0; i < n; ++i) {
     int label = -1;

@@ -60,6 +60,38 @@ int64_t NpyArray::elements() const {
   return n;
 }
 
+bool npy_values(const NpyArray& a, const std::string& label, std::vector<double>* values,
+                std::string* error) {
+  const size_t n = static_cast<size_t>(a.elements());
+  values->resize(n);
+  const uint8_t* p = a.data.data();
+  for (size_t i = 0; i < n; ++i) {
+    if (a.dtype == "<f4") {
+      float v;
+      std::memcpy(&v, p + 4 * i, 4);
+      (*values)[i] = v;
+    } else if (a.dtype == "<f8") {
+      std::memcpy(&(*values)[i], p + 8 * i, 8);
+    } else if (a.dtype == "<i4") {
+      int32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      (*values)[i] = v;
+    } else if (a.dtype == "<i8") {
+      int64_t v;
+      std::memcpy(&v, p + 8 * i, 8);
+      (*values)[i] = static_cast<double>(v);
+    } else if (a.dtype == "|u1") {
+      (*values)[i] = p[i];
+    } else if (a.dtype == "|i1") {
+      (*values)[i] = static_cast<int8_t>(p[i]);
+    } else {
+      *error = label + ": dtype " + a.dtype + " is not supported (float32/64, int8/32/64, uint8)";
+      return false;
+    }
+  }
+  return true;
+}
+
 size_t npy_dtype_size(const std::string& dtype) {
   if (dtype == "<f4" || dtype == "<i4" || dtype == "<u4") return 4;
   if (dtype == "<f8" || dtype == "<i8" || dtype == "<u8") return 8;
@@ -109,7 +141,8 @@ bool parse_npy(const std::vector<uint8_t>& bytes, const std::string& label, NpyA
   }
   out->dtype = descr.substr(1, descr.size() - 2);
   if (out->dtype == "=f4" || out->dtype == "=i4") out->dtype[0] = '<';  // native = LE here
-  if (fortran.rfind("True", 0) == 0) return fail("fortran_order arrays are not supported; save in C order");
+  if (fortran.rfind("True", 0) == 0)
+    return fail("fortran_order arrays are not supported; save in C order");
   if (!parse_shape(shape_text, &out->shape)) return fail("malformed shape " + shape_text);
   size_t element = npy_dtype_size(out->dtype);
   if (element == 0) return fail("unsupported dtype '" + out->dtype + "'");
@@ -131,8 +164,8 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
 }
 
 std::vector<uint8_t> encode_npy(const NpyArray& array) {
-  std::string header = "{'descr': '" + array.dtype + "', 'fortran_order': False, 'shape': " +
-                       npy_shape_text(array.shape) + ", }";
+  std::string header = "{'descr': '" + array.dtype +
+                       "', 'fortran_order': False, 'shape': " + npy_shape_text(array.shape) + ", }";
   // Pad so that the data starts at a multiple of 64 bytes, as NumPy does.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

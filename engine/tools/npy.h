@@ -18,7 +18,13 @@ struct NpyArray {
 
 size_t npy_dtype_size(const std::string& dtype);  // 0 if unsupported
 
-// Parses .npy bytes; `label` names them in errors ("x.npy: fortran_order arrays are not supported").
+// Every element as double (float32/64, int8/32/64, uint8); `label` names the
+// array when its dtype is not one of those.
+bool npy_values(const NpyArray& array, const std::string& label, std::vector<double>* values,
+                std::string* error);
+
+// Parses .npy bytes; `label` names them in errors ("x.npy: fortran_order arrays are not
+// supported").
 bool parse_npy(const std::vector<uint8_t>& bytes, const std::string& label, NpyArray* out,
                std::string* error);
 bool read_npy(const std::string& path, NpyArray* out, std::string* error);

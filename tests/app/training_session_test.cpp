@@ -29,16 +29,8 @@ std::vector<double> load(const std::string& name) {
   tools::NpyArray a;
   std::string error;
   EXPECT_TRUE(tools::read_npy(fixture_path(name), &a, &error)) << error;
-  std::vector<double> out(static_cast<size_t>(a.elements()));
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (a.dtype == "<f8") {
-      std::memcpy(&out[i], a.data.data() + 8 * i, 8);
-    } else {
-      float f;
-      std::memcpy(&f, a.data.data() + 4 * i, 4);
-      out[i] = f;
-    }
-  }
+  std::vector<double> out;
+  EXPECT_TRUE(tools::npy_values(a, fixture_path(name), &out, &error)) << error;
   return out;
 }
 

@@ -210,14 +210,7 @@ std::vector<double> load_npy(const std::string& name) {
   std::string path = std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/train/" + name + ".npy";
   EXPECT_TRUE(tools::read_npy(path, &a, &error)) << error;
   std::vector<double> out;
-  if (a.dtype == "<f8") {
-    out.resize(a.data.size() / 8);
-    memcpy(out.data(), a.data.data(), a.data.size());
-  } else {
-    std::vector<float> f(a.data.size() / 4);
-    memcpy(f.data(), a.data.data(), a.data.size());
-    out.assign(f.begin(), f.end());
-  }
+  EXPECT_TRUE(tools::npy_values(a, path, &out, &error)) << error;
   return out;
 }
 
