@@ -74,7 +74,7 @@ std::vector<double> smooth_ema(const std::vector<double>& values, double weight)
 }
 
 CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* parent)
-    : QWidget(parent), title_(title) {
+    : QWidget(parent), replot_([this] { replotNow(); }), title_(title) {
   plot_ = new QCustomPlot;
   plot_->setObjectName("curvePlot");
   plot_->setMinimumSize(200, 140);
@@ -89,6 +89,7 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
   plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot_->setNoAntialiasingOnDrag(true);
+  plot_->setPlottingHint(QCP::phFastPolylines, true);
   tracer_ = new QCPItemTracer(plot_);
   tracer_->setStyle(QCPItemTracer::tsCircle);
   tracer_->setSize(8);
@@ -145,10 +146,6 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
               }
             }
           });
-
-  replot_timer_.setSingleShot(true);
-  replot_timer_.setInterval(kReplotIntervalMs);
-  connect(&replot_timer_, &QTimer::timeout, this, &CurvePlot::replotNow);
 }
 
 CurvePlot::~CurvePlot() = default;
@@ -304,16 +301,9 @@ bool CurvePlot::isSeriesVisible(const QString& name) const {
   return s && s->visible;
 }
 
-void CurvePlot::scheduleReplot() {
-  if (!replot_timer_.isActive()) replot_timer_.start();
-}
+void CurvePlot::scheduleReplot() { replot_.schedule(); }
 
-void CurvePlot::flush() {
-  if (replot_timer_.isActive()) {
-    replot_timer_.stop();
-    replotNow();
-  }
-}
+void CurvePlot::flush() { replot_.flush(); }
 
 void CurvePlot::rescale() {
   bool any = false;

@@ -3,16 +3,17 @@
 // series appended while training runs, TensorBoard's debiased EMA smoothing
 // (slider 0-0.999), log scale, hover values, legend toggles and PNG/PDF/CSV
 // export. Appending never repaints directly: a single-shot timer coalesces
-// all appends into at most one replot per kReplotIntervalMs.
+// all appends into at most one replot per PacedReplot::kIntervalMs.
 
 #include <QColor>
 #include <QHash>
 #include <QString>
 #include <QStringList>
-#include <QTimer>
 #include <QVector>
 #include <QWidget>
 #include <vector>
+
+#include "paced_replot.h"
 
 class QCheckBox;
 class QCPGraph;
@@ -46,7 +47,6 @@ class CurvePlot : public QWidget {
   Q_OBJECT
 
  public:
-  static constexpr int kReplotIntervalMs = 33;  // <= 30 replots per second
   static constexpr double kMaxSmoothing = 0.999;
 
   explicit CurvePlot(const QString& title, const QString& y_label, QWidget* parent = nullptr);
@@ -91,7 +91,7 @@ class CurvePlot : public QWidget {
   QSlider* smoothingSlider() const { return smoothing_slider_; }
   QCheckBox* logScaleBox() const { return log_box_; }
   int replotCount() const { return replot_count_; }
-  bool replotPending() const { return replot_timer_.isActive(); }
+  bool replotPending() const { return replot_.pending(); }
   // Repaints now if anything changed (tests, screenshots).
   void flush();
 
@@ -134,7 +134,7 @@ class CurvePlot : public QWidget {
   QStringList hidden_names_;   // restored as hidden before they exist
   double smoothing_ = 0.6;     // TensorBoard's default
   bool log_scale_ = false;
-  QTimer replot_timer_;
+  PacedReplot replot_;
   int replot_count_ = 0;
   QString title_;
 };

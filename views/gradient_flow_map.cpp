@@ -7,7 +7,8 @@
 
 namespace gruwb::views {
 
-GradientFlowMap::GradientFlowMap(QWidget* parent) : QWidget(parent) {
+GradientFlowMap::GradientFlowMap(QWidget* parent)
+    : QWidget(parent), replot_([this] { rebuild(); }) {
   plot_ = new QCustomPlot;
   plot_->setObjectName("gradientFlowMap");
   plot_->setMinimumSize(200, 140);
@@ -36,10 +37,6 @@ GradientFlowMap::GradientFlowMap(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
-
-  replot_timer_.setSingleShot(true);
-  replot_timer_.setInterval(kReplotIntervalMs);
-  connect(&replot_timer_, &QTimer::timeout, this, &GradientFlowMap::rebuild);
 }
 
 void GradientFlowMap::setTitle(const QString& title) {
@@ -91,16 +88,9 @@ double GradientFlowMap::cellValue(int column, int time_step) const {
   return v > 0 ? std::log10(v) : std::numeric_limits<double>::quiet_NaN();
 }
 
-void GradientFlowMap::scheduleReplot() {
-  if (!replot_timer_.isActive()) replot_timer_.start();
-}
+void GradientFlowMap::scheduleReplot() { replot_.schedule(); }
 
-void GradientFlowMap::flush() {
-  if (replot_timer_.isActive()) {
-    replot_timer_.stop();
-    rebuild();
-  }
-}
+void GradientFlowMap::flush() { replot_.flush(); }
 
 void GradientFlowMap::rebuild() {
   const int nx = columns_.size();

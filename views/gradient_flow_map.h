@@ -5,9 +5,10 @@
 // training step; repaints are timer-coalesced like CurvePlot's.
 
 #include <QString>
-#include <QTimer>
 #include <QVector>
 #include <QWidget>
+
+#include "paced_replot.h"
 
 class QCustomPlot;
 class QCPColorMap;
@@ -19,7 +20,6 @@ class GradientFlowMap : public QWidget {
   Q_OBJECT
 
  public:
-  static constexpr int kReplotIntervalMs = 33;
   // Older columns are thinned (every other one dropped) beyond this many, so
   // a long run keeps its whole history at a bounded cost.
   static constexpr int kMaxColumns = 512;
@@ -60,7 +60,7 @@ class GradientFlowMap : public QWidget {
   QVector<QVector<double>> columns_;
   int time_steps_ = 0;
   bool log_colors_ = true;
-  QTimer replot_timer_;
+  PacedReplot replot_;
   int replot_count_ = 0;
 };
 

@@ -35,7 +35,8 @@ QVector<double> histogram_fractions(const GradientHistogram& h) {
   return y;
 }
 
-GradientHistogramPlot::GradientHistogramPlot(QWidget* parent) : QWidget(parent) {
+GradientHistogramPlot::GradientHistogramPlot(QWidget* parent)
+    : QWidget(parent), replot_([this] { rebuild(); }) {
   plot_ = new QCustomPlot;
   plot_->setObjectName("gradientHistogramPlot");
   plot_->setMinimumSize(200, 140);
@@ -45,12 +46,11 @@ GradientHistogramPlot::GradientHistogramPlot(QWidget* parent) : QWidget(parent) 
       new QCPTextElement(plot_, tr("Gradient histogram"), QFont(font().family(), -1, QFont::Bold)));
   plot_->xAxis->setLabel(tr("gradient value"));
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot_->setPlottingHint(QCP::phFastPolylines, true);
+  plot_->setNotAntialiasedElements(QCP::aeFills);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
-  replot_timer_.setSingleShot(true);
-  replot_timer_.setInterval(kReplotIntervalMs);
-  connect(&replot_timer_, &QTimer::timeout, this, &GradientHistogramPlot::rebuild);
   setMode(Mode::kOffset);
 }
 
@@ -99,16 +99,9 @@ QVector<int> GradientHistogramPlot::shownIndices() const {
   return shown;
 }
 
-void GradientHistogramPlot::scheduleReplot() {
-  if (!replot_timer_.isActive()) replot_timer_.start();
-}
+void GradientHistogramPlot::scheduleReplot() { replot_.schedule(); }
 
-void GradientHistogramPlot::flush() {
-  if (replot_timer_.isActive()) {
-    replot_timer_.stop();
-    rebuild();
-  }
-}
+void GradientHistogramPlot::flush() { replot_.flush(); }
 
 void GradientHistogramPlot::rebuild() {
   plot_->clearGraphs();
@@ -141,9 +134,7 @@ void GradientHistogramPlot::rebuild() {
       QCPGraph* ridge = plot_->addGraph();
       ridge->setData(x, y, true);
       ridge->setPen(QPen(color.darker(130), 1.2));
-      QColor fill = color;
-      fill.setAlpha(230);
-      ridge->setBrush(fill);
+      ridge->setBrush(color);
       ridge->setChannelFillGraph(baseline);
       ridge->setName(tr("step %1").arg(h.step));
       // Label about six rows so the axis stays readable.

@@ -5,9 +5,10 @@
 // Counts are drawn as fractions of the tensor's elements so steps compare.
 
 #include <QString>
-#include <QTimer>
 #include <QVector>
 #include <QWidget>
+
+#include "paced_replot.h"
 
 class QCustomPlot;
 
@@ -28,7 +29,6 @@ class GradientHistogramPlot : public QWidget {
 
  public:
   enum class Mode { kOffset, kOverlay };
-  static constexpr int kReplotIntervalMs = 33;
   // Drawn ridges at most; the stored history is thinned evenly beyond this.
   static constexpr int kMaxShown = 24;
   static constexpr int kMaxStored = 1024;
@@ -62,7 +62,7 @@ class GradientHistogramPlot : public QWidget {
   QCustomPlot* plot_ = nullptr;
   QVector<GradientHistogram> histograms_;
   Mode mode_ = Mode::kOffset;
-  QTimer replot_timer_;
+  PacedReplot replot_;
   int replot_count_ = 0;
 };
 

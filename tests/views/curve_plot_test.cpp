@@ -91,6 +91,37 @@ class CurvePlotTest : public QObject {
     QCOMPARE(plot.plot()->graph(1)->dataCount(), 2000);
   }
 
+  void viewsDueTogetherReplotInSeparatePasses() {
+    // Loss and accuracy fall due at the same moment; the GUI thread must get
+    // back to its event loop between the two replots.
+    CurvePlot loss("Loss", "loss");
+    CurvePlot accuracy("Accuracy", "accuracy");
+    QSignalSpy loss_replots(&loss, &CurvePlot::replotted);
+    QSignalSpy accuracy_replots(&accuracy, &CurvePlot::replotted);
+    // After the first replot an event is posted; if the second replot runs
+    // in a later pass, the event loop has delivered it by then.
+    bool first_done = false;
+    bool loop_ran_between = false;
+    bool second_saw_loop = false;
+    auto on_replot = [&] {
+      if (!first_done) {
+        first_done = true;
+        QMetaObject::invokeMethod(
+            &loss, [&] { loop_ran_between = true; }, Qt::QueuedConnection);
+      } else {
+        second_saw_loop = loop_ran_between;
+      }
+    };
+    connect(&loss, &CurvePlot::replotted, on_replot);
+    connect(&accuracy, &CurvePlot::replotted, on_replot);
+    for (int i = 0; i < 500; ++i) {
+      loss.addPoint("fc / train", i, 1.0 / (1 + i));
+      accuracy.addPoint("fc / train", i, i / 500.0);
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(loss_replots.size() == 1 && accuracy_replots.size() == 1, 2000);
+    QVERIFY2(second_saw_loop, "both replots ran in one event-loop pass");
+  }
+
   void legendClickTogglesSeries() {
     CurvePlot plot("Accuracy", "accuracy");
     plot.addPoint("init", 0, 0.34);
