@@ -1,7 +1,6 @@
 // gruwb build --timesteps T --features F --units H --classes C -o OUT [options]
 
 #include <cctype>
-#include <cerrno>
 #include <climits>
 #include <cstdlib>
 
@@ -14,36 +13,13 @@ namespace {
 
 using tools::BuildSpec;
 
-bool parse_int(const std::string& text, long long low, long long high, long long* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || value < low || value > high) return false;
-  *out = value;
-  return true;
-}
-
-// Reads an integer option; false (with a usage error in *message) if invalid.
-bool int_option(const ParsedArgs& parsed, const char* name, int* out, std::string* message) {
-  if (!parsed.has(name)) return true;
-  long long value = 0;
-  if (!parse_int(parsed.value(name), 1, 100000, &value)) {
-    *message = std::string("build: ") + name + " '" + parsed.value(name) +
-               "' must be an integer in 1..100000";
-    return false;
-  }
-  *out = static_cast<int>(value);
-  return true;
-}
-
 bool dense_option(const std::string& text, std::vector<int>* out, std::string* message) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
     long long value = 0;
-    if (!parse_int(text.substr(start, end - start), 1, 100000, &value)) {
+    if (!parse_integer(text.substr(start, end - start), 1, 100000, &value)) {
       *message = "build: --dense '" + text + "' must be sizes like 32 or 32,16";
       return false;
     }
@@ -118,19 +94,15 @@ bool fill_spec(const ParsedArgs& parsed, app::BuildRequest* r, std::string* mess
   if (s.gru_variant == tools::GruVariant::kLegacy) s.reset_after = false;
   if (!choice_option(parsed, "--reset-after", parse_bool, "true or false", &s.reset_after,
                      message) ||
-      !int_option(parsed, "--timesteps", &s.timesteps, message) ||
-      !int_option(parsed, "--features", &s.features, message) ||
-      !int_option(parsed, "--units", &s.units, message) ||
-      !int_option(parsed, "--classes", &s.classes, message) ||
+      !parsed.integer("--timesteps", 1, 100000, &s.timesteps, message) ||
+      !parsed.integer("--features", 1, 100000, &s.features, message) ||
+      !parsed.integer("--units", 1, 100000, &s.units, message) ||
+      !parsed.integer("--classes", 1, 100000, &s.classes, message) ||
       (parsed.has("--dense") && !dense_option(parsed.value("--dense"), &s.dense, message))) {
     return false;
   }
-  long long seed = 1;
-  if (parsed.has("--seed") && !parse_int(parsed.value("--seed"), 0, LLONG_MAX, &seed)) {
-    *message = "build: --seed '" + parsed.value("--seed") + "' must be a non-negative integer";
-    return false;
-  }
-  s.seed = static_cast<uint64_t>(seed);
+  s.seed = 1;
+  if (!parsed.integer("--seed", 0, LLONG_MAX, &s.seed, message)) return false;
   s.unrolled_shared_weights = parsed.has("--unrolled-shared-weights");
   return output_format(parsed, r->output_path, &s.format, message);
 }

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "app/core/inspect.h"
@@ -11,6 +12,43 @@ namespace gruwb::cli {
 std::string ParsedArgs::value(const std::string& name, const std::string& fallback) const {
   auto it = options.find(name);
   return it == options.end() || it->second.empty() ? fallback : it->second.back();
+}
+
+bool parse_number(const std::string& text, double low, double high, double* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || errno != 0 || !(value >= low && value <= high)) return false;
+  *out = value;
+  return true;
+}
+
+bool parse_integer(const std::string& text, long long low, long long high, long long* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (*end != '\0' || errno != 0 || value < low || value > high) return false;
+  *out = value;
+  return true;
+}
+
+bool ParsedArgs::number(const char* name, double low, double high, double* out,
+                        std::string* message) const {
+  if (!has(name) || parse_number(value(name), low, high, out)) return true;
+  char range[64];
+  std::snprintf(range, sizeof range, "%g..%g", low, high);
+  *message = command + ": " + name + " '" + value(name) + "' must be a number in " + range;
+  return false;
+}
+
+bool ParsedArgs::integer_value(const char* name, long long low, long long high, long long* out,
+                               std::string* message) const {
+  if (!has(name) || parse_integer(value(name), low, high, out)) return true;
+  *message = command + ": " + name + " '" + value(name) + "' must be an integer in " +
+             std::to_string(low) + ".." + std::to_string(high);
+  return false;
 }
 
 int usage_error(const std::string& message, const Command* command) {
@@ -25,6 +63,7 @@ int usage_error(const std::string& message, const Command* command) {
 
 bool parse_args(const Command& command, const std::vector<std::string>& args,
                 const std::vector<OptionSpec>& spec, ParsedArgs* parsed, int* exit_code) {
+  parsed->command = command.name;
   bool options_done = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -55,15 +94,15 @@ bool parse_args(const Command& command, const std::vector<std::string>& args,
       if (name == candidate.name) option = &candidate;
     }
     if (!option) {
-      *exit_code = usage_error(std::string(command.name) + ": unknown option '" + arg + "'",
-                               &command);
+      *exit_code =
+          usage_error(std::string(command.name) + ": unknown option '" + arg + "'", &command);
       return false;
     }
     std::vector<std::string>& values = parsed->options[name];
     if (!option->takes_value) {
       if (has_inline) {
-        *exit_code = usage_error(std::string(command.name) + ": " + name + " takes no value",
-                                 &command);
+        *exit_code =
+            usage_error(std::string(command.name) + ": " + name + " takes no value", &command);
         return false;
       }
       values.push_back("");
@@ -72,8 +111,8 @@ bool parse_args(const Command& command, const std::vector<std::string>& args,
     } else if (i + 1 < args.size()) {
       values.push_back(args[++i]);
     } else {
-      *exit_code = usage_error(std::string(command.name) + ": " + name + " needs a value",
-                               &command);
+      *exit_code =
+          usage_error(std::string(command.name) + ": " + name + " needs a value", &command);
       return false;
     }
   }

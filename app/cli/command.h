@@ -21,12 +21,34 @@ struct OptionSpec {
   bool takes_value;
 };
 
+// Whole-string numbers (nothing after the digits) in [low, high].
+bool parse_number(const std::string& text, double low, double high, double* out);
+bool parse_integer(const std::string& text, long long low, long long high, long long* out);
+
 struct ParsedArgs {
+  std::string command;  // the subcommand, set by parse_args; prefixes option errors
   std::vector<std::string> positional;
   std::map<std::string, std::vector<std::string>> options;  // repeated options keep every value
 
   bool has(const std::string& name) const { return options.count(name) > 0; }
   std::string value(const std::string& name, const std::string& fallback = "") const;
+
+  // Numeric options. Absent: true and *out untouched. Present: true with the
+  // value when its text is a number in [low, high], else false with
+  // *message = "<command>: --name 'text' must be ... in low..high".
+  bool number(const char* name, double low, double high, double* out, std::string* message) const;
+  template <typename Int>
+  bool integer(const char* name, long long low, long long high, Int* out,
+               std::string* message) const {
+    long long parsed = 0;
+    if (!integer_value(name, low, high, &parsed, message)) return false;
+    if (has(name)) *out = static_cast<Int>(parsed);
+    return true;
+  }
+
+ private:
+  bool integer_value(const char* name, long long low, long long high, long long* out,
+                     std::string* message) const;
 };
 
 // Parses `args` (after the subcommand). Handles --help (prints the command's

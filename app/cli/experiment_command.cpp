@@ -25,35 +25,6 @@ void on_interrupt(int) {
   if (g_cancel.exchange(true)) std::_Exit(130);
 }
 
-bool parse_number(const std::string& text, double low, double high, double* out) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(value >= low && value <= high)) return false;
-  *out = value;
-  return true;
-}
-
-bool number_option(const ParsedArgs& parsed, const char* name, double low, double high, double* out,
-                   std::string* message) {
-  if (!parsed.has(name)) return true;
-  if (parse_number(parsed.value(name), low, high, out)) return true;
-  *message = std::string("experiment: ") + name + " '" + parsed.value(name) +
-             "' must be a number in " + std::to_string(low) + ".." + std::to_string(high);
-  return false;
-}
-
-bool int_option(const ParsedArgs& parsed, const char* name, int low, int high, int* out,
-                std::string* message) {
-  double value = *out;
-  if (!number_option(parsed, name, low, high, &value, message)) return false;
-  if (value != static_cast<int>(value)) {
-    *message = std::string("experiment: ") + name + " must be a whole number";
-    return false;
-  }
-  *out = static_cast<int>(value);
-  return true;
-}
-
 std::string plain_table(const std::vector<std::string>& header,
                         const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(header.size(), 0);
@@ -147,11 +118,11 @@ int run(const std::vector<std::string>& args) {
     spec.stages.clear();
     std::string stages = parsed.value("--stages", "init,fc,all");
     double lr = defaults.learning_rate, clip = 0;
-    if (!int_option(parsed, "--epochs", 0, 100000, &defaults.epochs, &message) ||
-        !int_option(parsed, "--batch", 1, 100000, &defaults.batch_size, &message) ||
-        !int_option(parsed, "--patience", 0, 100000, &defaults.patience, &message) ||
-        !number_option(parsed, "--lr", 1e-9, 100, &lr, &message) ||
-        !number_option(parsed, "--clip", 0, 1e9, &clip, &message)) {
+    if (!parsed.integer("--epochs", 0, 100000, &defaults.epochs, &message) ||
+        !parsed.integer("--batch", 1, 100000, &defaults.batch_size, &message) ||
+        !parsed.integer("--patience", 0, 100000, &defaults.patience, &message) ||
+        !parsed.number("--lr", 1e-9, 100, &lr, &message) ||
+        !parsed.number("--clip", 0, 1e9, &clip, &message)) {
       return usage_error(message, &kExperimentCommand);
     }
     defaults.learning_rate = static_cast<float>(lr);
@@ -174,14 +145,12 @@ int run(const std::vector<std::string>& args) {
   if (parsed.has("--name")) spec.name = parsed.value("--name");
   if (parsed.has("--normalize")) spec.normalize = parsed.value("--normalize");
   double validation = spec.validation_fraction;
-  int first_seed = static_cast<int>(spec.first_seed);
-  if (!int_option(parsed, "--seeds", 1, 1000, &spec.seeds, &message) ||
-      !int_option(parsed, "--seed", 0, 1 << 30, &first_seed, &message) ||
-      !int_option(parsed, "--timesteps", 1, 1 << 20, &spec.timesteps, &message) ||
-      !number_option(parsed, "--validation", 0, 0.9, &validation, &message)) {
+  if (!parsed.integer("--seeds", 1, 1000, &spec.seeds, &message) ||
+      !parsed.integer("--seed", 0, 1 << 30, &spec.first_seed, &message) ||
+      !parsed.integer("--timesteps", 1, 1 << 20, &spec.timesteps, &message) ||
+      !parsed.number("--validation", 0, 0.9, &validation, &message)) {
     return usage_error(message, &kExperimentCommand);
   }
-  spec.first_seed = static_cast<uint64_t>(first_seed);
   spec.validation_fraction = validation;
   if (parsed.has("--length") &&
       !app::parse_length_policy(parsed.value("--length"), &spec.length_policy)) {

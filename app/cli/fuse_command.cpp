@@ -1,9 +1,5 @@
 // gruwb fuse IN -o OUT [--json] [--tolerance X]
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-
 #include "app/cli/command.h"
 #include "app/core/fuse.h"
 #include "app/core/inspect.h"
@@ -26,16 +22,9 @@ int run(const std::vector<std::string>& args) {
   request.output_path = parsed.value("-o", parsed.value("--output"));
   if (request.output_path.empty()) return usage_error("fuse: missing -o OUT", &kFuseCommand);
   request.json = parsed.has("--json");
-  if (parsed.has("--tolerance")) {
-    const std::string text = parsed.value("--tolerance");
-    char* end = nullptr;
-    errno = 0;
-    request.tolerance = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(request.tolerance) ||
-        request.tolerance < 0 || request.tolerance > 1) {
-      return usage_error("fuse: --tolerance '" + text + "' must be a number in 0..1",
-                         &kFuseCommand);
-    }
+  std::string message;
+  if (!parsed.number("--tolerance", 0, 1, &request.tolerance, &message)) {
+    return usage_error(message, &kFuseCommand);
   }
   std::string out, err;
   return finish(app::run_fuse(request, &out, &err), out, err);

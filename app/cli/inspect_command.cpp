@@ -14,8 +14,9 @@ int run(const std::vector<std::string>& args) {
   }
   if (parsed.positional.empty()) return usage_error("inspect: missing MODEL", &kInspectCommand);
   if (parsed.positional.size() > 1) {
-    return usage_error("inspect: one MODEL expected, got " + std::to_string(parsed.positional.size()),
-                       &kInspectCommand);
+    return usage_error(
+        "inspect: one MODEL expected, got " + std::to_string(parsed.positional.size()),
+        &kInspectCommand);
   }
   std::string out, err;
   int code = app::run_inspect(parsed.positional[0], parsed.has("--json"), &out, &err);

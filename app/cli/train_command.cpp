@@ -3,6 +3,7 @@
 //   [--clip-norm C] [--momentum M] [--patience P] [--metrics out.jsonl]
 //   [--checkpoint FILE [--resume]] -o trained.tflite|.circle
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 
@@ -12,33 +13,6 @@
 
 namespace gruwb::cli {
 namespace {
-
-bool parse_number(const std::string& text, double low, double high, double* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (*end != '\0' || !(value >= low && value <= high)) return false;
-  *out = value;
-  return true;
-}
-
-// --name VALUE as a number in [low, high]; false (with *exit_code) on a bad value.
-bool number_option(const ParsedArgs& parsed, const char* name, double low, double high, bool whole,
-                   double* value, int* exit_code) {
-  if (!parsed.has(name)) return true;
-  const std::string text = parsed.value(name);
-  double number = 0.0;
-  if (!parse_number(text, low, high, &number) ||
-      (whole && number != static_cast<double>(static_cast<long long>(number)))) {
-    char range[96];
-    std::snprintf(range, sizeof range, "%s%g..%g", whole ? "a whole number " : "", low, high);
-    *exit_code = usage_error(
-        std::string("train: ") + name + " '" + text + "' (expected " + range + ")", &kTrainCommand);
-    return false;
-  }
-  *value = number;
-  return true;
-}
 
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
@@ -90,25 +64,24 @@ int run(const std::vector<std::string>& args) {
     return usage_error("train: unknown --loss '" + loss + "' (ce, sparse_ce, mse, mae)",
                        &kTrainCommand);
   }
-  double lr = config.learning_rate, batch = 32, epochs = 10, seed = 1, clip = 0, momentum = 0,
-         patience = 0;
-  if (!number_option(parsed, "--lr", 1e-12, 1e6, false, &lr, &exit_code) ||
-      !number_option(parsed, "--batch", 1, 1e9, true, &batch, &exit_code) ||
-      !number_option(parsed, "--epochs", 0, 1e7, true, &epochs, &exit_code) ||
-      !number_option(parsed, "--seed", 0, 9.0e15, true, &seed, &exit_code) ||
-      !number_option(parsed, "--clip-norm", 0, 1e30, false, &clip, &exit_code) ||
-      !number_option(parsed, "--momentum", 0, 0.999999, false, &momentum, &exit_code) ||
-      !number_option(parsed, "--patience", 0, 1e7, true, &patience, &exit_code)) {
-    return exit_code;
+  double lr = config.learning_rate, clip = 0, momentum = 0;
+  config.batch_size = 32;
+  request.spec.epochs = 10;
+  request.spec.seed = 1;
+  std::string message;
+  if (!parsed.number("--lr", 1e-12, 1e6, &lr, &message) ||
+      !parsed.integer("--batch", 1, 1000000000, &config.batch_size, &message) ||
+      !parsed.integer("--epochs", 0, 10000000, &request.spec.epochs, &message) ||
+      !parsed.integer("--seed", 0, LLONG_MAX, &request.spec.seed, &message) ||
+      !parsed.number("--clip-norm", 0, 1e30, &clip, &message) ||
+      !parsed.number("--momentum", 0, 0.999999, &momentum, &message) ||
+      !parsed.integer("--patience", 0, 10000000, &request.spec.early_stopping.patience, &message)) {
+    return usage_error(message, &kTrainCommand);
   }
   config.learning_rate = static_cast<float>(lr);
-  config.batch_size = static_cast<int32_t>(batch);
   config.clip_norm = static_cast<float>(clip);
   config.momentum = static_cast<float>(momentum);
-  request.spec.epochs = static_cast<int>(epochs);
-  request.spec.seed = static_cast<uint64_t>(seed);
   request.spec.shuffle = !parsed.has("--no-shuffle");
-  request.spec.early_stopping.patience = static_cast<int>(patience);
   request.spec.checkpoint_path = parsed.value("--checkpoint");
   request.spec.resume = parsed.has("--resume");
   if (request.spec.resume && request.spec.checkpoint_path.empty()) {
