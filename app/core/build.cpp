@@ -4,7 +4,6 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include "app/core/inspect.h"
 #include "engine/tools/json_writer.h"
@@ -40,21 +39,11 @@ bool parse_floats(const std::string& text, const char* what, std::vector<float>*
 // Every element of the dataset as double (float32 or float64 arrays).
 bool dataset_values(const tools::NpyArray& array, const std::string& path,
                     std::vector<double>* values, std::string* error) {
-  const size_t n = static_cast<size_t>(array.elements());
-  values->resize(n);
-  if (array.dtype == "<f4") {
-    for (size_t i = 0; i < n; ++i) {
-      float v;
-      std::memcpy(&v, array.data.data() + 4 * i, 4);
-      (*values)[i] = v;
-    }
-  } else if (array.dtype == "<f8") {
-    std::memcpy(values->data(), array.data.data(), 8 * n);
-  } else {
+  if (array.dtype != "<f4" && array.dtype != "<f8") {
     *error = path + ": dataset is " + array.dtype + ", expected float32 (<f4) or float64 (<f8)";
     return false;
   }
-  return true;
+  return tools::npy_values(array, path, values, error);
 }
 
 std::string spec_line(const BuildSpec& s) {

@@ -30,20 +30,15 @@ bool is_class_loss(Loss loss) {
 // Float arrays of any supported dtype as float32 values.
 bool to_floats(const tools::NpyArray& array, const std::string& label, std::vector<float>* out,
                std::string* error) {
-  const int64_t n = array.elements();
-  out->resize(static_cast<size_t>(n));
-  const uint8_t* p = array.data.data();
-  for (int64_t i = 0; i < n; ++i) {
-    if (array.dtype == "<f4") {
-      std::memcpy(&(*out)[i], p + 4 * i, 4);
-    } else if (array.dtype == "<f8") {
-      double v;
-      std::memcpy(&v, p + 8 * i, 8);
-      (*out)[i] = static_cast<float>(v);
-    } else {
-      *error = label + ": inputs must be float32 or float64, the array is " + array.dtype;
-      return false;
-    }
+  if (array.dtype != "<f4" && array.dtype != "<f8") {
+    *error = label + ": inputs must be float32 or float64, the array is " + array.dtype;
+    return false;
+  }
+  std::vector<double> values;
+  if (!tools::npy_values(array, label, &values, error)) return false;
+  out->resize(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    (*out)[i] = static_cast<float>(values[i]);
     if (!std::isfinite((*out)[i])) {
       *error = label + ": element " + std::to_string(i) + " is not a finite number";
       return false;
@@ -126,22 +121,12 @@ bool load_training_data(const std::string& inputs_path, const std::string& label
                ",), the array is " + shape_text(y.shape);
       return false;
     }
+    std::vector<double> ids;
+    if (!tools::npy_values(y, labels_path, &ids, error)) return false;
     out->labels.resize(static_cast<size_t>(n));
-    const size_t size = tools::npy_dtype_size(y.dtype);
     for (int64_t i = 0; i < n; ++i) {
-      int64_t v = 0;
-      const uint8_t* p = y.data.data() + size * static_cast<size_t>(i);
-      if (y.dtype == "<i4") {
-        int32_t v32;
-        std::memcpy(&v32, p, 4);
-        v = v32;
-      } else if (y.dtype == "<i8") {
-        std::memcpy(&v, p, 8);
-      } else if (y.dtype == "|u1") {
-        v = *p;
-      } else {
-        v = static_cast<int8_t>(*p);
-      }
+      // Class ids are small integers, exact as doubles.
+      const int64_t v = static_cast<int64_t>(ids[static_cast<size_t>(i)]);
       if (v < 0 || v > 1000000) {
         *error = labels_path + ": label " + std::to_string(v) + " of sample " + std::to_string(i) +
                  " is not a class id";
