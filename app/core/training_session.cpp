@@ -329,9 +329,10 @@ ClassMetrics class_metrics(const std::vector<std::vector<int64_t>>& confusion) {
   return m;
 }
 
-void write_gradient_stats(tools::JsonWriter& json, const std::vector<GradientStats>& gradients) {
+void write_gradient_stats(tools::JsonWriter& json,
+                          const std::vector<EpochGradientStats>& gradients) {
   json.key("gradients").begin_array();
-  for (const GradientStats& g : gradients) {
+  for (const EpochGradientStats& g : gradients) {
     json.begin_object();
     json.key("name").value(g.name);
     json.key("mean_norm").value(g.mean_norm);
@@ -585,10 +586,10 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
       std::swap(s.order[static_cast<size_t>(i)], s.order[std::min<uint64_t>(j, i)]);
     }
   }
-  std::vector<GradientStats> gradients;
+  std::vector<EpochGradientStats> gradients;
   if (spec_.gradient_statistics) {
     for (const WeightInfo& info : result_.trainable) {
-      GradientStats g;
+      EpochGradientStats g;
       g.name = info.name;
       g.tensor = info.tensor;
       g.min = INFINITY;
@@ -636,7 +637,7 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
           lo = std::min(lo, v);
           hi = std::max(hi, v);
         }
-        GradientStats& stats = gradients[w];
+        EpochGradientStats& stats = gradients[w];
         const double norm = std::sqrt(norm2);
         stats.mean_norm += norm;
         stats.last_norm = norm;
@@ -667,7 +668,7 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
     }
     batch_loss = 0.0;
   }
-  for (GradientStats& g : gradients) {
+  for (EpochGradientStats& g : gradients) {
     if (epoch_steps > 0) g.mean_norm /= static_cast<double>(epoch_steps);
   }
   metrics->epoch = epoch;

@@ -111,7 +111,7 @@ struct TrainingRunSpec {
 
 // Gradient figures of one weight tensor over an epoch (the mean gradient of
 // each optimizer step, before clipping).
-struct GradientStats {
+struct EpochGradientStats {
   std::string name;
   int32_t tensor = -1;
   double mean_norm = 0.0;  // mean over the epoch's steps
@@ -134,7 +134,8 @@ ClassMetrics class_metrics(const std::vector<std::vector<int64_t>>& confusion);
 
 // "gradients": [{name, mean_norm, last_norm, max_norm, min, max}, ...], the
 // one JSON form of an epoch's gradient figures (train metrics, experiments).
-void write_gradient_stats(tools::JsonWriter& json, const std::vector<GradientStats>& gradients);
+void write_gradient_stats(tools::JsonWriter& json,
+                          const std::vector<EpochGradientStats>& gradients);
 
 struct EpochMetrics {
   int epoch = 0;                // 0 = before training (evaluate_initial)
@@ -147,9 +148,9 @@ struct EpochMetrics {
   bool has_accuracy = false;   // classification targets
   ClassMetrics train_classes;  // epoch-end weights on the training data (evaluate_train)
   ClassMetrics val_classes;
-  std::vector<GradientStats> gradients;  // trainable weights in model order
-  double seconds = 0.0;                  // wall time of the epoch
-  double samples_per_second = 0.0;       // training samples (forward + backward + update)
+  std::vector<EpochGradientStats> gradients;  // trainable weights in model order
+  double seconds = 0.0;                       // wall time of the epoch
+  double samples_per_second = 0.0;            // training samples (forward + backward + update)
 };
 
 enum class TrainingOutcome { kNotRun, kCompleted, kEarlyStopped, kCancelled, kFailed };

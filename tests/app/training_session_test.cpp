@@ -223,7 +223,7 @@ TEST(TrainingSessionTest, EventsMetricsAndLossFalls) {
   EXPECT_EQ(classes.confusion, last.val_classes.confusion);
   // Gradient statistics for every trainable weight, sane figures.
   ASSERT_EQ(last.gradients.size(), 5u);
-  for (const GradientStats& g : last.gradients) {
+  for (const EpochGradientStats& g : last.gradients) {
     EXPECT_GT(g.mean_norm, 0.0) << g.name;
     EXPECT_LE(g.mean_norm, g.max_norm) << g.name;
     EXPECT_LE(g.min, g.max) << g.name;
