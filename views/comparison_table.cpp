@@ -1,16 +1,14 @@
 #include "views/comparison_table.h"
 
-#include <QFileDialog>
-#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonArray>
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
 #include <QSaveFile>
 #include <QSplitter>
 #include <QTableWidget>
-#include <QToolTip>
 #include <QVBoxLayout>
 #include <cmath>
 
@@ -152,6 +150,74 @@ void ConfusionMatrixView::paintEvent(QPaintEvent*) {
   }
 }
 
+// ---- JSON ---------------------------------------------------------------------
+
+QJsonObject stage_result_to_json(const StageResult& r) {
+  QJsonObject o;
+  o["experiment"] = r.experiment;
+  o["stage"] = r.stage;
+  o["seeds"] = r.seeds;
+  o["accuracy"] = r.accuracy;
+  o["accuracy_std"] = r.accuracy_std;
+  o["cross_entropy"] = r.cross_entropy;
+  o["cross_entropy_std"] = r.cross_entropy_std;
+  o["trainable_parameters"] = double(r.trainable_parameters);
+  o["training_memory_bytes"] = double(r.training_memory_bytes);
+  o["class_names"] = QJsonArray::fromStringList(r.class_names);
+  QJsonArray confusion;
+  for (const auto& row : r.confusion) {
+    QJsonArray counts;
+    for (qint64 c : row) counts.append(double(c));
+    confusion.append(counts);
+  }
+  o["confusion"] = confusion;
+  return o;
+}
+
+StageResult stage_result_from_json(const QJsonObject& o) {
+  StageResult r;
+  r.experiment = o["experiment"].toString();
+  r.stage = o["stage"].toString();
+  r.seeds = o["seeds"].toInt(1);
+  r.accuracy = o["accuracy"].toDouble();
+  r.accuracy_std = o["accuracy_std"].toDouble();
+  r.cross_entropy = o["cross_entropy"].toDouble();
+  r.cross_entropy_std = o["cross_entropy_std"].toDouble();
+  r.trainable_parameters = qint64(o["trainable_parameters"].toDouble());
+  r.training_memory_bytes = qint64(o["training_memory_bytes"].toDouble());
+  for (const QJsonValue& name : o["class_names"].toArray()) r.class_names << name.toString();
+  for (const QJsonValue& row : o["confusion"].toArray()) {
+    QVector<qint64> counts;
+    for (const QJsonValue& c : row.toArray()) counts << qint64(c.toDouble());
+    r.confusion << counts;
+  }
+  return r;
+}
+
+QJsonObject cell_result_to_json(const CellResult& c) {
+  QJsonObject o;
+  o["cell"] = c.cell;
+  o["accuracy"] = c.accuracy;
+  o["accuracy_std"] = c.accuracy_std;
+  o["parameters"] = double(c.parameters);
+  o["fused_bytes"] = double(c.fused_bytes);
+  o["while_bytes"] = double(c.while_bytes);
+  o["latency_us"] = c.latency_us;
+  return o;
+}
+
+CellResult cell_result_from_json(const QJsonObject& o) {
+  CellResult c;
+  c.cell = o["cell"].toString();
+  c.accuracy = o["accuracy"].toDouble();
+  c.accuracy_std = o["accuracy_std"].toDouble();
+  c.parameters = qint64(o["parameters"].toDouble());
+  c.fused_bytes = qint64(o["fused_bytes"].toDouble());
+  c.while_bytes = qint64(o["while_bytes"].toDouble());
+  c.latency_us = o["latency_us"].toDouble();
+  return c;
+}
+
 // ---- ComparisonTable ---------------------------------------------------------
 
 ComparisonTable::ComparisonTable(QWidget* parent) : QWidget(parent) {
@@ -182,9 +248,11 @@ ComparisonTable::ComparisonTable(QWidget* parent) : QWidget(parent) {
   cell_title_->hide();
   cell_table_->hide();
 
-  auto* export_button = new QPushButton(tr("Export\u2026"));
-  export_button->setToolTip(tr("Save the tables as CSV or HTML"));
-  connect(export_button, &QPushButton::clicked, this, &ComparisonTable::exportWithDialog);
+  auto* export_button = new QPushButton(tr("Export report\u2026"));
+  export_button->setObjectName("exportReport");
+  export_button->setToolTip(
+      tr("Save the selected experiment's report: HTML, PDF, CSV of every curve, or JSON"));
+  connect(export_button, &QPushButton::clicked, this, &ComparisonTable::exportRequested);
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("<b>Stages</b> (mean \u00b1 std over seeds)")));
   top->addStretch(1);
@@ -412,16 +480,6 @@ bool ComparisonTable::exportCsv(const QString& path, QString* error) const {
 
 bool ComparisonTable::exportHtml(const QString& path, QString* error) const {
   return saveText(path, toHtml(), error);
-}
-
-void ComparisonTable::exportWithDialog() {
-  const QString path = QFileDialog::getSaveFileName(
-      this, tr("Export comparison"), "comparison.html", tr("HTML (*.html);;CSV (*.csv)"));
-  if (path.isEmpty()) return;
-  QString error;
-  const bool ok = QFileInfo(path).suffix().toLower() == "csv" ? exportCsv(path, &error)
-                                                              : exportHtml(path, &error);
-  if (!ok) QToolTip::showText(mapToGlobal(QPoint(0, 0)), error, this);
 }
 
 }  // namespace gruwb::views

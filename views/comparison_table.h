@@ -5,6 +5,7 @@
 // (mean +- std over seeds), a confusion matrix for the selected row, and the
 // cell-comparison table (GRU/LSTM/RNN) when that mode ran. Exports CSV/HTML.
 
+#include <QJsonObject>
 #include <QStringList>
 #include <QVector>
 #include <QWidget>
@@ -38,6 +39,12 @@ struct CellResult {
   qint64 while_bytes = 0;  // model file, WHILE loop
   double latency_us = 0;   // one inference on the host
 };
+
+// Rows as JSON (project files) and back.
+QJsonObject stage_result_to_json(const StageResult& result);
+StageResult stage_result_from_json(const QJsonObject& json);
+QJsonObject cell_result_to_json(const CellResult& result);
+CellResult cell_result_from_json(const QJsonObject& json);
 
 // Accuracy minus the previous stage's of the same experiment; NaN for an
 // experiment's first stage.
@@ -88,6 +95,7 @@ class ComparisonTable : public QWidget {
   void clear();
 
   const QVector<StageResult>& stageResults() const { return rows_; }
+  const QVector<CellResult>& cellResults() const { return cells_; }
   QTableWidget* stageTable() const { return stage_table_; }
   QTableWidget* cellTable() const { return cell_table_; }
   ConfusionMatrixView* confusionView() const { return confusion_; }
@@ -99,10 +107,14 @@ class ComparisonTable : public QWidget {
   bool exportCsv(const QString& path, QString* error) const;
   bool exportHtml(const QString& path, QString* error) const;
 
+ signals:
+  // The Export button: the workspace writes the experiment's report
+  // (HTML/PDF/CSV/JSON) through the application layer's report writers.
+  void exportRequested();
+
  private:
   void refreshStageTable();
   void showConfusion(int row);
-  void exportWithDialog();
 
   QVector<StageResult> rows_;
   QVector<CellResult> cells_;

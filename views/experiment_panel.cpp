@@ -9,6 +9,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -35,6 +36,45 @@ bool isActive(ExperimentPanel::Status status) {
 
 QString custom_stage(const QStringList& weight_names) {
   return QStringLiteral("names:") + weight_names.join(',');
+}
+
+QJsonObject settings_to_json(const ExperimentSettings& s) {
+  QJsonObject o;
+  o["name"] = s.name;
+  o["model"] = s.model_path;
+  o["build"] = s.build_spec;
+  o["dataset"] = s.dataset_path;
+  o["stages"] = QJsonArray::fromStringList(s.stages);
+  o["optimizer"] = s.optimizer;
+  o["learning_rate"] = s.learning_rate;
+  o["batch_size"] = s.batch_size;
+  o["epochs"] = s.epochs;
+  o["seeds"] = s.seeds;
+  o["first_seed"] = s.first_seed;
+  o["compare_cells"] = QJsonArray::fromStringList(s.compare_cells);
+  return o;
+}
+
+ExperimentSettings settings_from_json(const QJsonObject& o) {
+  const auto strings = [](const QJsonValue& v) {
+    QStringList out;
+    for (const QJsonValue& item : v.toArray()) out << item.toString();
+    return out;
+  };
+  ExperimentSettings s;
+  s.name = o["name"].toString();
+  s.model_path = o["model"].toString();
+  s.build_spec = o["build"].toString();
+  s.dataset_path = o["dataset"].toString();
+  s.stages = strings(o["stages"]);
+  s.optimizer = o["optimizer"].toString(s.optimizer);
+  s.learning_rate = o["learning_rate"].toDouble(s.learning_rate);
+  s.batch_size = o["batch_size"].toInt(s.batch_size);
+  s.epochs = o["epochs"].toInt(s.epochs);
+  s.seeds = o["seeds"].toInt(s.seeds);
+  s.first_seed = o["first_seed"].toInt(s.first_seed);
+  s.compare_cells = strings(o["compare_cells"]);
+  return s;
 }
 
 QString ExperimentPanel::statusText(Status status) {
@@ -71,10 +111,18 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   model_row->addWidget(model_edit_, 1);
   model_row->addWidget(build_edit_, 1);
   model_row->addWidget(model_browse);
+  cells_box_ = new QCheckBox(tr("Compare cells: GRU, LSTM, SimpleRNN"));
+  cells_box_->setObjectName("compareCells");
+  cells_box_->setToolTip(
+      tr("Run the same data and stages through a fresh GRU, LSTM and SimpleRNN built from the "
+         "spec; the comparison shows accuracy, model sizes and latency per cell"));
+  cells_box_->setEnabled(false);
   connect(model_source_, &QComboBox::currentIndexChanged, this, [=](int index) {
     model_edit_->setVisible(index == 0);
     model_browse->setVisible(index == 0);
     build_edit_->setVisible(index == 1);
+    // Comparing cells builds each one: it needs a build spec.
+    cells_box_->setEnabled(index == 1);
     updateButtons();
   });
 
@@ -91,6 +139,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   auto* source = new QFormLayout;
   source->addRow(tr("Name"), name_edit_);
   source->addRow(tr("Model"), model_row);
+  source->addRow(QString(), cells_box_);
   source->addRow(tr("Data"), dataset_row);
 
   // Stages, all from the same initial weights.
@@ -206,7 +255,10 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   connect(model_edit_, &QLineEdit::textChanged, this, &ExperimentPanel::updateButtons);
   connect(build_edit_, &QLineEdit::textChanged, this, &ExperimentPanel::updateButtons);
   connect(dataset_edit_, &QLineEdit::textChanged, this, &ExperimentPanel::updateButtons);
-  connect(custom_list_, &QListWidget::itemChanged, this, &ExperimentPanel::updateButtons);
+  connect(custom_list_, &QListWidget::itemChanged, this, [this] {
+    updateButtons();
+    if (!syncing_) emit checkedWeightsChanged(checkedWeights());
+  });
   updateButtons();
 }
 
@@ -218,6 +270,7 @@ ExperimentSettings ExperimentPanel::settings() const {
     s.model_path = model_edit_->text().trimmed();
   } else {
     s.build_spec = build_edit_->text().trimmed();
+    if (cells_box_->isChecked()) s.compare_cells = {"gru", "lstm", "rnn"};
   }
   s.dataset_path = dataset_edit_->text().trimmed();
   if (init_box_->isChecked()) s.stages << "init";
@@ -225,11 +278,7 @@ ExperimentSettings ExperimentPanel::settings() const {
   if (all_box_->isChecked()) s.stages << "all";
   if (last_box_->isChecked()) s.stages << QStringLiteral("last:%1").arg(last_spin_->value());
   if (custom_box_->isChecked()) {
-    QStringList names;
-    for (int i = 0; i < custom_list_->count(); ++i) {
-      if (custom_list_->item(i)->checkState() == Qt::Checked)
-        names << custom_list_->item(i)->text();
-    }
+    const QStringList names = checkedWeights();
     if (!names.isEmpty()) s.stages << custom_stage(names);
   }
   s.optimizer = optimizer_box_->currentData().toString();
@@ -247,6 +296,7 @@ void ExperimentPanel::setSettings(const ExperimentSettings& s) {
   model_edit_->setText(s.model_path);
   if (!s.build_spec.isEmpty()) build_edit_->setText(s.build_spec);
   dataset_edit_->setText(s.dataset_path);
+  cells_box_->setChecked(!s.compare_cells.isEmpty());
   init_box_->setChecked(s.stages.contains("init"));
   fc_box_->setChecked(s.stages.contains("fc"));
   all_box_->setChecked(s.stages.contains("all"));
@@ -258,17 +308,7 @@ void ExperimentPanel::setSettings(const ExperimentSettings& s) {
       last_spin_->setValue(stage.mid(5).toInt());
     } else if (stage.startsWith("names:")) {
       custom_box_->setChecked(true);
-      const QStringList names = stage.mid(6).split(',', Qt::SkipEmptyParts);
-      for (const QString& name : names) {
-        if (custom_list_->findItems(name, Qt::MatchExactly).isEmpty()) {
-          auto* item = new QListWidgetItem(name, custom_list_);
-          item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        }
-      }
-      for (int i = 0; i < custom_list_->count(); ++i) {
-        QListWidgetItem* item = custom_list_->item(i);
-        item->setCheckState(names.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
-      }
+      setCheckedWeights(stage.mid(6).split(',', Qt::SkipEmptyParts));
     }
   }
   optimizer_box_->setCurrentIndex(s.optimizer == "sgd" ? 1 : 0);
@@ -298,18 +338,45 @@ void ExperimentPanel::setModelPath(const QString& path) {
 }
 
 void ExperimentPanel::setWeightNames(const QStringList& names) {
-  QStringList checked;
-  for (int i = 0; i < custom_list_->count(); ++i) {
-    if (custom_list_->item(i)->checkState() == Qt::Checked)
-      checked << custom_list_->item(i)->text();
-  }
+  const QStringList checked = checkedWeights();
+  syncing_ = true;
   custom_list_->clear();
   for (const QString& name : names) {
     auto* item = new QListWidgetItem(name, custom_list_);
     item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
     item->setCheckState(checked.contains(name) ? Qt::Checked : Qt::Unchecked);
   }
+  syncing_ = false;
   updateButtons();
+  if (checkedWeights() != checked) emit checkedWeightsChanged(checkedWeights());
+}
+
+QStringList ExperimentPanel::checkedWeights() const {
+  QStringList names;
+  for (int i = 0; i < custom_list_->count(); ++i) {
+    if (custom_list_->item(i)->checkState() == Qt::Checked) names << custom_list_->item(i)->text();
+  }
+  return names;
+}
+
+void ExperimentPanel::setCheckedWeights(const QStringList& names) {
+  const QStringList before = checkedWeights();
+  syncing_ = true;
+  for (const QString& name : names) {
+    if (custom_list_->findItems(name, Qt::MatchExactly).isEmpty()) {
+      auto* item = new QListWidgetItem(name, custom_list_);
+      item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    }
+  }
+  for (int i = 0; i < custom_list_->count(); ++i) {
+    QListWidgetItem* item = custom_list_->item(i);
+    item->setCheckState(names.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
+  }
+  if (!names.isEmpty()) custom_box_->setChecked(true);
+  syncing_ = false;
+  updateButtons();
+  // One signal for the whole change, not one per list item.
+  if (checkedWeights() != before) emit checkedWeightsChanged(checkedWeights());
 }
 
 void ExperimentPanel::setDatasetPath(const QString& path) { dataset_edit_->setText(path); }
@@ -369,6 +436,14 @@ QString ExperimentPanel::experimentProgress(int id) const {
 
 int ExperimentPanel::experimentCount() const { return experiments_->topLevelItemCount(); }
 
+QList<int> ExperimentPanel::experimentIds() const {
+  QList<int> ids;
+  for (int i = 0; i < experiments_->topLevelItemCount(); ++i) {
+    ids << experiments_->topLevelItem(i)->data(kNameColumn, kIdRole).toInt();
+  }
+  return ids;
+}
+
 int ExperimentPanel::selectedExperiment() const {
   QTreeWidgetItem* item = experiments_->currentItem();
   return item ? item->data(kNameColumn, kIdRole).toInt() : -1;
@@ -418,6 +493,7 @@ void ExperimentPanel::saveSettings(QSettings& settings, const QString& group) co
   settings.setValue("epochs", s.epochs);
   settings.setValue("seeds", s.seeds);
   settings.setValue("firstSeed", s.first_seed);
+  settings.setValue("compareCells", cells_box_->isChecked());
   settings.endGroup();
 }
 
@@ -440,9 +516,11 @@ void ExperimentPanel::restoreSettings(QSettings& settings, const QString& group)
   s.first_seed = settings.value("firstSeed", s.first_seed).toInt();
   const int source = settings.value("modelSource", 0).toInt();
   last_spin_->setValue(settings.value("lastN", last_spin_->value()).toInt());
+  const bool compare_cells = settings.value("compareCells", false).toBool();
   settings.endGroup();
   setSettings(s);
   model_source_->setCurrentIndex(source == 1 ? 1 : 0);
+  cells_box_->setChecked(compare_cells);
 }
 
 }  // namespace gruwb::views

@@ -6,6 +6,7 @@
 // on the selected one. Several experiments run side by side, one row each.
 // The panel only stages and shows state: the workspace runs them.
 
+#include <QJsonObject>
 #include <QStringList>
 #include <QWidget>
 
@@ -36,7 +37,15 @@ struct ExperimentSettings {
   int epochs = 10;
   int seeds = 1;
   int first_seed = 1;
+  // Cell comparison: the same data and stages through each cell ("gru",
+  // "lstm", "rnn"; build spec only). Empty = the model or build spec's cell.
+  QStringList compare_cells;
 };
+
+// The settings as JSON (project files) and back; unknown or missing keys
+// keep their defaults.
+QJsonObject settings_to_json(const ExperimentSettings& settings);
+ExperimentSettings settings_from_json(const QJsonObject& json);
 
 // Stage keys the runner understands, built from the staging checkboxes.
 // "names:" + comma-separated weight tensor names for a custom set.
@@ -60,6 +69,10 @@ class ExperimentPanel : public QWidget {
   // names, offered as the custom tensor set.
   void setModelPath(const QString& path);
   void setWeightNames(const QStringList& names);
+  // Ticks exactly `names` in the custom set (adding unknown ones) and turns
+  // the custom stage on when any is ticked (the graph's weight checkboxes).
+  void setCheckedWeights(const QStringList& names);
+  QStringList checkedWeights() const;
   void setDatasetPath(const QString& path);
 
   // Rows of the experiments list, keyed by the id the workspace gives.
@@ -68,7 +81,8 @@ class ExperimentPanel : public QWidget {
   Status experimentStatus(int id) const;
   QString experimentProgress(int id) const;
   int experimentCount() const;
-  int selectedExperiment() const;  // -1 when none
+  QList<int> experimentIds() const;  // in list order
+  int selectedExperiment() const;    // -1 when none
   void selectExperiment(int id);
 
   QPushButton* startButton() const { return start_button_; }
@@ -83,6 +97,9 @@ class ExperimentPanel : public QWidget {
   void startRequested(const gruwb::views::ExperimentSettings& settings);
   void pauseRequested(int id, bool pause);
   void stopRequested(int id);
+  // The custom set changed (a tick in the list, setCheckedWeights(),
+  // setSettings() or names dropped by setWeightNames()).
+  void checkedWeightsChanged(const QStringList& names);
 
  private:
   QTreeWidgetItem* itemFor(int id) const;
@@ -103,6 +120,8 @@ class ExperimentPanel : public QWidget {
   QSpinBox* last_spin_ = nullptr;
   QCheckBox* custom_box_ = nullptr;
   QListWidget* custom_list_ = nullptr;
+  QCheckBox* cells_box_ = nullptr;  // compare GRU / LSTM / SimpleRNN (build spec only)
+  bool syncing_ = false;            // list rebuilt by code: one signal at the end
   QComboBox* optimizer_box_ = nullptr;
   QDoubleSpinBox* lr_spin_ = nullptr;
   QSpinBox* batch_spin_ = nullptr;

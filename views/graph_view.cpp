@@ -98,7 +98,7 @@ Metrics metricsFor(const QFont& base) {
 class GraphChipItem : public QGraphicsItem {
  public:
   GraphChipItem(GraphView* owner, QGraphicsItem* parent, const QRectF& rect, QString text,
-                const QFont& font, int tensor, int subgraph, bool variable)
+                const QFont& font, int tensor, int subgraph, bool variable, bool checkable = false)
       : QGraphicsItem(parent),
         owner_(owner),
         rect_(rect),
@@ -106,7 +106,8 @@ class GraphChipItem : public QGraphicsItem {
         font_(font),
         tensor_(tensor),
         subgraph_(subgraph),
-        variable_(variable) {
+        variable_(variable),
+        checkable_(checkable) {
     setCursor(Qt::PointingHandCursor);
   }
   QRectF boundingRect() const override { return rect_.adjusted(-1, -1, 1, 1); }
@@ -117,15 +118,44 @@ class GraphChipItem : public QGraphicsItem {
                       : variable_ ? QColor(0xfd, 0xf3, 0xdc)
                                   : QColor(0xf2, 0xf2, 0xf2));
     painter->drawRoundedRect(rect_, 3, 3);
+    double text_left = 5;
+    if (checkable_) {
+      // The custom trainable set: a tick box in front of the weight's label.
+      const QRectF box = checkBox();
+      const bool checked = owner_->isWeightChecked(tensor_);
+      painter->setPen(QPen(checked ? kSelection : QColor(0x80, 0x80, 0x80), 1));
+      painter->setBrush(checked ? kSelection : Qt::white);
+      painter->drawRect(box);
+      if (checked) {
+        painter->setPen(QPen(Qt::white, std::max(1.5, box.width() / 6)));
+        painter->drawPolyline(
+            QPolygonF{box.topLeft() + QPointF(box.width() * 0.2, box.height() * 0.52),
+                      box.topLeft() + QPointF(box.width() * 0.42, box.height() * 0.74),
+                      box.topLeft() + QPointF(box.width() * 0.8, box.height() * 0.28)});
+      }
+      text_left = box.right() - rect_.left() + 4;
+    }
     painter->setFont(font_);
     painter->setPen(link ? QColor(0x3b, 0x2a, 0x70) : QColor(0x30, 0x30, 0x30));
-    painter->drawText(rect_.adjusted(5, 0, -5, 0), Qt::AlignVCenter | Qt::AlignLeft, text_);
+    painter->drawText(rect_.adjusted(text_left, 0, -5, 0), Qt::AlignVCenter | Qt::AlignLeft, text_);
   }
   int tensor() const { return tensor_; }
+  bool checkable() const { return checkable_; }
+  // The tick box, in item coordinates (tests click its centre).
+  QRectF checkBox() const {
+    const double side = std::round(rect_.height() * 0.66);
+    return QRectF(rect_.left() + 4, rect_.center().y() - side / 2, side, side);
+  }
 
  protected:
   void mousePressEvent(QGraphicsSceneMouseEvent* event) override {
     if (event->button() != Qt::LeftButton) return QGraphicsItem::mousePressEvent(event);
+    if (checkable_ && event->pos().x() <= checkBox().right() + 2) {
+      owner_->setWeightChecked(tensor_, !owner_->isWeightChecked(tensor_));
+      update();
+      event->accept();
+      return;
+    }
     // Queued: opening a subgraph rebuilds the scene, which deletes this item.
     GraphView* owner = owner_;
     const int subgraph = subgraph_;
@@ -151,6 +181,7 @@ class GraphChipItem : public QGraphicsItem {
   int tensor_;
   int subgraph_;
   bool variable_;
+  bool checkable_;
 };
 
 class GraphNodeItem : public QGraphicsItem {
@@ -246,10 +277,15 @@ class GraphNodeItem : public QGraphicsItem {
       y += chip_h + 3;
     }
     for (const GraphBadge& badge : node_.badges) {
+      const bool checkable = owner->isTrainableWeight(badge.tensor);
       auto* chip = new GraphChipItem(owner, this, QRectF(m.pad, y, width, chip_h),
                                      QString::fromStdString(badge.label), m.small, badge.tensor, -1,
-                                     badge.variable);
-      chip->setToolTip(QString("tensor %1").arg(badge.tensor));
+                                     badge.variable, checkable);
+      chip->setToolTip(checkable
+                           ? GraphView::tr("tensor %1 %2\nTick to train it in the custom stage")
+                                 .arg(badge.tensor)
+                                 .arg(owner->tensorName(badge.tensor))
+                           : QString("tensor %1").arg(badge.tensor));
       y += chip_h + 3;
     }
   }
@@ -288,8 +324,11 @@ class GraphNodeItem : public QGraphicsItem {
       h += chip_h + 3;
     }
     for (const GraphBadge& badge : node_.badges) {
-      w = std::max(w,
-                   small.horizontalAdvance(QString::fromStdString(badge.label)) + 10 + 2 * m.pad);
+      // Room for the tick box of a trainable weight.
+      const double box =
+          owner_->isTrainableWeight(badge.tensor) ? std::round(chip_h * 0.66) + 4 : 0;
+      w = std::max(
+          w, small.horizontalAdvance(QString::fromStdString(badge.label)) + 10 + box + 2 * m.pad);
       h += chip_h + 3;
     }
     if (!node_.badges.empty() || !node_.called_labels.empty()) h += m.pad - 3;
@@ -428,6 +467,8 @@ GraphView::~GraphView() = default;
 
 void GraphView::setReport(const tools::AnalyzerReport& report) {
   report_ = report;
+  // Names of another model mean nothing here.
+  checked_weights_.clear();
   has_report_ = true;
   notes_.assign(report_.subgraphs.size(), {});
   stack_ = {0};
@@ -491,6 +532,62 @@ void GraphView::itemActivated(int node) { activateNode(node); }
 void GraphView::tensorClicked(int tensor) {
   scene_->clearSelection();
   emit tensorSelected(currentSubgraph(), tensor);
+}
+
+bool GraphView::isTrainableWeight(int tensor) const {
+  const int index = currentSubgraph();
+  if (!has_report_ || index < 0) return false;
+  const auto& tensors = report_.subgraphs[index].tensors;
+  if (tensor < 0 || tensor >= static_cast<int>(tensors.size())) return false;
+  const tools::TensorReport& t = tensors[tensor];
+  // What the trainer accepts by name: constant float32 data.
+  return t.is_constant && !t.is_variable && t.type == "FLOAT32" && t.data_bytes > 0 &&
+         !t.name.empty();
+}
+
+QString GraphView::tensorName(int tensor) const {
+  const int index = currentSubgraph();
+  if (!has_report_ || index < 0) return {};
+  const auto& tensors = report_.subgraphs[index].tensors;
+  if (tensor < 0 || tensor >= static_cast<int>(tensors.size())) return {};
+  return QString::fromStdString(tensors[tensor].name);
+}
+
+QStringList GraphView::trainableWeightNames() const {
+  QStringList names;
+  for (const tools::SubgraphReport& subgraph : report_.subgraphs) {
+    for (const tools::TensorReport& t : subgraph.tensors) {
+      const QString name = QString::fromStdString(t.name);
+      if (t.is_constant && !t.is_variable && t.type == "FLOAT32" && t.data_bytes > 0 &&
+          !name.isEmpty() && !names.contains(name)) {
+        names << name;
+      }
+    }
+  }
+  return names;
+}
+
+bool GraphView::isWeightChecked(int tensor) const {
+  return isTrainableWeight(tensor) && checked_weights_.contains(tensorName(tensor));
+}
+
+bool GraphView::setWeightChecked(int tensor, bool checked) {
+  if (!isTrainableWeight(tensor)) return false;
+  const QString name = tensorName(tensor);
+  if (checked == checked_weights_.contains(name)) return true;
+  if (checked) {
+    checked_weights_ << name;
+  } else {
+    checked_weights_.removeAll(name);
+  }
+  scene_->update();
+  emit checkedWeightsChanged(checked_weights_);
+  return true;
+}
+
+void GraphView::setCheckedWeights(const QStringList& names) {
+  checked_weights_ = names;
+  scene_->update();
 }
 
 void GraphView::setOpNote(int subgraph, int op, const QString& note) {

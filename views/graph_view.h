@@ -72,6 +72,18 @@ class GraphView : public QWidget {
   // the RNN detector's findings; cleared when the report changes.
   void setOpNote(int subgraph, int op, const QString& note);
 
+  // Weight checkboxes: constant float32 badges (what the trainer can train
+  // by name) carry a tick box; the ticked names form the experiment panel's
+  // custom stage. Names, since a WHILE body's weights live in other subgraphs.
+  bool isTrainableWeight(int tensor) const;  // tensor of the current subgraph
+  QString tensorName(int tensor) const;      // of the current subgraph
+  QStringList trainableWeightNames() const;  // all subgraphs, model order
+  bool isWeightChecked(int tensor) const;
+  // What clicking a badge's tick box does; false when `tensor` is no weight.
+  bool setWeightChecked(int tensor, bool checked);
+  QStringList checkedWeights() const { return checked_weights_; }
+  void setCheckedWeights(const QStringList& names);  // no signal
+
   const GraphModel& graph() const { return graph_; }
   const GraphLayout& layout() const { return layout_; }
   int nodeCount() const { return static_cast<int>(graph_.nodes.size()); }
@@ -90,6 +102,8 @@ class GraphView : public QWidget {
   void tensorSelected(int subgraph, int tensor);
   void opSelected(int subgraph, int op);
   void subgraphShown(int subgraph);
+  // The user ticked or unticked a weight badge.
+  void checkedWeightsChanged(const QStringList& names);
 
  private:
   void rebuildScene();
@@ -103,6 +117,7 @@ class GraphView : public QWidget {
   GraphLayout layout_;
   std::vector<class GraphNodeItem*> node_items_;
   std::vector<std::vector<std::pair<int, QString>>> notes_;  // per subgraph: (op, note)
+  QStringList checked_weights_;
   QString last_find_;
   int find_cursor_ = -1;
 

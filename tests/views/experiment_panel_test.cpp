@@ -57,6 +57,40 @@ class ExperimentPanelTest : public QObject {
     QCOMPARE(s.first_seed, 7);
   }
 
+  // Comparing cells builds each one, so it needs a build spec; the settings
+  // (with the cells) survive the project file's JSON.
+  void cellComparisonNeedsABuildSpecAndRoundTrips() {
+    ExperimentPanel panel;
+    auto* cells = panel.findChild<QCheckBox*>("compareCells");
+    QVERIFY(cells);
+    panel.setSettings(gesture());
+    QVERIFY(!cells->isEnabled());
+    ExperimentSettings s = gesture();
+    s.model_path.clear();
+    s.build_spec = "cell=lstm,units=8";
+    s.compare_cells = {"gru", "lstm", "rnn"};
+    panel.setSettings(s);
+    QVERIFY(cells->isEnabled());
+    QVERIFY(cells->isChecked());
+    const ExperimentSettings form = panel.settings();
+    QCOMPARE(form.compare_cells, s.compare_cells);
+    QCOMPARE(form.build_spec, QString("cell=lstm,units=8"));
+    const ExperimentSettings back =
+        gruwb::views::settings_from_json(gruwb::views::settings_to_json(form));
+    QCOMPARE(back.name, form.name);
+    QCOMPARE(back.build_spec, form.build_spec);
+    QCOMPARE(back.model_path, QString());
+    QCOMPARE(back.dataset_path, form.dataset_path);
+    QCOMPARE(back.stages, form.stages);
+    QCOMPARE(back.optimizer, form.optimizer);
+    QCOMPARE(back.learning_rate, form.learning_rate);
+    QCOMPARE(back.batch_size, form.batch_size);
+    QCOMPARE(back.epochs, form.epochs);
+    QCOMPARE(back.seeds, form.seeds);
+    QCOMPARE(back.first_seed, form.first_seed);
+    QCOMPARE(back.compare_cells, form.compare_cells);
+  }
+
   void startNeedsModelDataAndStages() {
     ExperimentPanel panel;
     QSignalSpy started(&panel, &ExperimentPanel::startRequested);
@@ -70,7 +104,9 @@ class ExperimentPanelTest : public QObject {
     for (QCheckBox* box : panel.findChildren<QCheckBox*>()) box->setChecked(false);
     QCOMPARE(panel.validate(), QString("Pick at least one stage."));
     QVERIFY(!panel.startButton()->isEnabled());
-    panel.findChildren<QCheckBox*>()[1]->setChecked(true);  // FC only
+    for (QCheckBox* box : panel.findChildren<QCheckBox*>()) {
+      if (box->text().startsWith("FC only")) box->setChecked(true);
+    }
     panel.startButton()->click();
     QCOMPARE(started.count(), 1);
     const auto s = started[0][0].value<ExperimentSettings>();

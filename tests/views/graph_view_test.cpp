@@ -144,6 +144,58 @@ class GraphViewTest : public QObject {
     QCOMPARE(tensors.last().at(1).toInt(), report.subgraphs[0].inputs[0]);
   }
 
+  // Constant float32 weights carry a tick box (the custom trainable set);
+  // a click on it ticks the weight by name, a click on its label still shows
+  // the tensor. Shape constants and activations are not tickable.
+  void weightBadgesAreCheckable() {
+    const AnalyzerReport report = analyzeFile(sample("gesture_gru_fused.tflite"));
+    GraphView view;
+    view.resize(900, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setReport(report);
+    QCOMPARE(view.trainableWeightNames(),
+             QStringList({"gru/kernel", "gru/recurrent_kernel", "gru/bias", "dense_0/kernel",
+                          "dense_0/bias"}));
+    QVERIFY(!view.isTrainableWeight(0));  // the input
+    QVERIFY(!view.isTrainableWeight(4));  // the GRU's output
+    QSignalSpy changed(&view, &GraphView::checkedWeightsChanged);
+    QSignalSpy tensors(&view, &GraphView::tensorSelected);
+    // Find the chips of gru/bias (T#3) and dense_0/bias (T#6) in the scene.
+    const auto click = [&](int tensor, bool on_box) {
+      for (QGraphicsItem* item : view.scene()->items()) {
+        if (!item->parentItem() || item->toolTip().indexOf(QString("tensor %1 ").arg(tensor)) != 0)
+          continue;
+        // The tick box sits at the chip's left edge, the label after it.
+        const QRectF chip = item->boundingRect().adjusted(1, 1, -1, -1);
+        const QPointF local =
+            on_box ? QPointF(chip.left() + 4 + chip.height() * 0.33, chip.center().y())
+                   : QPointF(chip.right() - 8, chip.center().y());
+        view.canvas()->ensureVisible(item);
+        const QPoint at = view.canvas()->mapFromScene(item->mapToScene(local));
+        QTest::mouseClick(view.canvas()->viewport(), Qt::LeftButton, Qt::NoModifier, at);
+        return true;
+      }
+      return false;
+    };
+    QVERIFY(click(3, true));
+    QVERIFY(click(6, true));
+    QCOMPARE(changed.count(), 2);
+    QCOMPARE(view.checkedWeights(), QStringList({"gru/bias", "dense_0/bias"}));
+    QVERIFY(view.isWeightChecked(3));
+    QVERIFY(tensors.isEmpty());  // ticking does not select
+    QVERIFY(click(3, true));     // untick
+    QCOMPARE(view.checkedWeights(), QStringList({"dense_0/bias"}));
+    QVERIFY(click(5, false));  // the label: shows dense_0/kernel, no tick
+    QTRY_COMPARE(tensors.count(), 1);
+    QCOMPARE(tensors.last().at(1).toInt(), 5);
+    QCOMPARE(view.checkedWeights(), QStringList({"dense_0/bias"}));
+    QVERIFY(!view.setWeightChecked(4, true));
+    // Another model: the names of the old one mean nothing there.
+    view.setReport(analyzeFile(shared("tflite/tflm_hello_world_float.tflite")));
+    QVERIFY(view.checkedWeights().isEmpty());
+  }
+
   void exportsValidPngAndSvg() {
     QVERIFY(temp_.isValid());
     GraphView view;
