@@ -95,27 +95,6 @@ Shape sequence_shape(const SequenceLayout& layout, int32_t features) {
                            : make_shape({layout.batch, layout.time, features});
 }
 
-// Hot loops get an AVX2 clone on x86-64 Linux (chosen once at load time by
-// an ifunc resolver); everywhere else, including the Cortex-M4F build, one
-// plain version. GCC contracts a*b+c into FMA in the AVX2 clone, so the two
-// clones may differ in the last bit (far below the kernels' 1e-5 tests).
-#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define GRUWB_HOT_LOOP __attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef GRUWB_HOT_LOOP
-#define GRUWB_HOT_LOOP
-#endif
-
-// Helpers of a cloned hot loop must be inlined into it: compiled on their
-// own they get the default target (SSE2) in every clone.
-#if defined(__GNUC__) || defined(__clang__)
-#define GRUWB_ALWAYS_INLINE __attribute__((always_inline)) inline
-#else
-#define GRUWB_ALWAYS_INLINE inline
-#endif
-
 // The product itself (target_clones gives it its AVX2 clone on x86-64 Linux).
 // A hand-written AVX2 version with 8 rows and a hadd reduction measured
 // slower (1.06 us vs 0.71 us for 180x60, BM_Matvec180x60), so there is one
@@ -218,42 +197,48 @@ void project_steps(const DenseWeights& w, const float* x, int64_t x_stride, int3
 
 namespace {
 
-// out[c] += g[0] w[0, c] + ... + g[3] w[3, c]: 4 rows per pass over `out`,
-// and the loop over c has independent iterations, so it vectorizes without a
-// dependency chain through one accumulator. Written out (no inner loop over
-// the rows) and with __restrict: otherwise GCC neither vectorizes nor
-// versions the loop for the possible overlaps.
-GRUWB_ALWAYS_INLINE void transposed_rows4(const float* __restrict w, int32_t cols,
-                                          const float* __restrict g, float* __restrict out) {
-  const float* __restrict w0 = w;
-  const float* __restrict w1 = w0 + cols;
-  const float* __restrict w2 = w1 + cols;
-  const float* __restrict w3 = w2 + cols;
-  const float g0 = g[0], g1 = g[1], g2 = g[2], g3 = g[3];
-  int32_t c = 0;
-  for (; c + 8 <= cols; c += 8) {  // fixed blocks: -O2's cost model vectorizes only these
-    float acc[8];
-    for (int32_t j = 0; j < 8; ++j) acc[j] = out[c + j];
-    for (int32_t j = 0; j < 8; ++j) {
-      acc[j] += (g0 * w0[c + j] + g1 * w1[c + j]) + (g2 * w2[c + j] + g3 * w3[c + j]);
-    }
-    for (int32_t j = 0; j < 8; ++j) out[c + j] = acc[j];
+// Columns per register block of add_transposed_product: 64 floats are 8 AVX2
+// registers of accumulators (8 independent FMA chains hide the FMA latency);
+// elsewhere (Cortex-M4F: 32 single-precision registers, no SIMD) 8.
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+constexpr int32_t kColumnBlock = 64;
+#else
+constexpr int32_t kColumnBlock = 8;
+#endif
+
+// out[j] += sum over r < rows of g[r] * w[r * stride + j] for j < width.
+// The accumulators stay in registers for all rows (no reduction, no pass
+// over `out` per row). Rows whose block would run past the end of `w`
+// (`last` = w + rows * stride) take the exact loop; the others read a whole
+// kColumnBlock, and the lanes past `width` (the next row's values) are
+// dropped.
+GRUWB_ALWAYS_INLINE void transposed_block(const float* __restrict w, int32_t rows, int64_t stride,
+                                          int32_t width, const float* __restrict g,
+                                          const float* last, float* __restrict out) {
+  // Unrolled so that GCC keeps `acc` in registers instead of on the stack.
+  float acc[kColumnBlock];
+#pragma GCC unroll 64
+  for (int32_t j = 0; j < kColumnBlock; ++j) acc[j] = 0.f;
+  int32_t full = rows;
+  while (full > 0 && w + (full - 1) * stride + kColumnBlock > last) --full;
+  for (int32_t r = 0; r < full; ++r) {
+    const float gr = g[r];
+    const float* __restrict row = w + r * stride;
+#pragma GCC unroll 64
+    for (int32_t j = 0; j < kColumnBlock; ++j) acc[j] += gr * row[j];
   }
-  for (; c < cols; ++c) out[c] += (g0 * w0[c] + g1 * w1[c]) + (g2 * w2[c] + g3 * w3[c]);
+  // (Written as one loop over the lanes: separate loops for the sums and the
+  // exact rows made GCC give up the vector registers above.)
+  for (int32_t j = 0; j < width; ++j) {
+    float sum = acc[j];
+    for (int32_t r = full; r < rows; ++r) sum += g[r] * w[r * stride + j];
+    out[j] += sum;
+  }
 }
 
-GRUWB_ALWAYS_INLINE void transposed_rows1(const float* __restrict w, const float g, int32_t cols,
-                                          float* __restrict out) {
-  int32_t c = 0;
-  for (; c + 8 <= cols; c += 8) {
-    float acc[8];
-    for (int32_t j = 0; j < 8; ++j) acc[j] = out[c + j] + g * w[c + j];
-    for (int32_t j = 0; j < 8; ++j) out[c + j] = acc[j];
-  }
-  for (; c < cols; ++c) out[c] += g * w[c];
-}
-
-// grad[r, c] += sum over 4 steps of g[s * g_stride + r] * v[s * v_stride + c].
+// grad[r, c] += sum over s < 4 of g[s * g_stride + r] * v[s * v_stride + c].
+// Written straight into the gradient row (a copy through a local array made
+// GCC spill it and stall on store forwarding).
 GRUWB_ALWAYS_INLINE void outer_steps4(float* __restrict grad, int32_t rows, int32_t cols,
                                       const float* __restrict g, int64_t g_stride,
                                       const float* __restrict v, int64_t v_stride) {
@@ -265,13 +250,10 @@ GRUWB_ALWAYS_INLINE void outer_steps4(float* __restrict grad, int32_t rows, int3
     const float g0 = g[r], g1 = g[g_stride + r], g2 = g[2 * g_stride + r], g3 = g[3 * g_stride + r];
     float* __restrict row = grad + static_cast<int64_t>(r) * cols;
     int32_t c = 0;
-    for (; c + 8 <= cols; c += 8) {
-      float acc[8];
-      for (int32_t j = 0; j < 8; ++j) acc[j] = row[c + j];
+    for (; c + 8 <= cols; c += 8) {  // fixed blocks: -O2's cost model vectorizes only these
       for (int32_t j = 0; j < 8; ++j) {
-        acc[j] += (g0 * v0[c + j] + g1 * v1[c + j]) + (g2 * v2[c + j] + g3 * v3[c + j]);
+        row[c + j] += (g0 * v0[c + j] + g1 * v1[c + j]) + (g2 * v2[c + j] + g3 * v3[c + j]);
       }
-      for (int32_t j = 0; j < 8; ++j) row[c + j] = acc[j];
     }
     for (; c < cols; ++c) row[c] += (g0 * v0[c] + g1 * v1[c]) + (g2 * v2[c] + g3 * v3[c]);
   }
@@ -284,9 +266,7 @@ GRUWB_ALWAYS_INLINE void outer_steps1(float* __restrict grad, int32_t rows, int3
     float* __restrict row = grad + static_cast<int64_t>(r) * cols;
     int32_t c = 0;
     for (; c + 8 <= cols; c += 8) {
-      float acc[8];
-      for (int32_t j = 0; j < 8; ++j) acc[j] = row[c + j] + gr * v[c + j];
-      for (int32_t j = 0; j < 8; ++j) row[c + j] = acc[j];
+      for (int32_t j = 0; j < 8; ++j) row[c + j] += gr * v[c + j];
     }
     for (; c < cols; ++c) row[c] += gr * v[c];
   }
@@ -297,11 +277,11 @@ GRUWB_ALWAYS_INLINE void outer_steps1(float* __restrict grad, int32_t rows, int3
 GRUWB_HOT_LOOP
 void add_transposed_product(const float* w, int32_t rows, int32_t cols, const float* g,
                             float* out) {
-  int32_t r = 0;
-  for (; r + 4 <= rows; r += 4) {
-    transposed_rows4(w + static_cast<int64_t>(r) * cols, cols, g + r, out);
+  const float* last = w + static_cast<int64_t>(rows) * cols;
+  for (int32_t c = 0; c < cols; c += kColumnBlock) {
+    const int32_t width = cols - c < kColumnBlock ? cols - c : kColumnBlock;
+    transposed_block(w + c, rows, cols, width, g, last, out + c);
   }
-  for (; r < rows; ++r) transposed_rows1(w + static_cast<int64_t>(r) * cols, g[r], cols, out);
 }
 
 GRUWB_HOT_LOOP

@@ -18,6 +18,28 @@
 #include "engine/kernels/kernel_util.h"
 #include "engine/kernels/matmul.h"
 
+// Hot loops get an AVX2 clone on x86-64 Linux (chosen once at load time by
+// an ifunc resolver); everywhere else, including the Cortex-M4F build, one
+// plain version. GCC contracts a*b+c into FMA in the AVX2 clone, so the two
+// clones may differ in the last bit (far below the kernels' 1e-5 tests).
+#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define GRUWB_HOT_LOOP __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define GRUWB_CLONED_HOT_LOOPS 1
+#endif
+#endif
+#ifndef GRUWB_HOT_LOOP
+#define GRUWB_HOT_LOOP
+#endif
+
+// Helpers of a cloned hot loop must be inlined into it: compiled on their
+// own they get the default target (SSE2) in every clone.
+#if defined(__GNUC__) || defined(__clang__)
+#define GRUWB_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define GRUWB_ALWAYS_INLINE inline
+#endif
+
 namespace gruwb {
 
 // A [rows, cols] weight matrix: float, or INT8 with one scale per tensor or
