@@ -191,7 +191,7 @@ void project_steps(const DenseWeights& w, const float* x, int64_t x_stride, int3
       for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] *= scale;
     }
     const float b = bias ? bias[r] : 0.f;
-    for (int32_t s = 0; s < kTimeBlock; ++s) out[r * kTimeBlock + s] = b + acc[s];
+    for (int32_t s = 0; s < kTimeBlock; ++s) out[s * w.rows + r] = b + acc[s];
   }
 }
 

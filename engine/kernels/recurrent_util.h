@@ -127,7 +127,8 @@ void add_outer_steps(float* grad, int32_t rows, int32_t cols, const float* g, in
 void add_rows(float* out, int32_t rows, const float* g, int64_t g_stride, int32_t steps);
 
 // The input-side products of up to kTimeBlock consecutive steps at once:
-// out[r * kTimeBlock + s] = (bias ? bias[r] : 0) + W[r, :] . x_s for s < steps,
+// out[s * rows + r] = (bias ? bias[r] : 0) + W[r, :] . x_s for s < kTimeBlock
+// (steps past `steps` see x_s = 0),
 // where x_s = x + s * x_stride. With few input features (3 for the
 // reference model) a per-step dot product is mostly loop overhead; across
 // 8 steps each weight multiplies a vector of 8 inputs. `xt` is scratch for
