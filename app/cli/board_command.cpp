@@ -124,6 +124,12 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
   if (!parse_trainable_scope(scope.c_str(), &s.config)) {
     return "--scope must be fc, all or last:N (named tensors stay on the desktop)";
   }
+  if (p.has("--checkpoint-every")) {
+    if (!parse_int(p.value("--checkpoint-every"), 0, 1 << 24, &v))
+      return "--checkpoint-every must be >= 0";
+    r->checkpoint_every = static_cast<uint32_t>(v);
+  }
+  r->resume = !p.has("--no-resume");
   s.shuffle = p.has("--no-shuffle") ? 0 : 1;
   r->compare_host = p.has("--compare-host");
   r->output_path = p.value("-o");
@@ -135,13 +141,14 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
 
 int run_board(const std::vector<std::string>& args) {
   std::vector<OptionSpec> spec = kConnectionOptions;
-  for (const char* name :
-       {"--data", "--model", "--epochs", "--batch", "--lr", "--momentum", "--optimizer", "--loss",
-        "--scope", "--clip", "--seed", "--samples", "--metric-every", "-o", "--timeout"}) {
+  for (const char* name : {"--data", "--model", "--epochs", "--batch", "--lr", "--momentum",
+                           "--optimizer", "--loss", "--scope", "--clip", "--seed", "--samples",
+                           "--metric-every", "-o", "--timeout", "--checkpoint-every"}) {
     spec.push_back({name, true});
   }
   spec.push_back({"--no-shuffle", false});
   spec.push_back({"--compare-host", false});
+  spec.push_back({"--no-resume", false});
   ParsedArgs parsed;
   int exit_code = 0;
   if (!parse_args(kBoardCommand, args, spec, &parsed, &exit_code)) return exit_code;
@@ -228,7 +235,9 @@ const Command kBoardCommand = {
     "our firmware: the same engine trains on the board. Real ports go through\n"
     "libserialport; pseudo-terminals (/dev/pts/N of 'gruwb board-sim' or QEMU) through\n"
     "POSIX termios, because libserialport 0.1.1 cannot open them. Uploads resume where\n"
-    "an interrupted one stopped; a board reset during training is detected and reported.\n"
+    "an interrupted one stopped. During training the host keeps a run checkpoint (PAUSE,\n"
+    "download, START); when the board resets it uploads model, dataset and checkpoint\n"
+    "again and the run continues where it was (the result equals an uninterrupted run).\n"
     "\n"
     "Connection options:\n"
     "  --port PORT          Serial port or pty (default: $GRUWB_PORT)\n"
@@ -249,10 +258,15 @@ const Command kBoardCommand = {
     "  --metric-every N     Also report every N samples (default: per epoch)\n"
     "  --compare-host       Run the same training on this computer and check that losses and\n"
     "                       weights agree to 1e-4 relative (exit 1 if not)\n"
+    "  --checkpoint-every N Keep a run checkpoint every N samples (checked at each METRIC;\n"
+    "                       default: at each epoch end). The board needs the checkpoint's\n"
+    "                       size in RAM after its training arena; if not, checkpoints are off\n"
+    "  --no-resume          After a board reset stop with a message instead of resuming\n"
     "  -o OUT               Download the trained model to OUT\n"
     "  --timeout S          Give up when training takes longer (default 600)\n"
     "\n"
-    "Exit status: 0 ok; 1 link or board failure (no answer, reset, training error);\n"
+    "Exit status: 0 ok; 1 link or board failure (no answer, reset with --no-resume or\n"
+    "more than 3 resets, training error);\n"
     "2 bad input or usage.\n"
     "\n"
     "Example (no hardware):\n"

@@ -11,6 +11,7 @@
 #include "engine/model/model.h"
 #include "engine/tools/model_file.h"
 #include "serial/link/board_client.h"
+#include "serial/link/board_run.h"
 #include "serial/link/dataset_blob.h"
 #include "serial/link/host_reference.h"
 #include "serial/link/transport.h"
@@ -32,42 +33,6 @@ std::string format(const char* fmt, ...) {
 }
 
 std::string hex32(uint32_t v) { return format("%08x", v); }
-
-// Opens the port and says HELLO. On failure *err is set and the exit code returned.
-int connect(const BoardConnection& c, std::unique_ptr<BoardClient>* client, std::string* note,
-            std::string* err) {
-  PortOptions port;
-  port.path = c.port;
-  port.baud = c.baud;
-  port.dtr = c.dtr;
-  if (c.transport == "termios") {
-    port.kind = TransportKind::kTermios;
-  } else if (c.transport == "libserialport") {
-    port.kind = TransportKind::kLibserialport;
-  } else if (c.transport != "auto") {
-    *err = "--transport must be auto, libserialport or termios, not '" + c.transport + "'";
-    return kExitBadInput;
-  }
-  std::string error;
-  auto transport = open_transport(port, note, &error);
-  if (!transport) {
-    *err = error;
-    return kExitBadInput;
-  }
-  ClientOptions options;
-  options.timeout_ms = c.timeout_ms;
-  options.reconnect_ms = c.reconnect_ms;
-  BoardClient::Reopen reopen = [port](std::string* e) {
-    std::string why;
-    return open_transport(port, &why, e);
-  };
-  *client = std::make_unique<BoardClient>(std::move(transport), options, reopen);
-  if (!(*client)->hello(nullptr, &error)) {
-    *err = c.port + ": " + error;
-    return kExitFailure;
-  }
-  return kExitOk;
-}
 
 bool read_model(const std::string& path, std::vector<uint8_t>* bytes, std::string* err) {
   if (!tools::read_file_bytes(path, bytes, err)) return false;
@@ -111,6 +76,46 @@ bool upload_with_progress(BoardClient& client, UploadKind kind, const std::vecto
   return true;
 }
 
+}  // namespace
+
+std::unique_ptr<BoardClient> open_board(const BoardConnection& c, std::string* note,
+                                        std::string* err, int* exit_code) {
+  if (exit_code) *exit_code = kExitBadInput;
+  PortOptions port;
+  port.path = c.port;
+  port.baud = c.baud;
+  port.dtr = c.dtr;
+  if (c.transport == "termios") {
+    port.kind = TransportKind::kTermios;
+  } else if (c.transport == "libserialport") {
+    port.kind = TransportKind::kLibserialport;
+  } else if (c.transport != "auto") {
+    *err = "--transport must be auto, libserialport or termios, not '" + c.transport + "'";
+    return nullptr;
+  }
+  std::string error;
+  auto transport = open_transport(port, note, &error);
+  if (!transport) {
+    *err = error;
+    return nullptr;
+  }
+  ClientOptions options;
+  options.timeout_ms = c.timeout_ms;
+  options.reconnect_ms = c.reconnect_ms;
+  BoardClient::Reopen reopen = [port](std::string* e) {
+    std::string why;
+    return open_transport(port, &why, e);
+  };
+  auto client = std::make_unique<BoardClient>(std::move(transport), options, reopen);
+  if (exit_code) *exit_code = kExitFailure;
+  if (!client->hello(nullptr, &error)) {
+    *err = c.port + ": " + error;
+    return nullptr;
+  }
+  if (exit_code) *exit_code = kExitOk;
+  return client;
+}
+
 std::string describe_capabilities(const Capabilities& caps) {
   std::string text;
   text += format("board:            %s\n", caps.board);
@@ -129,8 +134,6 @@ std::string describe_capabilities(const Capabilities& caps) {
   return text;
 }
 
-}  // namespace
-
 int board_list(std::string* out, std::string* err) {
   std::vector<PortInfo> ports;
   if (!list_ports(&ports, err)) return kExitFailure;
@@ -147,10 +150,10 @@ int board_list(std::string* out, std::string* err) {
 }
 
 int board_info(const BoardConnection& connection, std::string* out, std::string* err) {
-  std::unique_ptr<BoardClient> client;
   std::string note;
-  const int code = connect(connection, &client, &note, err);
-  if (code != kExitOk) return code;
+  int code = kExitOk;
+  const std::unique_ptr<BoardClient> client = open_board(connection, &note, err, &code);
+  if (!client) return code;
   *out += "port:             " + client->transport_description() + "\n";
   *out += "transport:        " + note + "\n";
   *out += describe_capabilities(client->capabilities());
@@ -171,10 +174,10 @@ int board_upload(const BoardConnection& connection, const std::string& model_pat
                  const LineSink& progress, std::string* out, std::string* err) {
   std::vector<uint8_t> model;
   if (!read_model(model_path, &model, err)) return kExitBadInput;
-  std::unique_ptr<BoardClient> client;
   std::string note;
-  const int code = connect(connection, &client, &note, err);
-  if (code != kExitOk) return code;
+  int code = kExitOk;
+  const std::unique_ptr<BoardClient> client = open_board(connection, &note, err, &code);
+  if (!client) return code;
   return upload_with_progress(*client, UploadKind::kModel, model, model_path, progress, out, err)
              ? kExitOk
              : kExitFailure;
@@ -185,13 +188,18 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   std::vector<uint8_t> model;
   if (!request.model_path.empty() && !read_model(request.model_path, &model, err))
     return kExitBadInput;
-  TimeSeriesDataset ts;
-  if (!read_ts_file(request.data_path, &ts, err)) return kExitBadInput;
+  // With the model at hand, a bad dataset fails before any port is opened.
+  std::vector<uint8_t> blob;
+  std::string data_note;
+  if (!model.empty() &&
+      !board_dataset_blob(request.data_path, model, request.samples, &blob, &data_note, err)) {
+    return kExitBadInput;
+  }
 
-  std::unique_ptr<BoardClient> client;
   std::string note;
-  int code = connect(request.connection, &client, &note, err);
-  if (code != kExitOk) return code;
+  int code = kExitOk;
+  const std::unique_ptr<BoardClient> client = open_board(request.connection, &note, err, &code);
+  if (!client) return code;
   const LineSink say = [&](const std::string& line) {
     if (progress) progress(line);
   };
@@ -201,108 +209,51 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
     if (!upload_with_progress(*client, UploadKind::kModel, model, "model", progress, out, err)) {
       return kExitFailure;
     }
-  } else if (!client->download(1, &model, err)) {
+  } else if (!client->download(kDownloadModel, &model, err)) {
     *err = "the board has no model (give --model FILE): " + *err;
     return kExitBadInput;
-  }
-  // The window the model takes: input [1, T, F].
-  Model view;
-  Status s = Model::load(model.data(), model.size(), &view);
-  if (!s.ok()) {
-    *err = std::string("model: ") + s.message();
+  } else if (!board_dataset_blob(request.data_path, model, request.samples, &blob, &data_note,
+                                 err)) {
     return kExitBadInput;
   }
-  const TensorView input = view.main_subgraph().tensor(view.main_subgraph().inputs[0]);
-  if (input.shape.size != 3) {
-    *err =
-        std::string("model input '") + input.name + "' must be [1, T, F] for a time-series dataset";
-    return kExitBadInput;
-  }
-  const int timesteps = input.shape[1], features = input.shape[2];
-  std::vector<uint8_t> blob;
-  if (!make_dataset_blob(ts, timesteps, features, request.samples, &blob, err)) {
-    *err = request.data_path + ": " + *err;
-    return kExitBadInput;
-  }
-  if (ts.length != timesteps || ts.dimensions != features) {
-    *out +=
-        format("dataset %s: %d steps x %d channels, windows of the first %d steps x %d channels\n",
-               request.data_path.c_str(), ts.length, ts.dimensions, timesteps, features);
-  }
+  *out += data_note;
   if (!upload_with_progress(*client, UploadKind::kDataset, blob, "dataset", progress, out, err)) {
     return kExitFailure;
   }
-  ConfigureReply configured;
-  if (!client->configure(request.settings, &configured, err)) return kExitFailure;
+  BoardRunOptions options;
+  options.checkpoint_every = request.checkpoint_every;
+  options.resume = request.resume;
+  options.run_timeout_ms = request.run_timeout_s * 1000;
+  BoardRunCallbacks callbacks;
+  callbacks.on_metric = [&](const Metric& m) {
+    say(format("epoch %u/%u  samples %u/%u  loss %.6f  accuracy %.4f  %.1f samples/s (board clock)",
+               m.epoch + 1, request.settings.epochs, m.samples, m.epoch_samples, m.loss, m.accuracy,
+               m.samples_per_second));
+  };
+  callbacks.on_line = say;
+  BoardRunResult run;
+  if (!run_board_training(*client, model, blob, request.settings, options, callbacks, &run, err)) {
+    if (!request.resume && client->reset_detected()) *err += " (drop --no-resume to resume)";
+    return kExitFailure;
+  }
+  const std::vector<Metric>& metrics = run.metrics;
+  const std::vector<uint8_t>& weights = run.weights;
+  const ConfigureReply& configured = run.configured;
   *out += format(
       "training arena: %u bytes (weights %u, gradients %u, optimizer %u, activations+tapes %u, "
       "other %u); model + dataset + arena = %zu of %u bytes of board RAM\n",
       configured.arena_bytes, configured.weight_bytes, configured.gradient_bytes,
       configured.optimizer_bytes, configured.activation_bytes, configured.other_bytes,
       model.size() + blob.size() + configured.arena_bytes, client->capabilities().ram_bytes);
-
-  std::vector<Metric> metrics;
-  bool done = false, failed = false;
-  std::string failure;
-  client->set_event_handler([&](const Event& e) {
-    if (e.type == MessageType::kMetric) {
-      const Metric& m = e.metric;
-      if (m.session_id != client->session_id()) return;
-      metrics.push_back(m);
-      say(format(
-          "epoch %u/%u  samples %u/%u  loss %.6f  accuracy %.4f  %.1f samples/s (board clock)",
-          m.epoch + 1, request.settings.epochs, m.samples, m.epoch_samples, m.loss, m.accuracy,
-          m.samples_per_second));
-      if (m.flags & kMetricRunDone) done = true;
-    } else if (e.type == MessageType::kLog) {
-      say("board log: " + e.log_text);
-      if (e.log_level >= 3) {
-        failed = true;
-        failure = e.log_text;
-      }
-    }
-  });
-  BoardState state;
-  if (!client->control(MessageType::kStart, &state, err)) return kExitFailure;
-  const auto deadline = Clock::now() + std::chrono::seconds(request.run_timeout_s);
-  while (!done && !failed && !client->reset_detected()) {
-    if (Clock::now() > deadline) {
-      *err = format("training did not finish within %d s (--timeout)", request.run_timeout_s);
-      return kExitFailure;
-    }
-    std::string error;
-    if (!client->wait_events(
-            2000, [&](const Event&) { return !done && !failed && !client->reset_detected(); },
-            &error)) {
-      *err = "lost the board during training: " + error;
-      return kExitFailure;
-    }
-    // Quiet for a while: ask, so a board that died or rebooted silently is noticed.
-    if (!done && !failed) {
-      BoardStatus status;
-      if (!client->status(&status, &error)) {
-        *err = "the board stopped answering during training: " + error;
-        return kExitFailure;
-      }
-      if (status.state == BoardState::kFailed) failed = true;
-      if (status.state == BoardState::kDone) done = true;
-    }
+  if (run.checkpoints > 0) {
+    *out += format("checkpoints: %u taken (%zu bytes each, kept on the host)", run.checkpoints,
+                   run.checkpoint_bytes);
+    if (run.resumes > 0)
+      *out += format("; the board reset %d time(s), resumed each time", run.resumes);
+    *out += "\n";
+  } else if (run.resumes > 0) {
+    *out += format("the board reset %d time(s); training restarted from the start\n", run.resumes);
   }
-  if (client->reset_detected()) {
-    *err = format(
-        "the board reset during training (session %s -> %s): its RAM, model and run are gone "
-        "after %zu metric reports; run the command again to upload and train from the start",
-        hex32(client->session_id()).c_str(), hex32(client->new_session_id()).c_str(),
-        metrics.size());
-    return kExitFailure;
-  }
-  if (failed) {
-    *err =
-        "training failed on the board: " + (failure.empty() ? std::string("see its log") : failure);
-    return kExitFailure;
-  }
-  std::vector<uint8_t> weights;
-  if (!client->download(0, &weights, err)) return kExitFailure;
   const Metric& last = metrics.back();
   *out +=
       format("board: %u epochs, %u updates, final epoch loss %.6f accuracy %.4f, %.1f samples/s\n",
@@ -353,18 +304,59 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   return kExitOk;
 }
 
+bool board_dataset_blob(const std::string& data_path, const std::vector<uint8_t>& model,
+                        uint32_t samples, std::vector<uint8_t>* blob, std::string* note,
+                        std::string* err) {
+  Model view;
+  const Status s = Model::load(model.data(), model.size(), &view);
+  if (!s.ok()) {
+    *err = std::string("model: ") + s.message();
+    return false;
+  }
+  // The window the model takes: input [1, T, F].
+  const TensorView input = view.main_subgraph().tensor(view.main_subgraph().inputs[0]);
+  if (input.shape.size != 3) {
+    *err =
+        std::string("model input '") + input.name + "' must be [1, T, F] for a time-series dataset";
+    return false;
+  }
+  TimeSeriesDataset ts;
+  if (!read_ts_file(data_path, &ts, err)) return false;
+  const int timesteps = input.shape[1], features = input.shape[2];
+  if (!make_dataset_blob(ts, timesteps, features, samples, blob, err)) {
+    *err = data_path + ": " + *err;
+    return false;
+  }
+  if (ts.length != timesteps || ts.dimensions != features) {
+    *note =
+        format("dataset %s: %d steps x %d channels, windows of the first %d steps x %d channels\n",
+               data_path.c_str(), ts.length, ts.dimensions, timesteps, features);
+  }
+  return true;
+}
+
+bool download_trained_model(BoardClient& client, const std::string& path, size_t* bytes,
+                            std::string* err) {
+  std::vector<uint8_t> model, weights, trained;
+  if (!client.download(kDownloadModel, &model, err) ||
+      !client.download(kDownloadWeights, &weights, err)) {
+    return false;
+  }
+  if (!apply_weight_blob(model, weights, &trained, err)) return false;
+  if (!tools::write_file_atomically(path, trained, err)) return false;
+  if (bytes) *bytes = trained.size();
+  return true;
+}
+
 int board_download(const BoardConnection& connection, const std::string& output_path,
                    std::string* out, std::string* err) {
-  std::unique_ptr<BoardClient> client;
   std::string note;
-  const int code = connect(connection, &client, &note, err);
-  if (code != kExitOk) return code;
-  std::vector<uint8_t> model, weights, trained;
-  if (!client->download(1, &model, err) || !client->download(0, &weights, err)) return kExitFailure;
-  if (!apply_weight_blob(model, weights, &trained, err)) return kExitFailure;
-  if (!tools::write_file_atomically(output_path, trained, err)) return kExitFailure;
-  *out += format("wrote the board's trained model to %s (%zu bytes)\n", output_path.c_str(),
-                 trained.size());
+  int code = kExitOk;
+  const std::unique_ptr<BoardClient> client = open_board(connection, &note, err, &code);
+  if (!client) return code;
+  size_t bytes = 0;
+  if (!download_trained_model(*client, output_path, &bytes, err)) return kExitFailure;
+  *out += format("wrote the board's trained model to %s (%zu bytes)\n", output_path.c_str(), bytes);
   return kExitOk;
 }
 

@@ -4,9 +4,15 @@
 // board panel call these; they talk to the board through serial/link.
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "serial/protocol/messages.h"
+
+namespace gruwb::serial {
+class BoardClient;
+}
 
 namespace gruwb::app {
 
@@ -22,6 +28,23 @@ struct BoardConnection {
 // Progress lines (upload %, metrics as they arrive) go here while a command runs.
 using LineSink = std::function<void(const std::string& line)>;
 
+// ---- Pieces the CLI commands and the GUI's board panel share ----
+// Opens the port and says HELLO; nullptr with *err naming the port. *note
+// says which transport and why.
+std::unique_ptr<serial::BoardClient> open_board(const BoardConnection& connection,
+                                                std::string* note, std::string* err,
+                                                int* exit_code = nullptr);
+// HELLO's capabilities as "label: value" lines.
+std::string describe_capabilities(const serial::Capabilities& caps);
+// The GWDS blob of a .ts dataset cut to the model's [1, T, F] input (first
+// `samples` samples, 0 = all); *note tells when windows were cut.
+bool board_dataset_blob(const std::string& data_path, const std::vector<uint8_t>& model,
+                        uint32_t samples, std::vector<uint8_t>* blob, std::string* note,
+                        std::string* err);
+// The board's model with its trained weights, written atomically to `path`.
+bool download_trained_model(serial::BoardClient& client, const std::string& path, size_t* bytes,
+                            std::string* err);
+
 int board_list(std::string* out, std::string* err);
 int board_info(const BoardConnection& connection, std::string* out, std::string* err);
 int board_upload(const BoardConnection& connection, const std::string& model_path,
@@ -33,6 +56,11 @@ struct BoardTrainRequest {
   std::string data_path;   // .ts (UEA) dataset
   uint32_t samples = 0;    // first N samples (0 = all)
   serial::TrainingSettings settings;
+  // A reset during training: continue from the last run checkpoint the host
+  // downloaded (every `checkpoint_every` samples, 0 = each epoch end), or
+  // with resume off stop with a message.
+  bool resume = true;
+  uint32_t checkpoint_every = 0;
   bool compare_host = false;  // run the same training on the host and compare (<= 1e-4)
   std::string output_path;    // download the trained model here when given
   int run_timeout_s = 600;

@@ -37,6 +37,8 @@ void Device::boot() {
   last_error_ = ErrorCode::kNone;
   model_upload_ = Upload();
   dataset_upload_ = Upload();
+  checkpoint_upload_ = Upload();
+  snapshot_bytes_ = 0;
   configured_ = false;
   last_reply_bytes_ = 0;
   decoder_.reset();
@@ -188,7 +190,14 @@ void Device::on_status(const Frame& f) {
 
 size_t Device::dataset_offset() const { return align_up(model_upload_.total); }
 
+Device::Upload& Device::upload_for(UploadKind kind) {
+  if (kind == UploadKind::kModel) return model_upload_;
+  return kind == UploadKind::kDataset ? dataset_upload_ : checkpoint_upload_;
+}
+
 void Device::invalidate_training() {
+  checkpoint_upload_ = Upload();
+  snapshot_bytes_ = 0;
   configured_ = false;
   arena_bytes_ = 0;
   weights_sha_valid_ = false;
@@ -196,7 +205,7 @@ void Device::invalidate_training() {
 }
 
 void Device::send_upload_ack(const Frame& f, UploadKind kind, UploadResult result) {
-  const Upload& u = kind == UploadKind::kModel ? model_upload_ : dataset_upload_;
+  const Upload& u = upload_for(kind);
   UploadAck ack;
   ack.kind = kind;
   ack.result = result;
@@ -217,23 +226,34 @@ void Device::on_upload_begin(const Frame& f) {
                       board_state_name(state_));
   }
   const bool is_model = begin.kind == UploadKind::kModel;
-  Upload& u = is_model ? model_upload_ : dataset_upload_;
-  if (!is_model && !model_upload_.complete) {
+  const bool is_checkpoint = begin.kind == UploadKind::kCheckpoint;
+  Upload& u = upload_for(begin.kind);
+  if (begin.kind == UploadKind::kDataset && !model_upload_.complete) {
     return send_error(f, ErrorCode::kNoModel, "upload the model before the dataset");
   }
-  const size_t start = is_model ? 0 : dataset_offset();
+  if (is_checkpoint && (!configured_ || state_ != BoardState::kReady)) {
+    return send_error(f, ErrorCode::kBadState,
+                      "a checkpoint goes into a configured run before START (state: %s)",
+                      board_state_name(state_));
+  }
+  const size_t start = is_model ? 0 : is_checkpoint ? free_ram_at_ : dataset_offset();
   if (begin.total_bytes == 0 || start + begin.total_bytes > board_.ram_bytes) {
-    return send_error(
-        f, ErrorCode::kTooLarge, "%s of %u bytes does not fit the board's %u bytes of RAM%s",
-        is_model ? "model" : "dataset", static_cast<unsigned>(begin.total_bytes),
-        static_cast<unsigned>(board_.ram_bytes - start), is_model ? "" : " left after the model");
+    const char* what = is_model ? "model" : is_checkpoint ? "checkpoint" : "dataset";
+    const char* after = is_model        ? ""
+                        : is_checkpoint ? " left after model, dataset and training arena"
+                                        : " left after the model";
+    return send_error(f, ErrorCode::kTooLarge,
+                      "%s of %u bytes does not fit the board's %u bytes of RAM%s", what,
+                      static_cast<unsigned>(begin.total_bytes),
+                      static_cast<unsigned>(board_.ram_bytes - start), after);
   }
   // Same content as the upload in progress (or done): resume where it stopped.
   if (u.total == begin.total_bytes && memcmp(u.sha256, begin.sha256, 32) == 0 && u.data) {
     return send_upload_ack(f, begin.kind,
                            u.complete ? UploadResult::kComplete : UploadResult::kInProgress);
   }
-  invalidate_training();
+  if (!is_checkpoint) invalidate_training();
+  snapshot_bytes_ = 0;  // an upload overwrites the snapshot's RAM
   u = Upload();
   u.total = begin.total_bytes;
   memcpy(u.sha256, begin.sha256, 32);
@@ -247,11 +267,11 @@ void Device::on_upload_chunk(const Frame& f) {
   WireReader r(f.payload, f.length);
   const uint8_t kind_byte = r.u8();
   const uint32_t offset = r.u32();
-  if (!r.ok || (kind_byte != 1 && kind_byte != 2)) {
+  if (!r.ok || kind_byte < 1 || kind_byte > 3) {
     return send_error(f, ErrorCode::kBadRequest, "UPLOAD_CHUNK: malformed payload");
   }
   const UploadKind kind = static_cast<UploadKind>(kind_byte);
-  Upload& u = kind == UploadKind::kModel ? model_upload_ : dataset_upload_;
+  Upload& u = upload_for(kind);
   if (!u.data) return send_error(f, ErrorCode::kBadState, "UPLOAD_CHUNK without UPLOAD_BEGIN");
   if (u.complete) return send_upload_ack(f, kind, UploadResult::kComplete);
   const size_t length = r.remaining();
@@ -271,11 +291,28 @@ void Device::on_upload_chunk(const Frame& f) {
     u.received = 0;
     u.hash.reset();
     log(2, "%s upload: SHA-256 mismatch, restarting",
-        kind == UploadKind::kModel ? "model" : "dataset");
+        kind == UploadKind::kModel     ? "model"
+        : kind == UploadKind::kDataset ? "dataset"
+                                       : "checkpoint");
     return send_upload_ack(f, kind, UploadResult::kHashMismatch);
   }
   u.complete = true;
+  if (kind == UploadKind::kCheckpoint) return restore_checkpoint(f);
   send_upload_ack(f, kind, UploadResult::kComplete);
+}
+
+void Device::restore_checkpoint(const Frame& f) {
+  const Status s = run_.load_checkpoint(checkpoint_upload_.data, checkpoint_upload_.total);
+  if (!s.ok()) {
+    checkpoint_upload_ = Upload();  // the trainer may be half-loaded: configure again
+    invalidate_training();
+    return send_error(f, ErrorCode::kEngine, "checkpoint: %s", s.message());
+  }
+  weights_sha_valid_ = false;
+  log(1, "resumed from a checkpoint at epoch %u, sample %u, step %u",
+      static_cast<unsigned>(run_.epoch()), static_cast<unsigned>(run_.samples_in_epoch()),
+      static_cast<unsigned>(trainer_.step()));
+  send_upload_ack(f, UploadKind::kCheckpoint, UploadResult::kComplete);
 }
 
 void Device::on_configure(const Frame& f) {
@@ -318,6 +355,7 @@ void Device::on_configure(const Frame& f) {
   settings_ = settings;
   configured_ = true;
   arena_bytes_ = trainer_.arena_bytes_needed();
+  free_ram_at_ = align_up(arena_at + arena_bytes_);
   state_ = BoardState::kReady;
   const TrainingMemory m = trainer_.memory();
   ConfigureReply reply;
@@ -374,9 +412,10 @@ void Device::on_download(const Frame& f) {
   const uint8_t what = r.u8();
   const uint32_t offset = r.u32();
   uint32_t max_bytes = r.u16();
-  if (!r.ok || what > 1)
+  if (!r.ok || what > kDownloadCheckpoint)
     return send_error(f, ErrorCode::kBadRequest, "DOWNLOAD: malformed payload");
-  const bool weights = what == 0;
+  if (what == kDownloadCheckpoint) return download_checkpoint(f, offset, max_bytes);
+  const bool weights = what == kDownloadWeights;
   if (weights && !configured_) {
     return send_error(f, ErrorCode::kNoModel, "no weights to download: no configured run");
   }
@@ -405,10 +444,43 @@ void Device::on_download(const Frame& f) {
   send(reply_type(MessageType::kDownload), f.sequence, payload_, 8 + n, false);
 }
 
+// A consistent checkpoint needs the run at rest; offset 0 takes the snapshot
+// (into the RAM after the arena), later offsets read it.
+void Device::download_checkpoint(const Frame& f, uint32_t offset, uint32_t max_bytes) {
+  if (!configured_) return send_error(f, ErrorCode::kNoModel, "no run to checkpoint");
+  if (state_ == BoardState::kTraining) {
+    return send_error(f, ErrorCode::kBadState, "PAUSE the run before downloading a checkpoint");
+  }
+  if (offset == 0 || snapshot_bytes_ == 0) {
+    const size_t room = board_.ram_bytes - free_ram_at_;
+    const Status s = run_.save_checkpoint(board_.ram + free_ram_at_, room, &snapshot_bytes_);
+    if (!s.ok()) {
+      snapshot_bytes_ = 0;
+      return send_error(f, ErrorCode::kOutOfMemory, "checkpoint: %s (RAM after the arena)",
+                        s.message());
+    }
+    checkpoint_upload_ = Upload();  // the snapshot overwrote its RAM
+  }
+  const uint32_t total = static_cast<uint32_t>(snapshot_bytes_);
+  if (offset > total) {
+    return send_error(f, ErrorCode::kBadRequest, "DOWNLOAD offset %u past the end (%u)",
+                      static_cast<unsigned>(offset), static_cast<unsigned>(total));
+  }
+  const uint32_t room = static_cast<uint32_t>(kMaxPayload - 8);
+  if (max_bytes == 0 || max_bytes > room) max_bytes = room;
+  WireWriter w(payload_, sizeof payload_);
+  w.u32(offset);
+  w.u32(total);
+  const size_t n = total - offset < max_bytes ? total - offset : max_bytes;
+  memcpy(payload_ + 8, board_.ram + free_ram_at_ + offset, n);
+  send(reply_type(MessageType::kDownload), f.sequence, payload_, 8 + n, false);
+}
+
 void Device::train_one() {
   Metric metric;
   bool due = false;
   weights_sha_valid_ = false;
+  snapshot_bytes_ = 0;
   const Status s = run_.step(board_.clock_us(), &metric, &due);
   if (!s.ok()) {
     state_ = BoardState::kFailed;

@@ -56,10 +56,13 @@ class Device {
   void on_configure(const Frame& f);
   void on_control(const Frame& f);
   void on_download(const Frame& f);
+  void download_checkpoint(const Frame& f, uint32_t offset, uint32_t max_bytes);
   void train_one();
   void send_upload_ack(const Frame& f, UploadKind kind, UploadResult result);
   void invalidate_training();
   size_t dataset_offset() const;
+  Upload& upload_for(UploadKind kind);
+  void restore_checkpoint(const Frame& f);
 
   BoardSupport& board_;
   FrameDecoder decoder_;
@@ -78,6 +81,11 @@ class Device {
   ErrorCode last_error_ = ErrorCode::kNone;
   Upload model_upload_;
   Upload dataset_upload_;
+  // Checkpoints use the RAM after the training arena: an uploaded one lands
+  // there, a downloaded one is snapshotted there (valid while the run rests).
+  Upload checkpoint_upload_;
+  size_t free_ram_at_ = 0;
+  size_t snapshot_bytes_ = 0;
   Model model_;
   Trainer trainer_;
   TrainingSettings settings_;

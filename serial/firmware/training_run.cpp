@@ -172,6 +172,68 @@ Status TrainingRun::step(uint64_t now_us, Metric* metric, bool* metric_due) {
   return Status();
 }
 
+size_t TrainingRun::checkpoint_bytes() const {
+  return trainer_ ? kRunCheckpointHeaderBytes + trainer_->checkpoint_bytes() : 0;
+}
+
+Status TrainingRun::save_checkpoint(uint8_t* out, size_t capacity, size_t* written) {
+  if (!trainer_) return Status::error(StatusCode::kInvalidArgument, "checkpoint: no run begun");
+  if (capacity < checkpoint_bytes()) {
+    return Status::error(StatusCode::kOutOfMemory, "checkpoint needs %u bytes, %u are free",
+                         static_cast<unsigned>(checkpoint_bytes()),
+                         static_cast<unsigned>(capacity));
+  }
+  RunCheckpointHeader header;
+  header.epoch = epoch_;
+  header.position = position_;
+  header.correct = correct_;
+  header.loss_sum = loss_sum_;
+  header.step = static_cast<uint32_t>(trainer_->step());
+  header.trainer_bytes = static_cast<uint32_t>(trainer_->checkpoint_bytes());
+  WireWriter w(out, kRunCheckpointHeaderBytes);
+  header.write(w);
+  size_t trainer_written = 0;
+  GRUWB_RETURN_IF_ERROR(trainer_->save_checkpoint(
+      out + kRunCheckpointHeaderBytes, capacity - kRunCheckpointHeaderBytes, &trainer_written));
+  if (written) *written = kRunCheckpointHeaderBytes + trainer_written;
+  return Status();
+}
+
+Status TrainingRun::load_checkpoint(const uint8_t* data, size_t bytes) {
+  if (!trainer_) return Status::error(StatusCode::kInvalidArgument, "checkpoint: no run begun");
+  RunCheckpointHeader header;
+  WireReader r(data, bytes < kRunCheckpointHeaderBytes ? bytes : kRunCheckpointHeaderBytes);
+  if (!header.read(r)) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "not a run checkpoint (no GWRC header in %u bytes)",
+                         static_cast<unsigned>(bytes));
+  }
+  if (header.trainer_bytes != bytes - kRunCheckpointHeaderBytes) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "run checkpoint announces %u trainer bytes but carries %u",
+                         static_cast<unsigned>(header.trainer_bytes),
+                         static_cast<unsigned>(bytes - kRunCheckpointHeaderBytes));
+  }
+  if (header.epoch >= settings_.epochs || header.position >= sample_count_) {
+    return Status::error(
+        StatusCode::kInvalidArgument,
+        "run checkpoint at epoch %u sample %u is outside this run (%u epochs of "
+        "%u samples)",
+        static_cast<unsigned>(header.epoch), static_cast<unsigned>(header.position),
+        static_cast<unsigned>(settings_.epochs), static_cast<unsigned>(sample_count_));
+  }
+  GRUWB_RETURN_IF_ERROR(
+      trainer_->load_checkpoint(data + kRunCheckpointHeaderBytes, header.trainer_bytes));
+  epoch_ = header.epoch;
+  position_ = header.position;
+  correct_ = header.correct;
+  loss_sum_ = header.loss_sum;
+  started_clock_ = false;
+  // The epoch's order is a function of (seed, epoch): recompute it.
+  shuffle_epoch();
+  return Status();
+}
+
 size_t weights_blob_bytes(Trainer& trainer) {
   size_t bytes = 8;
   for (int i = 0; i < trainer.weight_count(); ++i) bytes += 8 + trainer.weight(i)->bytes;

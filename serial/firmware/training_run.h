@@ -29,6 +29,13 @@ class TrainingRun {
   void pause(uint64_t now_us);
   void resume(uint64_t now_us);
 
+  // Run checkpoints (messages.h RunCheckpointHeader + the Trainer's own):
+  // after load_checkpoint() on a run begun with the same settings, training
+  // continues bit-identically to a run that never stopped.
+  size_t checkpoint_bytes() const;
+  Status save_checkpoint(uint8_t* out, size_t capacity, size_t* written);
+  Status load_checkpoint(const uint8_t* data, size_t bytes);
+
  private:
   void shuffle_epoch();
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <thread>
 
+#include "engine/model/model.h"
 #include "serial/protocol/sha256.h"
 
 namespace gruwb::serial {
@@ -15,6 +17,34 @@ using Clock = std::chrono::steady_clock;
 int ms_left(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   return left.count() > 0 ? static_cast<int>(left.count()) : 0;
+}
+
+uint32_t rejected_frames(const DecoderStats& s) {
+  return s.crc_errors + s.malformed + s.oversized + s.bad_version;
+}
+
+// The model's ops that the board's HELLO does not list, comma-separated; ""
+// when it runs them all (or the bytes are no model: the board says so).
+std::string ops_missing_on_board(const Capabilities& caps, const std::vector<uint8_t>& bytes) {
+  Model model;
+  if (!Model::load(bytes.data(), bytes.size(), &model).ok()) return "";
+  std::string missing;
+  for (int s = 0; s < model.subgraph_count(); ++s) {
+    const SubgraphView subgraph = model.subgraph(s);
+    for (int o = 0; o < subgraph.operator_count; ++o) {
+      const OperatorView op = subgraph.op(o);
+      const bool custom = op.op_code == kOpCustom;
+      const bool listed =
+          custom ? std::any_of(caps.custom_ops, caps.custom_ops + caps.custom_op_count,
+                               [&](const char* name) { return strcmp(name, op.custom_code) == 0; })
+                 : std::find(caps.ops, caps.ops + caps.op_count, op.op_code) !=
+                       caps.ops + caps.op_count;
+      const std::string name = op.name();
+      if (!listed && (", " + missing + ", ").find(", " + name + ", ") == std::string::npos)
+        missing += (missing.empty() ? "" : ", ") + name;
+    }
+  }
+  return missing;
 }
 
 }  // namespace
@@ -52,6 +82,7 @@ bool BoardClient::send(uint8_t type, uint16_t sequence, const uint8_t* payload, 
   if (!transport_->write(wire, n, options_.timeout_ms, error)) return false;
   stats_.bytes_sent += n;
   ++stats_.frames_sent;
+  if (frame_tap_) frame_tap_({true, type, sequence, static_cast<uint16_t>(size), true});
   return true;
 }
 
@@ -122,9 +153,15 @@ int BoardClient::next_reply(int timeout_ms, Reply* reply, std::string* error) {
     }
     stats_.bytes_received += static_cast<uint64_t>(n);
     for (long i = 0; i < n; ++i) {
-      if (!decoder_.push(bytes[i])) continue;
+      const uint32_t rejected_before = rejected_frames(decoder_.stats());
+      if (!decoder_.push(bytes[i])) {
+        if (frame_tap_ && rejected_frames(decoder_.stats()) != rejected_before)
+          frame_tap_({false, 0, 0, 0, false});
+        continue;
+      }
       const Frame& f = decoder_.frame();
       ++stats_.frames_received;
+      if (frame_tap_) frame_tap_({false, f.type, f.sequence, f.length, true});
       if ((f.type & kReplyBit) && f.type < 0xC0) {
         Reply r{f.type, f.sequence, std::vector<uint8_t>(f.payload, f.payload + f.length)};
         pending_replies_.push_back(std::move(r));
@@ -140,7 +177,7 @@ int BoardClient::next_reply(int timeout_ms, Reply* reply, std::string* error) {
       pending_replies_.erase(pending_replies_.begin());
       found = 1;
     }
-  } while (!found && ms_left(deadline) > 0);
+  } while (!found && !stop_reading_ && ms_left(deadline) > 0);
   return found;
 }
 
@@ -216,6 +253,16 @@ bool BoardClient::status(BoardStatus* status, std::string* error) {
 bool BoardClient::upload(UploadKind kind, const std::vector<uint8_t>& data,
                          const std::function<void(uint32_t, uint32_t)>& progress,
                          UploadReport* report, std::string* error) {
+  // A board built with fewer ops (GRUWB_FW_OPS) would only refuse the model
+  // after the whole upload: say so now, naming the ops.
+  if (kind == UploadKind::kModel && caps_.protocol_version != 0) {
+    const std::string missing = ops_missing_on_board(caps_, data);
+    if (!missing.empty()) {
+      *error = std::string("the board '") + caps_.board + "' has no kernel for " + missing +
+               " (its firmware's op table, GRUWB_FW_OPS, lacks them)";
+      return false;
+    }
+  }
   const auto start = Clock::now();
   const uint64_t wire_before = stats_.bytes_sent;
   UploadReport local;
@@ -401,6 +448,7 @@ bool BoardClient::wait_events(int timeout_ms, const std::function<bool(const Eve
   on_event_ = [&](const Event& e) {
     if (previous) previous(e);
     if (keep_going && !on_event(e)) keep_going = false;
+    stop_reading_ = !keep_going;  // return now, not when the read's slice ends
   };
   bool ok = true;
   while (keep_going && ms_left(deadline) > 0) {
@@ -413,6 +461,7 @@ bool BoardClient::wait_events(int timeout_ms, const std::function<bool(const Eve
     if (got > 0) ++stats_.stray_replies;
   }
   on_event_ = previous;
+  stop_reading_ = false;
   return ok;
 }
 

@@ -44,6 +44,16 @@ struct UploadReport {
   double seconds = 0;
 };
 
+// One frame on the wire, for the raw console. A frame the decoder rejected
+// (CRC, COBS, length) comes in with crc_ok false and type/sequence 0.
+struct FrameRecord {
+  bool outgoing = false;
+  uint8_t type = 0;
+  uint16_t sequence = 0;
+  uint16_t length = 0;  // payload bytes
+  bool crc_ok = true;
+};
+
 struct Event {
   MessageType type;
   Metric metric;  // kMetric
@@ -66,7 +76,7 @@ class BoardClient {
   bool configure(const TrainingSettings& settings, ConfigureReply* reply, std::string* error);
   // START, PAUSE, STOP or RESET; *state is the board's state after it.
   bool control(MessageType type, BoardState* state, std::string* error);
-  // what: 0 = trained weights blob, 1 = the model as uploaded.
+  // what: kDownloadWeights, kDownloadModel or kDownloadCheckpoint (messages.h).
   bool download(uint8_t what, std::vector<uint8_t>* out, std::string* error);
   // Delivers events for up to timeout_ms (or until on_event returns false).
   // False with *error when the port fails.
@@ -76,11 +86,20 @@ class BoardClient {
   void set_event_handler(std::function<void(const Event&)> handler) {
     on_event_ = std::move(handler);
   }
+  // Sees every frame sent and received (and every rejected one); on the
+  // thread that calls the client.
+  void set_frame_tap(std::function<void(const FrameRecord&)> tap) { frame_tap_ = std::move(tap); }
   // The session id of the last HELLO; 0 before.
   uint32_t session_id() const { return session_id_; }
   // Set when the board's session id changed (it rebooted) since HELLO.
   bool reset_detected() const { return reset_detected_; }
   uint32_t new_session_id() const { return new_session_id_; }
+  // Takes the rebooted board's session as the current one (before resuming
+  // on it), so a later reset is detected again.
+  void adopt_new_session() {
+    if (reset_detected_) session_id_ = new_session_id_;
+    reset_detected_ = false;
+  }
   const LinkStats& stats() const;
   const Capabilities& capabilities() const { return caps_; }
   std::string transport_description() const { return transport_->description(); }
@@ -114,6 +133,8 @@ class BoardClient {
   uint32_t new_session_id_ = 0;
   Capabilities caps_;
   std::function<void(const Event&)> on_event_;
+  std::function<void(const FrameRecord&)> frame_tap_;
+  bool stop_reading_ = false;  // wait_events' caller has what it waited for
   mutable LinkStats stats_;
 };
 

@@ -133,7 +133,7 @@ bool UploadBegin::read(WireReader& r) {
   kind = static_cast<UploadKind>(k);
   total_bytes = r.u32();
   r.bytes(sha256, 32);
-  return r.ok && (k == 1 || k == 2);
+  return r.ok && k >= 1 && k <= 3;
 }
 
 void UploadAck::write(WireWriter& w) const {
@@ -277,6 +277,27 @@ bool read_dataset_header(const uint8_t* data, size_t size, DatasetHeader* out) {
   // Bound the product before multiplying so a hostile header cannot wrap.
   if (out->input_elements > (1u << 24) || out->sample_count > (1u << 24)) return false;
   return size == kDatasetHeaderBytes + out->sample_bytes() * out->sample_count;
+}
+
+void RunCheckpointHeader::write(WireWriter& w) const {
+  w.u32(kRunCheckpointMagic);
+  w.u32(epoch);
+  w.u32(position);
+  w.u32(correct);
+  w.bytes(&loss_sum, sizeof loss_sum);  // the exact double: resuming must be bit-identical
+  w.u32(step);
+  w.u32(trainer_bytes);
+}
+
+bool RunCheckpointHeader::read(WireReader& r) {
+  const uint32_t magic = r.u32();
+  epoch = r.u32();
+  position = r.u32();
+  correct = r.u32();
+  r.bytes(&loss_sum, sizeof loss_sum);
+  step = r.u32();
+  trainer_bytes = r.u32();
+  return r.ok && magic == kRunCheckpointMagic;
 }
 
 }  // namespace gruwb::serial

@@ -51,7 +51,9 @@ const char* error_code_name(ErrorCode code);
 enum class BoardState : uint8_t { kIdle = 0, kReady, kTraining, kPaused, kDone, kFailed };
 const char* board_state_name(BoardState state);
 
-enum class UploadKind : uint8_t { kModel = 1, kDataset = 2 };
+// kCheckpoint: a run checkpoint (below) the host kept, loaded into the
+// configured run so it continues where a reset interrupted it.
+enum class UploadKind : uint8_t { kModel = 1, kDataset = 2, kCheckpoint = 3 };
 enum class UploadResult : uint8_t { kInProgress = 0, kComplete = 1, kHashMismatch = 2 };
 
 constexpr int kMaxReportedOps = 96;
@@ -187,5 +189,27 @@ struct DatasetHeader {
 };
 // Checks magic, version and that `size` holds exactly the samples announced.
 bool read_dataset_header(const uint8_t* data, size_t size, DatasetHeader* out);
+
+// DOWNLOAD `what` values.
+constexpr uint8_t kDownloadWeights = 0;
+constexpr uint8_t kDownloadModel = 1;
+constexpr uint8_t kDownloadCheckpoint = 2;  // a RunCheckpoint of the paused run
+
+// A run checkpoint (DOWNLOAD what=2, UPLOAD kind 3): "GWRC", where the run
+// stands (epoch, sample position, the epoch's loss sum and hits so far), then
+// the engine Trainer's checkpoint (weights, accumulators, optimizer state,
+// step) as Trainer::save_checkpoint writes it.
+constexpr uint32_t kRunCheckpointMagic = 0x43525747;  // "GWRC"
+constexpr size_t kRunCheckpointHeaderBytes = 32;
+struct RunCheckpointHeader {
+  uint32_t epoch = 0;     // epoch in progress (0-based)
+  uint32_t position = 0;  // samples of it already trained
+  uint32_t correct = 0;
+  double loss_sum = 0.0;
+  uint32_t step = 0;           // optimizer updates so far (for messages)
+  uint32_t trainer_bytes = 0;  // the Trainer checkpoint that follows
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
 
 }  // namespace gruwb::serial

@@ -13,6 +13,7 @@
 
 #include "engine/tools/model_file.h"
 #include "serial/link/board_client.h"
+#include "serial/link/board_run.h"
 #include "serial/link/dataset_blob.h"
 #include "serial/link/host_reference.h"
 #include "tests/serial/sim_link.h"
@@ -44,7 +45,9 @@ std::vector<uint8_t> dataset_blob(uint32_t samples) {
 }
 
 struct Rig {
-  explicit Rig(Faults to_board = {}, Faults to_host = {}, uint32_t seed = 1) {
+  explicit Rig(Faults to_board = {}, Faults to_host = {}, uint32_t seed = 1,
+               size_t ram = 512 * 1024)
+      : board(ram) {
     board.to_host_pipe = FaultyPipe(to_host, seed + 100);
     device = std::make_unique<Device>(board);
     device->boot();
@@ -264,6 +267,122 @@ TEST(BoardLink, RebootMidTrainingIsDetected) {
   Capabilities caps;
   ASSERT_TRUE(other.client->hello(&caps, &error)) << error;
   EXPECT_TRUE(other.client->reset_detected());
+}
+
+// A reset mid-run: the host re-uploads model and dataset, loads its last run
+// checkpoint into the board and continues; weights and metrics equal the run
+// that never stopped, bit for bit (same CPU, exact checkpoint round trip).
+TEST(BoardLink, ResetMidTrainingResumesFromTheLastCheckpoint) {
+  const std::vector<uint8_t> model = model_bytes();
+  const std::vector<uint8_t> data = dataset_blob(12);
+  TrainingSettings settings = adam_settings(2);
+  settings.metric_every = 2;
+  BoardRunOptions options;
+  options.checkpoint_every = 4;
+  std::string error;
+
+  // FC+GRU with Adam: a 191 KB checkpoint needs RAM after the arena beyond 512 KB.
+  constexpr size_t kRam = 1024 * 1024;
+  Rig calm(Faults{}, Faults{}, 1, kRam);
+  BoardRunResult uninterrupted;
+  ASSERT_TRUE(
+      run_board_training(*calm.client, model, data, settings, options, {}, &uninterrupted, &error))
+      << error;
+  EXPECT_EQ(uninterrupted.resumes, 0);
+  EXPECT_GE(uninterrupted.checkpoints, 4u);
+
+  Rig glitchy(Faults{}, Faults{}, 1, kRam);
+  int metrics = 0;
+  std::vector<std::string> lines;
+  BoardRunCallbacks callbacks;
+  callbacks.on_metric = [&](const Metric&) {
+    if (++metrics == 7) glitchy.device->boot();  // power glitch in epoch 2, after checkpoints
+  };
+  callbacks.on_line = [&](const std::string& line) { lines.push_back(line); };
+  BoardRunResult resumed;
+  ASSERT_TRUE(run_board_training(*glitchy.client, model, data, settings, options, callbacks,
+                                 &resumed, &error))
+      << error;
+  EXPECT_EQ(resumed.resumes, 1);
+  bool said_resuming = false;
+  for (const std::string& line : lines)
+    said_resuming |= line.find("resuming from the checkpoint at epoch 2") != std::string::npos;
+  EXPECT_TRUE(said_resuming);
+  EXPECT_GT(resumed.last_checkpoint.step, 0u);
+  ASSERT_EQ(resumed.weights.size(), uninterrupted.weights.size());
+  EXPECT_EQ(resumed.weights, uninterrupted.weights);
+  ASSERT_EQ(resumed.metrics.size(), uninterrupted.metrics.size());
+  for (size_t i = 0; i < resumed.metrics.size(); ++i) {
+    EXPECT_EQ(resumed.metrics[i].step, uninterrupted.metrics[i].step) << i;
+    EXPECT_EQ(resumed.metrics[i].loss, uninterrupted.metrics[i].loss) << i;
+    EXPECT_EQ(resumed.metrics[i].accuracy, uninterrupted.metrics[i].accuracy) << i;
+  }
+
+  // Without resuming, the run stops with a message that says why.
+  Rig strict(Faults{}, Faults{}, 1, kRam);
+  options.resume = false;
+  metrics = 0;
+  callbacks.on_metric = [&](const Metric&) {
+    if (++metrics == 3) strict.device->boot();
+  };
+  BoardRunResult stopped;
+  EXPECT_FALSE(run_board_training(*strict.client, model, data, settings, options, callbacks,
+                                  &stopped, &error));
+  EXPECT_NE(error.find("reset during training"), std::string::npos) << error;
+  EXPECT_NE(error.find("resuming is off"), std::string::npos) << error;
+}
+
+// A checkpoint that cannot fit the board's RAM turns checkpoints off and the
+// run still finishes; a checkpoint of another run is refused by name.
+TEST(BoardLink, CheckpointsNeedRamAfterTheArena) {
+  const std::vector<uint8_t> model = model_bytes();
+  const std::vector<uint8_t> data = dataset_blob(8);
+  TrainingSettings settings = adam_settings(1);
+  settings.metric_every = 2;
+  std::string error;
+  Rig probe;
+  BoardRunResult full;
+  ASSERT_TRUE(run_board_training(*probe.client, model, data, settings, {}, {}, &full, &error))
+      << error;
+  // Epoch-end checkpoints of a 1-epoch run: none (the run is done).
+  EXPECT_EQ(full.checkpoints, 0u);
+
+  Rig rig(Faults{}, Faults{}, 1, 1024 * 1024);
+  ASSERT_TRUE(rig.client->hello(nullptr, &error)) << error;
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model, nullptr, nullptr, &error)) << error;
+  ASSERT_TRUE(rig.client->upload(UploadKind::kDataset, data, nullptr, nullptr, &error)) << error;
+  ConfigureReply configured;
+  ASSERT_TRUE(rig.client->configure(settings, &configured, &error)) << error;
+  std::vector<uint8_t> checkpoint;
+  ASSERT_TRUE(rig.client->download(kDownloadCheckpoint, &checkpoint, &error)) << error;
+  RunCheckpointHeader header;
+  WireReader r(checkpoint.data(), checkpoint.size());
+  ASSERT_TRUE(header.read(r));
+  EXPECT_EQ(header.epoch, 0u);
+  EXPECT_EQ(header.position, 0u);
+  EXPECT_EQ(header.trainer_bytes + kRunCheckpointHeaderBytes, checkpoint.size());
+  // Adam, all weights: weights + accumulators + m + v of the 47,776-byte set.
+  EXPECT_GT(checkpoint.size(), 4u * 47776u);
+  checkpoint[kRunCheckpointHeaderBytes] ^= 0xFF;  // the trainer checkpoint's magic
+  EXPECT_FALSE(rig.client->upload(UploadKind::kCheckpoint, checkpoint, nullptr, nullptr, &error));
+  EXPECT_NE(error.find("checkpoint: "), std::string::npos) << error;
+
+  // 512 KB of RAM: model + dataset + arena (336 KB) fit, the 191 KB snapshot does not.
+  Rig small;
+  std::vector<std::string> lines;
+  BoardRunCallbacks callbacks;
+  callbacks.on_line = [&](const std::string& line) { lines.push_back(line); };
+  BoardRunOptions every4;
+  every4.checkpoint_every = 4;
+  settings.epochs = 2;
+  BoardRunResult result;
+  ASSERT_TRUE(
+      run_board_training(*small.client, model, data, settings, every4, callbacks, &result, &error))
+      << error;
+  EXPECT_EQ(result.checkpoints, 0u);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("checkpoints off"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("RAM after the arena"), std::string::npos) << lines[0];
 }
 
 TEST(BoardLink, SilentBoardTimesOutInBoundedTime) {
