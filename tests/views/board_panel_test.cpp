@@ -1,0 +1,149 @@
+// The Board dock end to end on the simulated board (the firmware's Device on
+// a pseudo-terminal, in this process): connect through the termios path, see
+// the capabilities, upload the reference model, train one short epoch of a
+// BasicMotions slice beside the same run on the host, compare the curves,
+// download and load the trained model; a wrong port is named in the error.
+// All link work runs on the workspace's worker thread; the test only waits.
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "app/gui/board_workspace.h"
+#include "engine/model/model.h"
+#include "engine/tools/model_file.h"
+#include "serial/firmware/boards/host_pty/host_pty_board.h"
+#include "views/curve_plot.h"
+
+using gruwb::gui::BoardWorkspace;
+
+namespace {
+
+const QString kModel =
+    QStringLiteral(GRUWB_SOURCE_DIR "/resources/samples/gesture_gru_fused.tflite");
+const QString kData =
+    QStringLiteral(GRUWB_SOURCE_DIR "/resources/samples/BasicMotionsAcc60_TRAIN.ts");
+
+// The simulated board on its own thread, like `gruwb board-sim`.
+struct SimulatedBoard {
+  SimulatedBoard() : board(gruwb::serial::HostBoardOptions{}) {}
+  bool start(std::string* error) {
+    if (!board.open(&pty, error)) return false;
+    thread = std::thread([this] { board.run(&stop); });
+    return true;
+  }
+  ~SimulatedBoard() {
+    stop = true;
+    if (thread.joinable()) thread.join();
+  }
+  gruwb::serial::HostPtyBoard board;
+  std::string pty;
+  std::atomic<bool> stop{false};
+  std::thread thread;
+};
+
+}  // namespace
+
+class BoardPanelTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void trainsOnTheSimulatedBoardBesideTheHost();
+  void wrongPortIsNamed();
+};
+
+void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
+  SimulatedBoard sim;
+  std::string error;
+  QVERIFY2(sim.start(&error), error.c_str());
+  BoardWorkspace workspace;
+  workspace.setModelPath(kModel);
+  workspace.setDatasetPath(kData);
+  gruwb::views::BoardPanel* panel = workspace.panel();
+
+  gruwb::views::BoardPortSettings port;
+  port.port = QString::fromStdString(sim.pty);
+  workspace.connectBoard(port);
+  QVERIFY(workspace.waitForIdle(5000));
+  QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+  QVERIFY(panel->isConnected());
+  QCOMPARE(panel->capability("protocol version"), QString("1"));
+  QCOMPARE(panel->capability("engine version"), QString("gruwb-0.1"));
+  QCOMPARE(panel->capability("RAM for arena"), QString("524288 bytes"));
+  QCOMPARE(panel->capability("session id").size(), 8);
+  QVERIFY(panel->capability("ops").contains("builtin"));
+  QVERIFY(panel->capability("link").contains(port.port));
+
+  workspace.uploadModel();
+  QVERIFY(workspace.waitForIdle(5000));
+  QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+  QVERIFY2(panel->statusText().startsWith("uploaded 49088 bytes"), qPrintable(panel->statusText()));
+
+  gruwb::views::BoardStageSettings stage;
+  stage.stage = "all";
+  stage.batch_size = 4;
+  stage.epochs = 1;
+  stage.seed = 3;
+  stage.samples = 16;
+  stage.metric_every = 4;
+  workspace.train(stage);
+  QVERIFY(workspace.waitForIdle(9000));
+  QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+  for (gruwb::views::CurvePlot* plot : {panel->lossPlot(), panel->accuracyPlot()}) {
+    const QString what = plot == panel->lossPlot() ? "loss" : "accuracy";
+    const QVector<double> board_x = plot->steps("board " + what);
+    const QVector<double> host_x = plot->steps("host " + what);
+    QCOMPARE(board_x, QVector<double>({4, 8, 12, 16}));  // a METRIC every 4 samples
+    QCOMPARE(host_x, board_x);
+    const QVector<double> board = plot->values("board " + what);
+    const QVector<double> host = plot->values("host " + what);
+    for (int i = 0; i < board.size(); ++i) {
+      const double scale = std::max({std::fabs(board[i]), std::fabs(host[i]), 1e-6});
+      QVERIFY2(std::fabs(board[i] - host[i]) / scale <= 1e-4,
+               qPrintable(QString("%1 at %2: board %3 host %4")
+                              .arg(what)
+                              .arg(board_x[i])
+                              .arg(board[i])
+                              .arg(host[i])));
+    }
+  }
+  QVERIFY(panel->lossPlot()->values("board loss").first() > 0);
+  QVERIFY(panel->consoleRows() > 10);
+  QVERIFY(panel->consoleRows() <= gruwb::views::BoardPanel::kConsoleRows);
+  QVERIFY(panel->consoleText().contains("METRIC"));
+  QVERIFY(panel->consoleText().contains("-> UPLOAD_CHUNK"));
+
+  QTemporaryDir dir;
+  const QString out = dir.filePath("trained.tflite");
+  workspace.downloadModel(out);
+  QVERIFY(workspace.waitForIdle(5000));
+  QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+  std::vector<uint8_t> trained, original;
+  QVERIFY(gruwb::tools::read_file_bytes(out.toStdString(), &trained, &error));
+  QVERIFY(gruwb::tools::read_file_bytes(kModel.toStdString(), &original, &error));
+  gruwb::Model model;
+  const gruwb::Status loaded = gruwb::Model::load(trained.data(), trained.size(), &model);
+  QVERIFY2(loaded.ok(), loaded.message());
+  QCOMPARE(trained.size(), original.size());
+  QVERIFY(trained != original);  // the weights moved
+
+  workspace.disconnectBoard();
+  QVERIFY(!panel->isConnected());
+}
+
+void BoardPanelTest::wrongPortIsNamed() {
+  BoardWorkspace workspace;
+  gruwb::views::BoardPortSettings port;
+  port.port = "/dev/gruwb-no-such-port";
+  workspace.connectBoard(port);
+  QVERIFY(workspace.waitForIdle(5000));
+  QVERIFY2(workspace.lastError().contains("/dev/gruwb-no-such-port"),
+           qPrintable(workspace.lastError()));
+  QVERIFY(workspace.panel()->statusText().contains("/dev/gruwb-no-such-port"));
+  QVERIFY(!workspace.panel()->isConnected());
+}
+
+QTEST_MAIN(BoardPanelTest)
+#include "board_panel_test.moc"
