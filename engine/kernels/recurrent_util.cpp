@@ -236,10 +236,23 @@ GRUWB_ALWAYS_INLINE void transposed_block(const float* __restrict w, int32_t row
   }
 }
 
-// grad[r, c] += sum over s < kSteps of g[s * g_stride + r] * v[s * v_stride + c],
-// summed in a tree. Written straight into the gradient row (a copy through a
-// local array made GCC spill it and stall on store forwarding). 8 steps per
-// pass read and write each gradient row half as often as 4.
+// sum over s < kSteps of gs[s] * vc[s * v_stride], as a tree.
+template <int32_t kSteps>
+GRUWB_ALWAYS_INLINE float step_sum(const float* gs, const float* vc, int64_t v_stride) {
+  float sum = (gs[0] * vc[0] + gs[1] * vc[v_stride]) +
+              (gs[2] * vc[2 * v_stride] + gs[3] * vc[3 * v_stride]);
+  if (kSteps == 8) {
+    sum += (gs[4] * vc[4 * v_stride] + gs[5] * vc[5 * v_stride]) +
+           (gs[6] * vc[6 * v_stride] + gs[7] * vc[7 * v_stride]);
+  }
+  return sum;
+}
+
+// grad[r, c] += sum over s < kSteps of g[s * g_stride + r] * v[s * v_stride + c].
+// Written straight into the gradient row (a copy through a local array made
+// GCC spill it and stall on store forwarding). 8 steps per pass read and
+// write each gradient row half as often as 4. A 4-column remainder takes
+// half a block (the reference GRU's 60 columns), as in matvec_rows.
 template <int32_t kSteps>
 GRUWB_ALWAYS_INLINE void outer_steps(float* __restrict grad, int32_t rows, int32_t cols,
                                      const float* __restrict g, int64_t g_stride,
@@ -251,21 +264,37 @@ GRUWB_ALWAYS_INLINE void outer_steps(float* __restrict grad, int32_t rows, int32
     float* __restrict row = grad + static_cast<int64_t>(r) * cols;
     int32_t c = 0;
     for (; c + 8 <= cols; c += 8) {  // fixed blocks: -O2's cost model vectorizes only these
-      for (int32_t j = 0; j < 8; ++j) {
-        const float* __restrict vc = v + c + j;
-        float sum = (gs[0] * vc[0] + gs[1] * vc[v_stride]) +
-                    (gs[2] * vc[2 * v_stride] + gs[3] * vc[3 * v_stride]);
-        if (kSteps == 8) {
-          sum += (gs[4] * vc[4 * v_stride] + gs[5] * vc[5 * v_stride]) +
-                 (gs[6] * vc[6 * v_stride] + gs[7] * vc[7 * v_stride]);
-        }
-        row[c + j] += sum;
-      }
+      for (int32_t j = 0; j < 8; ++j) row[c + j] += step_sum<kSteps>(gs, v + c + j, v_stride);
     }
-    for (; c < cols; ++c) {
+    if (cols - c >= 4) {
+      for (int32_t j = 0; j < 4; ++j) row[c + j] += step_sum<kSteps>(gs, v + c + j, v_stride);
+      c += 4;
+    }
+    for (; c < cols; ++c) row[c] += step_sum<kSteps>(gs, v + c, v_stride);
+  }
+}
+
+// The same for fewer than 8 columns (a GRU's input kernel: 3 features), where
+// a row holds no vector: 8 rows of one column at a time, over any number of
+// steps (g is contiguous along the rows).
+GRUWB_ALWAYS_INLINE void outer_steps_narrow(float* __restrict grad, int32_t rows, int32_t cols,
+                                            const float* __restrict g, int64_t g_stride,
+                                            const float* __restrict v, int64_t v_stride,
+                                            int32_t steps) {
+  for (int32_t c = 0; c < cols; ++c) {
+    int32_t r = 0;
+    for (; r + 8 <= rows; r += 8) {
+      float acc[8] = {};
+      for (int32_t s = 0; s < steps; ++s) {
+        const float vs = v[s * v_stride + c];
+        for (int32_t j = 0; j < 8; ++j) acc[j] += g[s * g_stride + r + j] * vs;
+      }
+      for (int32_t j = 0; j < 8; ++j) grad[static_cast<int64_t>(r + j) * cols + c] += acc[j];
+    }
+    for (; r < rows; ++r) {
       float sum = 0.f;
-      for (int32_t s = 0; s < kSteps; ++s) sum += gs[s] * v[s * v_stride + c];
-      row[c] += sum;
+      for (int32_t s = 0; s < steps; ++s) sum += g[s * g_stride + r] * v[s * v_stride + c];
+      grad[static_cast<int64_t>(r) * cols + c] += sum;
     }
   }
 }
@@ -298,6 +327,10 @@ void add_transposed_product(const float* w, int32_t rows, int32_t cols, const fl
 GRUWB_HOT_LOOP
 void add_outer_steps(float* grad, int32_t rows, int32_t cols, const float* g, int64_t g_stride,
                      const float* v, int64_t v_stride, int32_t steps) {
+  if (cols < 8) {
+    outer_steps_narrow(grad, rows, cols, g, g_stride, v, v_stride, steps);
+    return;
+  }
   int32_t s = 0;
   for (; s + 8 <= steps; s += 8) {
     outer_steps<8>(grad, rows, cols, g + s * g_stride, g_stride, v + s * v_stride, v_stride);
@@ -314,14 +347,17 @@ void add_outer(float* grad, int32_t rows, int32_t cols, const float* g, const fl
 
 GRUWB_HOT_LOOP
 void add_rows(float* out, int32_t rows, const float* g, int64_t g_stride, int32_t steps) {
-  for (int32_t s = 0; s < steps; ++s) {
-    const float* __restrict gs = g + s * g_stride;
-    float* __restrict o = out;
-    int32_t r = 0;
-    for (; r + 8 <= rows; r += 8) {
-      for (int32_t j = 0; j < 8; ++j) o[r + j] += gs[r + j];
+  int32_t r = 0;
+  for (; r + 8 <= rows; r += 8) {  // 8 rows in one register over all steps
+    float acc[8];
+    for (int32_t j = 0; j < 8; ++j) acc[j] = out[r + j];
+    for (int32_t s = 0; s < steps; ++s) {
+      for (int32_t j = 0; j < 8; ++j) acc[j] += g[s * g_stride + r + j];
     }
-    for (; r < rows; ++r) o[r] += gs[r];
+    for (int32_t j = 0; j < 8; ++j) out[r + j] = acc[j];
+  }
+  for (; r < rows; ++r) {
+    for (int32_t s = 0; s < steps; ++s) out[r] += g[s * g_stride + r];
   }
 }
 

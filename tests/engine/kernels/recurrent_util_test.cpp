@@ -71,7 +71,8 @@ TEST(RecurrentUtilTest, OuterStepsMatchPlainSums) {
   struct Case {
     int32_t rows, cols, steps;
   };
-  const Case cases[] = {{180, 60, 8}, {180, 60, 3}, {12, 4, 5}, {180, 3, 8}, {7, 65, 1}};
+  const Case cases[] = {{180, 60, 8}, {180, 60, 3}, {12, 4, 5}, {180, 3, 8},
+                        {7, 65, 1},   {9, 13, 12},  {9, 14, 13}};
   uint32_t seed = 100;
   for (const Case& k : cases) {
     // Strided like the GRU's tape: step s at g + s * g_stride.
