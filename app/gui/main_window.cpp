@@ -24,6 +24,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "app/gui/board_workspace.h"
 #include "app/gui/project_file.h"
 #include "app/gui/training_workspace.h"
 #include "engine/tools/analyzer.h"
@@ -219,6 +220,7 @@ void MainWindow::createWorkspaces() {
   // Workspaces install their own docks here, after the built-in docks and
   // before the saved layout is restored.
   new TrainingWorkspace(this);
+  new BoardWorkspace(this);  // the Board dock, tabbed with the curves
 }
 
 void MainWindow::addProjectSection(const QString& key, std::function<QJsonValue()> save,
