@@ -1,79 +1,31 @@
-// The kernel registration table: one entry per op code (plus custom codes).
-// Adding an op touches its kernel file, this table and its test.
+// The kernel registration table: every kernel of the engine, from
+// kernel_list.h. A build's default table (engine/runtime/op_resolver.h) is
+// this one on the host and a generated subset on a board.
 
 #include <cstring>
 
 #include "engine/kernels/op_support.h"
-#include "engine/runtime/kernel.h"
+#include "engine/runtime/op_resolver.h"
 
 namespace gruwb {
 
-extern const KernelRegistration kAddKernel;
-extern const KernelRegistration kSubKernel;
-extern const KernelRegistration kMulKernel;
-extern const KernelRegistration kMinimumKernel;
-extern const KernelRegistration kMaximumKernel;
-extern const KernelRegistration kLessKernel;
-extern const KernelRegistration kLessEqualKernel;
-extern const KernelRegistration kGreaterKernel;
-extern const KernelRegistration kGreaterEqualKernel;
-extern const KernelRegistration kEqualKernel;
-extern const KernelRegistration kNotEqualKernel;
-extern const KernelRegistration kLogisticKernel;
-extern const KernelRegistration kTanhKernel;
-extern const KernelRegistration kReluKernel;
-extern const KernelRegistration kRelu6Kernel;
-extern const KernelRegistration kFullyConnectedKernel;
-extern const KernelRegistration kSoftmaxKernel;
-extern const KernelRegistration kReshapeKernel;
-extern const KernelRegistration kExpandDimsKernel;
-extern const KernelRegistration kSqueezeKernel;
-extern const KernelRegistration kWhileKernel;
-extern const KernelRegistration kGatherKernel;
-extern const KernelRegistration kStridedSliceKernel;
-extern const KernelRegistration kSliceKernel;
-extern const KernelRegistration kConcatenationKernel;
-extern const KernelRegistration kSplitKernel;
-extern const KernelRegistration kSplitVKernel;
-extern const KernelRegistration kPackKernel;
-extern const KernelRegistration kUnpackKernel;
-extern const KernelRegistration kTransposeKernel;
-extern const KernelRegistration kShapeKernel;
-extern const KernelRegistration kFillKernel;
-extern const KernelRegistration kCastKernel;
-extern const KernelRegistration kUnidirectionalSequenceLstmKernel;
-extern const KernelRegistration kUnidirectionalSequenceRnnKernel;
-extern const KernelRegistration kGruKernel;
-extern const KernelRegistration kGruCustomKernel;
-extern const KernelRegistration kIfKernel;
-extern const KernelRegistration kCallOnceKernel;
-extern const KernelRegistration kVarHandleKernel;
-extern const KernelRegistration kAssignVariableKernel;
-extern const KernelRegistration kReadVariableKernel;
+#define GRUWB_DECLARE_KERNEL(name, registration) extern const KernelRegistration registration;
+GRUWB_ALL_KERNELS(GRUWB_DECLARE_KERNEL)
+#undef GRUWB_DECLARE_KERNEL
 
 namespace {
 
-const KernelRegistration* const kKernels[] = {
-    &kAddKernel,          &kSubKernel,         &kMulKernel,          &kMinimumKernel,
-    &kMaximumKernel,      &kLessKernel,        &kLessEqualKernel,    &kGreaterKernel,
-    &kGreaterEqualKernel, &kEqualKernel,       &kNotEqualKernel,     &kLogisticKernel,
-    &kTanhKernel,         &kReluKernel,        &kRelu6Kernel,        &kFullyConnectedKernel,
-    &kSoftmaxKernel,      &kReshapeKernel,     &kExpandDimsKernel,   &kSqueezeKernel,
-    &kWhileKernel,        &kIfKernel,          &kCallOnceKernel,     &kVarHandleKernel,
-    &kAssignVariableKernel, &kReadVariableKernel,
-    // data movement
-    &kGatherKernel, &kStridedSliceKernel, &kSliceKernel, &kConcatenationKernel,
-    &kSplitKernel, &kSplitVKernel, &kPackKernel, &kUnpackKernel,
-    &kTransposeKernel, &kShapeKernel, &kFillKernel, &kCastKernel,
-    // recurrent
-    &kUnidirectionalSequenceLstmKernel, &kUnidirectionalSequenceRnnKernel, &kGruKernel,
-    &kGruCustomKernel,
-};
+#define GRUWB_KERNEL_ADDRESS(name, registration) &registration,
+const KernelRegistration* const kAllKernels[] = {GRUWB_ALL_KERNELS(GRUWB_KERNEL_ADDRESS)};
+#undef GRUWB_KERNEL_ADDRESS
+
+static_assert(sizeof kAllKernels / sizeof kAllKernels[0] == kAllOpCount, "kernel_list.h count");
 
 }  // namespace
 
-const KernelRegistration* find_kernel(int32_t op_code, const char* custom_code) {
-  for (const KernelRegistration* kernel : kKernels) {
+const KernelRegistration* OpResolver::find(int32_t op_code, const char* custom_code) const {
+  for (int i = 0; i < count; ++i) {
+    const KernelRegistration* kernel = kernels[i];
     if (kernel->op_code != op_code) continue;
     if (op_code == kOpCustom &&
         (!custom_code || !kernel->custom_code || strcmp(custom_code, kernel->custom_code) != 0)) {
@@ -82,6 +34,15 @@ const KernelRegistration* find_kernel(int32_t op_code, const char* custom_code) 
     return kernel;
   }
   return nullptr;
+}
+
+const OpResolver& all_ops() {
+  static const OpResolver resolver = {kAllKernels, kAllOpCount, "all"};
+  return resolver;
+}
+
+const KernelRegistration* find_kernel(int32_t op_code, const char* custom_code) {
+  return default_op_resolver().find(op_code, custom_code);
 }
 
 bool engine_supports_op(int32_t op_code) {

@@ -296,8 +296,26 @@ Status Interpreter::init_tensors(int s) {
   return Status();
 }
 
+namespace {
+
+// True when `name` is one of the ", "-separated entries of `list` (a whole
+// entry: "GRU" is not listed by "GRUWB_GRU").
+bool listed(const char* list, const char* name) {
+  const size_t length = strlen(name);
+  for (const char* at = list; *at;) {
+    const char* end = at;
+    while (*end && *end != ',') ++end;
+    if (static_cast<size_t>(end - at) == length && memcmp(at, name, length) == 0) return true;
+    at = *end ? end + 2 : end;
+  }
+  return false;
+}
+
+}  // namespace
+
 Status Interpreter::check_supported_ops() {
   // One message listing every distinct unsupported op, so users see all at once.
+  const OpResolver& ops = op_resolver_ ? *op_resolver_ : default_op_resolver();
   char names[Status::kMessageCapacity] = {};
   size_t used = 0;
   int missing = 0;
@@ -305,10 +323,10 @@ Status Interpreter::check_supported_ops() {
     SubgraphState& state = subgraphs_[s];
     for (int o = 0; o < state.op_count; ++o) {
       OpNode& node = state.nodes[o];
-      node.kernel = find_kernel(node.op.op_code, node.op.custom_code);
+      node.kernel = ops.find(node.op.op_code, node.op.custom_code);
       if (node.kernel) continue;
       const char* name = node.op.name();
-      if (strstr(names, name)) continue;
+      if (listed(names, name)) continue;
       ++missing;
       int n = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", name);
       if (n > 0)
@@ -317,7 +335,13 @@ Status Interpreter::check_supported_ops() {
     }
   }
   if (missing == 0) return Status();
-  return Status::error(StatusCode::kUnsupported, "the engine has no kernel for %d op%s: %s",
+  if (ops.is_all()) {
+    return Status::error(StatusCode::kUnsupported, "the engine has no kernel for %d op%s: %s",
+                         missing, missing == 1 ? "" : "s", names);
+  }
+  // A board built with fewer ops: say which table, so the fix is obvious.
+  return Status::error(StatusCode::kUnsupported,
+                       "this build's op table (%s) has no kernel for %d op%s: %s", ops.name,
                        missing, missing == 1 ? "" : "s", names);
 }
 
@@ -1009,8 +1033,10 @@ void Interpreter::zero_weight_gradients() {
 Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_bytes,
                             const TrainingOptions* training) {
   TrainingObserver* observer = observer_;
+  const OpResolver* op_resolver = op_resolver_;
   *this = Interpreter();
   observer_ = observer;
+  op_resolver_ = op_resolver;
   training_ = training != nullptr;
   if (training) training_options_ = *training;
   if (!model.table()) return Status::error(StatusCode::kInvalidArgument, "model is not loaded");

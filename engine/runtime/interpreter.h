@@ -18,6 +18,7 @@
 
 #include "engine/model/model.h"
 #include "engine/runtime/kernel.h"
+#include "engine/runtime/op_resolver.h"
 #include "engine/runtime/tensor.h"
 
 namespace gruwb {
@@ -167,6 +168,9 @@ class Interpreter {
   // state gradients from recurrent backward kernels (OpContext).
   void set_observer(TrainingObserver* observer) { observer_ = observer; }
   TrainingObserver* observer() const { return observer_; }
+  // The kernels prepare() may use; nullptr (the default): this build's
+  // default_op_resolver(). Kept across prepare().
+  void set_op_resolver(const OpResolver* ops) { op_resolver_ = ops; }
   // Index of an op over all subgraphs (subgraph 0's ops first).
   int global_op_index(const OpNode* node) const {
     return static_cast<int>(node - subgraphs_[0].nodes);
@@ -234,6 +238,7 @@ class Interpreter {
   OpTraining* op_training_ = nullptr;          // every op, global index
   TrainingUsage training_usage_;
   TrainingObserver* observer_ = nullptr;
+  const OpResolver* op_resolver_ = nullptr;
 };
 
 }  // namespace gruwb

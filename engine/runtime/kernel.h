@@ -94,7 +94,9 @@ struct KernelRegistration {
   Status (*backward)(OpContext& ctx) = nullptr;
 };
 
-// nullptr when the engine has no kernel for the op.
+// In this build's default op table (engine/runtime/op_resolver.h): every
+// kernel on the host, the GRUWB_FW_OPS choice on a board. nullptr when the
+// table has no kernel for the op.
 const KernelRegistration* find_kernel(int32_t op_code, const char* custom_code);
 
 // Shared prepare checks, to keep kernels short.

@@ -1,0 +1,51 @@
+// Every kernel the engine has: X(NAME, registration). NAME is the op's schema
+// name (a builtin) or its custom code, the word a firmware build lists in
+// GRUWB_FW_OPS; engine/CMakeLists.txt reads this list to generate a build's
+// default op table (engine/runtime/op_resolver.h). Adding an op touches its
+// kernel file, this list and its test.
+
+#pragma once
+
+#define GRUWB_ALL_KERNELS(X)                                         \
+  X(ADD, kAddKernel)                                                 \
+  X(SUB, kSubKernel)                                                 \
+  X(MUL, kMulKernel)                                                 \
+  X(MINIMUM, kMinimumKernel)                                         \
+  X(MAXIMUM, kMaximumKernel)                                         \
+  X(LESS, kLessKernel)                                               \
+  X(LESS_EQUAL, kLessEqualKernel)                                    \
+  X(GREATER, kGreaterKernel)                                         \
+  X(GREATER_EQUAL, kGreaterEqualKernel)                              \
+  X(EQUAL, kEqualKernel)                                             \
+  X(NOT_EQUAL, kNotEqualKernel)                                      \
+  X(LOGISTIC, kLogisticKernel)                                       \
+  X(TANH, kTanhKernel)                                               \
+  X(RELU, kReluKernel)                                               \
+  X(RELU6, kRelu6Kernel)                                             \
+  X(FULLY_CONNECTED, kFullyConnectedKernel)                          \
+  X(SOFTMAX, kSoftmaxKernel)                                         \
+  X(RESHAPE, kReshapeKernel)                                         \
+  X(EXPAND_DIMS, kExpandDimsKernel)                                  \
+  X(SQUEEZE, kSqueezeKernel)                                         \
+  X(WHILE, kWhileKernel)                                             \
+  X(IF, kIfKernel)                                                   \
+  X(CALL_ONCE, kCallOnceKernel)                                      \
+  X(VAR_HANDLE, kVarHandleKernel)                                    \
+  X(ASSIGN_VARIABLE, kAssignVariableKernel)                          \
+  X(READ_VARIABLE, kReadVariableKernel)                              \
+  X(GATHER, kGatherKernel)                                           \
+  X(STRIDED_SLICE, kStridedSliceKernel)                              \
+  X(SLICE, kSliceKernel)                                             \
+  X(CONCATENATION, kConcatenationKernel)                             \
+  X(SPLIT, kSplitKernel)                                             \
+  X(SPLIT_V, kSplitVKernel)                                          \
+  X(PACK, kPackKernel)                                               \
+  X(UNPACK, kUnpackKernel)                                           \
+  X(TRANSPOSE, kTransposeKernel)                                     \
+  X(SHAPE, kShapeKernel)                                             \
+  X(FILL, kFillKernel)                                               \
+  X(CAST, kCastKernel)                                               \
+  X(UNIDIRECTIONAL_SEQUENCE_LSTM, kUnidirectionalSequenceLstmKernel) \
+  X(UNIDIRECTIONAL_SEQUENCE_RNN, kUnidirectionalSequenceRnnKernel)   \
+  X(GRU, kGruKernel)                                                 \
+  X(GRUWB_GRU, kGruCustomKernel)

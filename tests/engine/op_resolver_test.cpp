@@ -1,0 +1,137 @@
+// Op tables (engine/runtime/op_resolver.h): the full list names each kernel by
+// the op it runs, the host's default table is the full one, and an interpreter
+// given a smaller table (as a firmware built with GRUWB_FW_OPS gets) runs the
+// models inside it and names every op outside it, once each.
+
+#include "engine/runtime/op_resolver.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/runtime/interpreter.h"
+#include "engine/tools/model_file.h"
+#include "tests/engine/kernels/op_test_util.h"
+
+namespace gruwb {
+
+#define GRUWB_DECLARE_KERNEL(name, registration) extern const KernelRegistration registration;
+GRUWB_ALL_KERNELS(GRUWB_DECLARE_KERNEL)
+#undef GRUWB_DECLARE_KERNEL
+
+namespace {
+
+struct ListedKernel {
+  const char* name;
+  const KernelRegistration* registration;
+};
+
+std::vector<ListedKernel> listed_kernels() {
+#define GRUWB_LISTED_KERNEL(name, registration) {#name, &registration},
+  return {GRUWB_ALL_KERNELS(GRUWB_LISTED_KERNEL)};
+#undef GRUWB_LISTED_KERNEL
+}
+
+// The reference gesture model's ops (GRUWB_FW_OPS=reference in .tflite form).
+const KernelRegistration* const kReferenceKernels[] = {&kFullyConnectedKernel, &kSoftmaxKernel,
+                                                       &kGruCustomKernel};
+const OpResolver kReferenceOps = {kReferenceKernels, 3, "test: FULLY_CONNECTED,SOFTMAX,GRUWB_GRU"};
+
+std::vector<uint8_t> sample_model(const char* file) {
+  std::vector<uint8_t> bytes;
+  std::string error;
+  EXPECT_TRUE(tools::read_file_bytes(std::string(GRUWB_SOURCE_DIR) + "/resources/samples/" + file,
+                                     &bytes, &error))
+      << error;
+  return bytes;
+}
+
+// prepare()'s status for `bytes` with `ops` (nullptr: the default table).
+Status prepare_with(const std::vector<uint8_t>& bytes, const OpResolver* ops) {
+  Model model;
+  Status status = Model::load(bytes.data(), bytes.size(), &model);
+  if (!status.ok()) return status;
+  alignas(Interpreter::kAlignment) static uint8_t arena[1 << 20];
+  Interpreter interpreter;
+  interpreter.set_op_resolver(ops);
+  return interpreter.prepare(model, arena, sizeof arena);
+}
+
+TEST(OpResolverTest, EveryListedNameIsTheOpItsKernelRuns) {
+  const std::vector<ListedKernel> kernels = listed_kernels();
+  ASSERT_EQ(static_cast<int>(kernels.size()), kAllOpCount);
+  for (const ListedKernel& k : kernels) {
+    const KernelRegistration& r = *k.registration;
+    const char* runs = r.op_code == kOpCustom ? r.custom_code : op_code_name(r.op_code);
+    ASSERT_NE(runs, nullptr) << k.name;
+    EXPECT_STREQ(runs, k.name);
+    EXPECT_EQ(all_ops().find(r.op_code, r.custom_code), &r) << k.name;
+  }
+  // One kernel per op: no name twice.
+  for (size_t i = 0; i < kernels.size(); ++i)
+    for (size_t j = i + 1; j < kernels.size(); ++j) EXPECT_STRNE(kernels[i].name, kernels[j].name);
+}
+
+TEST(OpResolverTest, HostDefaultTableHasEveryKernel) {
+  EXPECT_EQ(default_op_resolver().count, kAllOpCount);
+  EXPECT_TRUE(default_op_resolver().is_all());
+  EXPECT_EQ(find_kernel(static_cast<int32_t>(BuiltinOperator::WHILE), nullptr), &kWhileKernel);
+  EXPECT_EQ(find_kernel(kOpCustom, "GRUWB_GRU"), &kGruCustomKernel);
+  EXPECT_EQ(find_kernel(kOpCustom, "NO_SUCH_OP"), nullptr);
+  EXPECT_EQ(find_kernel(kOpCustom, nullptr), nullptr);
+}
+
+TEST(OpResolverTest, SmallTableFindsOnlyItsOps) {
+  EXPECT_FALSE(kReferenceOps.is_all());
+  EXPECT_EQ(kReferenceOps.find(static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED), nullptr),
+            &kFullyConnectedKernel);
+  EXPECT_EQ(kReferenceOps.find(kOpCustom, "GRUWB_GRU"), &kGruCustomKernel);
+  EXPECT_EQ(kReferenceOps.find(static_cast<int32_t>(BuiltinOperator::LOGISTIC), nullptr), nullptr);
+  // Circle's builtin GRU is another op than the custom GRUWB_GRU.
+  EXPECT_EQ(kReferenceOps.find(static_cast<int32_t>(BuiltinOperator::GRU), nullptr), nullptr);
+}
+
+TEST(OpResolverTest, ReferenceModelPreparesWithItsThreeOps) {
+  const Status status = prepare_with(sample_model("gesture_gru_fused.tflite"), &kReferenceOps);
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+TEST(OpResolverTest, ModelOutsideTheTableFailsNamingEachMissingOpOnce) {
+  // The same network as a WHILE loop, as the TF converter writes it.
+  const std::vector<uint8_t> bytes = sample_model("gesture_gru_while.tflite");
+  const Status status = prepare_with(bytes, &kReferenceOps);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported);
+  const std::string message = status.message();
+  EXPECT_EQ(message.find("this build's op table (test: FULLY_CONNECTED,SOFTMAX,GRUWB_GRU) has no "
+                         "kernel for "),
+            0u)
+      << message;
+  EXPECT_NE(message.find("WHILE"), std::string::npos) << message;
+  EXPECT_NE(message.find("LOGISTIC"), std::string::npos) << message;
+  EXPECT_EQ(message.find("LOGISTIC"), message.rfind("LOGISTIC")) << message;
+  // The default table runs it.
+  const Status full = prepare_with(bytes, nullptr);
+  EXPECT_TRUE(full.ok()) << full.message();
+}
+
+TEST(OpResolverTest, OpWhoseNameEndsAnotherListedNameIsStillListed) {
+  // GRUWB_GRU first, then Circle's GRU: "GRU" is inside "GRUWB_GRU" but is
+  // another op, so both are named.
+  test::OpModelBuilder b;
+  const int x = b.input("x", {1, 2, 3});
+  const int h = b.tensor("h");
+  const int y = b.output("y");
+  b.custom_op("GRUWB_GRU", {x}, {h}, {});
+  b.op(BuiltinOperator::GRU, {h}, {y});
+  const std::vector<uint8_t> bytes = b.bytes(ModelFormat::kCircle);
+  const OpResolver nothing = {nullptr, 0, "none"};
+  const Status status = prepare_with(bytes, &nothing);
+  ASSERT_FALSE(status.ok());
+  EXPECT_STREQ(status.message(),
+               "this build's op table (none) has no kernel for 2 ops: GRUWB_GRU, GRU");
+}
+
+}  // namespace
+}  // namespace gruwb
