@@ -15,6 +15,7 @@
 #include "engine/tools/model_file.h"
 #include "engine/tools/npy.h"
 #include "tests/app/cli_test_util.h"
+#include "tests/fixtures/train_fixtures.h"
 
 namespace {
 
@@ -25,22 +26,16 @@ using gruwb::test::parse_json;
 using gruwb::test::run_gruwb;
 namespace tools = gruwb::tools;
 
-std::string fixture_path(const std::string& name) {
-  return std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/train/" + name + ".npy";
-}
+using gruwb::test::load_train_fixture;
+using gruwb::test::train_fixture_path;
+
+std::string fixture_path(const std::string& name) { return train_fixture_path(name); }
 
 bool has_fixture(const std::string& name) {
   return QFile::exists(QString::fromStdString(fixture_path(name)));
 }
 
-std::vector<double> load(const std::string& name) {
-  tools::NpyArray a;
-  std::string error;
-  EXPECT_TRUE(tools::read_npy(fixture_path(name), &a, &error)) << error;
-  std::vector<double> out;
-  EXPECT_TRUE(tools::npy_values(a, fixture_path(name), &out, &error)) << error;
-  return out;
-}
+std::vector<double> load(const std::string& name) { return load_train_fixture(name); }
 
 std::vector<float> floats(const std::vector<double>& v) { return {v.begin(), v.end()}; }
 std::vector<float> part(const std::vector<double>& v, size_t begin, size_t count) {
@@ -64,19 +59,11 @@ struct GoldenCase {
 // The first fixture set: GRU (reset_after) T=5 F=3 H=4 C=3, bias [2,3H].
 GoldenCase gru_dense_case() {
   GoldenCase c;
-  const int H = 4;
-  c.spec.cell = tools::RnnCell::kGru;
-  c.spec.timesteps = 5;
-  c.spec.features = 3;
-  c.spec.units = H;
-  c.spec.classes = 3;
+  const int H = gruwb::test::kGruDenseUnits;
+  c.spec = gruwb::test::gru_dense_spec();
+  c.weights = gruwb::test::gru_dense_weights();
   const std::vector<double> bias = load("gru_dense_bias");
   const std::vector<double> grad_bias = load("gru_dense_grad_bias");
-  c.weights.kernel = floats(load("gru_dense_wx"));
-  c.weights.recurrent_kernel = floats(load("gru_dense_wh"));
-  c.weights.bias = part(bias, 0, 3 * H);
-  c.weights.recurrent_bias = part(bias, 3 * H, 3 * H);
-  c.weights.dense = {{floats(load("gru_dense_fcw")), floats(load("gru_dense_fcb"))}};
   c.expected = {{c.weights.kernel, load("gru_dense_grad_wx")},
                 {c.weights.recurrent_kernel, load("gru_dense_grad_wh")},
                 {floats(bias), grad_bias},                     // GRUWB_GRU: one [2,3H] bias

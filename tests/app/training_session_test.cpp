@@ -17,41 +17,21 @@
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
 #include "engine/tools/npy.h"
+#include "tests/fixtures/train_fixtures.h"
 
 namespace gruwb::app {
 namespace {
 
-std::string fixture_path(const std::string& name) {
-  return std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/train/gru_dense_" + name + ".npy";
-}
-
-std::vector<double> load(const std::string& name) {
-  tools::NpyArray a;
-  std::string error;
-  EXPECT_TRUE(tools::read_npy(fixture_path(name), &a, &error)) << error;
-  std::vector<double> out;
-  EXPECT_TRUE(tools::npy_values(a, fixture_path(name), &out, &error)) << error;
-  return out;
-}
-
-std::vector<float> floats(const std::vector<double>& v) { return {v.begin(), v.end()}; }
+using test::gru_dense_spec;
+using test::gru_dense_weights;
+using test::load_train_fixture;
+using test::load_train_floats;
 
 // The PyTorch golden model (GRU reset_after T=5 F=3 H=4, Dense 3, softmax) as
 // the builder writes it, from the fixture's weights.
 std::vector<uint8_t> golden_model_bytes(ModelFormat format = ModelFormat::kTflite) {
-  const int H = 4;
-  tools::RnnWeights w;
-  const std::vector<double> bias = load("bias");
-  w.kernel = floats(load("wx"));
-  w.recurrent_kernel = floats(load("wh"));
-  w.bias.assign(bias.begin(), bias.begin() + 3 * H);
-  w.recurrent_bias.assign(bias.begin() + 3 * H, bias.end());
-  w.dense = {{floats(load("fcw")), floats(load("fcb"))}};
-  tools::BuildSpec spec;
-  spec.timesteps = 5;
-  spec.features = 3;
-  spec.units = H;
-  spec.classes = 3;
+  const tools::RnnWeights w = gru_dense_weights();
+  tools::BuildSpec spec = gru_dense_spec();
   spec.format = format;
   spec.weights = &w;
   tools::ModelDef def;
@@ -65,8 +45,8 @@ std::vector<uint8_t> golden_model_bytes(ModelFormat format = ModelFormat::kTflit
 TrainingData golden_data() {
   TrainingData d;
   d.sample_shape = {5, 3};
-  d.inputs = floats(load("x"));
-  d.targets = floats(load("y"));
+  d.inputs = load_train_floats("gru_dense_x");
+  d.targets = load_train_floats("gru_dense_y");
   d.target_width = 3;
   return d;
 }
@@ -121,22 +101,23 @@ TEST(TrainingSessionTest, OneStepSavesPyTorchsAdamWeights) {
   const TrainingResult result = session.run();
   ASSERT_EQ(result.outcome, TrainingOutcome::kCompleted) << result.error;
   ASSERT_EQ(result.epochs.size(), 2u);
-  EXPECT_NEAR(result.epochs[0].train_loss, load("loss")[0], 1e-5);
-  EXPECT_NEAR(result.epochs[1].train_loss, load("loss")[0], 1e-5);  // loss before the update
+  EXPECT_NEAR(result.epochs[0].train_loss, load_train_fixture("gru_dense_loss")[0], 1e-5);
+  EXPECT_NEAR(result.epochs[1].train_loss, load_train_fixture("gru_dense_loss")[0],
+              1e-5);  // loss before the update
   EXPECT_EQ(result.steps, 1);
 
   std::vector<uint8_t> trained;
   ASSERT_TRUE(session.trained_model(ModelFormat::kTflite, &trained, &error)) << error;
   // Tensor by tensor: the saved weights are PyTorch's after one Adam step.
   const std::vector<std::pair<std::string, std::string>> weights = {
-      {session.trainable_weights()[0].name, "adam_wx"},
-      {session.trainable_weights()[1].name, "adam_wh"},
-      {session.trainable_weights()[2].name, "adam_bias"},
-      {session.trainable_weights()[3].name, "adam_fcw"},
-      {session.trainable_weights()[4].name, "adam_fcb"}};
+      {session.trainable_weights()[0].name, "gru_dense_adam_wx"},
+      {session.trainable_weights()[1].name, "gru_dense_adam_wh"},
+      {session.trainable_weights()[2].name, "gru_dense_adam_bias"},
+      {session.trainable_weights()[3].name, "gru_dense_adam_fcw"},
+      {session.trainable_weights()[4].name, "gru_dense_adam_fcb"}};
   for (const auto& [name, fixture] : weights) {
     const std::vector<float> saved = weights_of(trained, name);
-    const std::vector<double> expected = load(fixture);
+    const std::vector<double> expected = load_train_fixture(fixture);
     ASSERT_EQ(saved.size(), expected.size()) << name;
     for (size_t i = 0; i < saved.size(); ++i) {
       EXPECT_NEAR(saved[i], expected[i], 2e-6) << name << " " << i;

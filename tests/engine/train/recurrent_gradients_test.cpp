@@ -23,6 +23,7 @@
 #include "engine/train/trainer.h"
 #include "tests/engine/kernels/op_test_util.h"
 #include "tests/engine/train/gradient_check.h"
+#include "tests/fixtures/train_fixtures.h"
 
 namespace gruwb::test {
 namespace {
@@ -204,21 +205,6 @@ TEST(RecurrentBackward, RnnReportsStateGradientPerStepToTheObserver) {
 
 constexpr int kT = 6, kF = 3, kH = 5, kC = 3;
 
-std::vector<double> load_npy(const std::string& name) {
-  tools::NpyArray a;
-  std::string error;
-  std::string path = std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/train/" + name + ".npy";
-  EXPECT_TRUE(tools::read_npy(path, &a, &error)) << error;
-  std::vector<double> out;
-  EXPECT_TRUE(tools::npy_values(a, path, &out, &error)) << error;
-  return out;
-}
-
-std::vector<float> load_floats(const std::string& name) {
-  std::vector<double> d = load_npy(name);
-  return std::vector<float>(d.begin(), d.end());
-}
-
 struct GoldenCase {
   const char* name;  // fixture prefix
   tools::RnnCell cell;
@@ -237,13 +223,13 @@ std::vector<uint8_t> golden_model(const GoldenCase& c) {
   spec.reset_after = c.reset_after;
   const std::string p = std::string(c.name) + "_";
   tools::RnnWeights w;
-  w.kernel = load_floats(p + "kernel");
-  w.recurrent_kernel = load_floats(p + "recurrent_kernel");
-  w.bias = load_floats(p + "bias");
+  w.kernel = test::load_train_floats(p + "kernel");
+  w.recurrent_kernel = test::load_train_floats(p + "recurrent_kernel");
+  w.bias = test::load_train_floats(p + "bias");
   if (c.cell == tools::RnnCell::kGru && c.reset_after) {
-    w.recurrent_bias = load_floats(p + "recurrent_bias");
+    w.recurrent_bias = test::load_train_floats(p + "recurrent_bias");
   }
-  w.dense.push_back({load_floats(p + "fcw"), load_floats(p + "fcb")});
+  w.dense.push_back({test::load_train_floats(p + "fcw"), test::load_train_floats(p + "fcb")});
   spec.weights = &w;
   tools::ModelDef def;
   std::vector<uint8_t> bytes;
@@ -281,9 +267,9 @@ std::vector<double> expected_values(const GoldenCase& c, const std::string& kind
                                     const std::string& tensor, int64_t elements) {
   WeightSlice slice = fixture_slice(c, tensor, elements);
   const std::string p = std::string(c.name) + "_" + kind;
-  std::vector<double> all = load_npy(p + slice.fixture);
+  std::vector<double> all = test::load_train_fixture(p + slice.fixture);
   if (slice.fixture == "bias" && c.cell == tools::RnnCell::kGru && c.reset_after) {
-    std::vector<double> recurrent = load_npy(p + "recurrent_bias");
+    std::vector<double> recurrent = test::load_train_fixture(p + "recurrent_bias");
     all.insert(all.end(), recurrent.begin(), recurrent.end());
   }
   EXPECT_LE(slice.offset + elements, static_cast<int64_t>(all.size())) << tensor;
@@ -308,14 +294,14 @@ TEST(RecurrentGolden, CellDenseSoftmaxCrossEntropyMatchPyTorch) {
     Trainer& t = s.trainer;
     const int expected_weights = c.cell == tools::RnnCell::kLstm ? 12 + 2 : 3 + 2;
     ASSERT_EQ(t.weight_count(), expected_weights);
-    std::vector<float> x = load_floats(std::string(c.name) + "_x");
-    std::vector<float> y = load_floats(std::string(c.name) + "_y");
+    std::vector<float> x = test::load_train_floats(std::string(c.name) + "_x");
+    std::vector<float> y = test::load_train_floats(std::string(c.name) + "_y");
     ASSERT_EQ(static_cast<size_t>(t.input(0)->elements()), x.size());
     memcpy(t.input(0)->data, x.data(), t.input(0)->bytes);
     memcpy(t.label(), y.data(), y.size() * sizeof(float));
     float loss = 0.f;
     ASSERT_TRUE(t.accumulate(&loss).ok());
-    EXPECT_NEAR(loss, load_npy(std::string(c.name) + "_loss")[0], 1e-5);
+    EXPECT_NEAR(loss, test::load_train_fixture(std::string(c.name) + "_loss")[0], 1e-5);
     for (int w = 0; w < t.weight_count(); ++w) {
       const Tensor* g = t.weight_gradient(w);
       const std::string name = t.weight(w)->name;

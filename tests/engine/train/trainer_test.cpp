@@ -16,6 +16,7 @@
 #include "engine/tools/npy.h"
 #include "tests/engine/kernels/op_test_util.h"
 #include "tests/engine/train/gradient_check.h"
+#include "tests/fixtures/train_fixtures.h"
 
 namespace gruwb::test {
 namespace {
@@ -175,15 +176,9 @@ TEST(TrainBackward, CircleGruBptt) {
 
 // ---- PyTorch goldens ---------------------------------------------------------------
 
+// The gru_dense_* fixtures.
 std::vector<double> load_npy(const std::string& name) {
-  tools::NpyArray a;
-  std::string error;
-  std::string path =
-      std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/train/gru_dense_" + name + ".npy";
-  EXPECT_TRUE(tools::read_npy(path, &a, &error)) << error;
-  std::vector<double> out;
-  EXPECT_TRUE(tools::npy_values(a, path, &out, &error)) << error;
-  return out;
+  return test::load_train_fixture("gru_dense_" + name);
 }
 
 std::vector<float> as_floats(const std::vector<double>& v) {
