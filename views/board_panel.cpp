@@ -44,12 +44,7 @@ BoardPanel::BoardPanel(QWidget* parent) : QWidget(parent) {
   accuracy_plot_ = new CurvePlot(tr("Accuracy: board vs host"), tr("accuracy"));
   accuracy_plot_->setObjectName("boardAccuracyPlot");
   accuracy_plot_->setSmoothing(0);
-  for (CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
-    plot->setSeriesStyle(plot == loss_plot_ ? "host loss" : "host accuracy",
-                         QColor(0x55, 0x55, 0x55), Qt::DashLine);
-    plot->setSeriesStyle(plot == loss_plot_ ? "board loss" : "board accuracy",
-                         QColor(0xd6, 0x27, 0x28), Qt::SolidLine);
-  }
+  clearCurves();
   auto* plots = new QSplitter(Qt::Horizontal);
   plots->addWidget(loss_plot_);
   plots->addWidget(accuracy_plot_);
@@ -139,7 +134,12 @@ QWidget* BoardPanel::createConnectionBox() {
   capabilities_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
   capabilities_->horizontalHeader()->setStretchLastSection(true);
   capabilities_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  capabilities_->setMinimumHeight(8 * capabilities_->fontMetrics().height() + 12);
+  // All nine HELLO rows without a scroll bar.
+  const int row = capabilities_->fontMetrics().height() + 6;
+  capabilities_->verticalHeader()->setDefaultSectionSize(row);
+  capabilities_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  capabilities_->setMinimumHeight(9 * row + 2 * capabilities_->frameWidth());
+  capabilities_->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   form->addRow(capabilities_);
   return box;
 }
@@ -203,11 +203,16 @@ QWidget* BoardPanel::createTrainingBox() {
   checkpoint_every_->setToolTip(
       tr("The host keeps a run checkpoint every N samples; after a board reset the run "
          "continues from it"));
-  form->addRow(tr("Checkpoint every"), checkpoint_every_);
-  from_experiments_ = new QPushButton(tr("Use the Experiments settings"));
+  from_experiments_ = new QPushButton(tr("From Experiments"));
+  from_experiments_->setToolTip(
+      tr("Take stage, optimizer, learning rate, batch, epochs and seed "
+         "from the Experiments panel"));
   connect(from_experiments_, &QPushButton::clicked, this,
           &BoardPanel::stageFromExperimentsRequested);
-  form->addRow(from_experiments_);
+  auto* checkpoint_row = new QHBoxLayout;
+  checkpoint_row->addWidget(checkpoint_every_, 1);
+  checkpoint_row->addWidget(from_experiments_);
+  form->addRow(tr("Checkpoint every"), checkpoint_row);
 
   upload_ = new QPushButton(tr("Upload model"));
   upload_->setObjectName("boardUpload");
@@ -236,6 +241,17 @@ QWidget* BoardPanel::createTrainingBox() {
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   form->addRow(status_);
   return box;
+}
+
+void BoardPanel::clearCurves() {
+  // Host solid grey under the board's dashed red: where they agree (they
+  // should, to float rounding) both stay visible.
+  for (CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
+    plot->clear();
+    const QString what = plot == loss_plot_ ? " loss" : " accuracy";
+    plot->setSeriesStyle("host" + what, QColor(0x70, 0x70, 0x70), Qt::SolidLine);
+    plot->setSeriesStyle("board" + what, QColor(0xd6, 0x27, 0x28), Qt::DashLine);
+  }
 }
 
 void BoardPanel::setPorts(const QStringList& ports) {

@@ -86,6 +86,8 @@ class BoardPanel : public QWidget {
   QString consoleText() const;
   void setConsolePaused(bool paused);
 
+  // Empties both plots, keeping the host/board series styles.
+  void clearCurves();
   CurvePlot* lossPlot() const { return loss_plot_; }
   CurvePlot* accuracyPlot() const { return accuracy_plot_; }
 

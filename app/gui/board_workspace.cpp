@@ -370,9 +370,7 @@ void BoardWorkspace::train(const views::BoardStageSettings& stage) {
     panel_->showError(problem);
     return;
   }
-  for (views::CurvePlot* plot : {panel_->lossPlot(), panel_->accuracyPlot()}) {
-    for (const QString& series : plot->seriesNames()) plot->removeSeries(series);
-  }
+  panel_->clearCurves();
   std::shared_ptr<Link> link = link_;
   const std::string model_path = model_path_.toStdString();
   const std::string data_path = dataset_path_.toStdString();
@@ -406,12 +404,22 @@ void BoardWorkspace::train(const views::BoardStageSettings& stage) {
       poster.batch().message = q(line);
       poster.flush();
     };
+    QElapsedTimer upload_clock;
+    UploadKind upload_kind = UploadKind::kCheckpoint;
+    uint32_t upload_base = 0;  // bytes the board had when this upload's clock started
     callbacks.on_upload = [&](UploadKind kind, uint32_t done, uint32_t total) {
-      poster.batch().has_progress = true;
-      poster.batch().done = done;
-      poster.batch().total = total;
-      poster.batch().message =
-          kind == UploadKind::kModel ? "uploading the model" : "uploading the dataset";
+      if (kind != upload_kind) {
+        upload_kind = kind;
+        upload_base = done;
+        upload_clock.start();
+      }
+      BoardBatch& b = poster.batch();
+      b.has_progress = true;
+      b.done = done;
+      b.total = total;
+      b.kb_per_s =
+          (done - upload_base) / 1024.0 / std::max(1e-3, upload_clock.nsecsElapsed() / 1e9);
+      b.message = kind == UploadKind::kModel ? "uploading the model" : "uploading the dataset";
       poster.maybeFlush();
     };
     callbacks.cancelled = [&] { return link->cancel.load(); };

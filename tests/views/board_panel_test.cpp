@@ -65,7 +65,8 @@ void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
 
   gruwb::views::BoardPortSettings port;
   port.port = QString::fromStdString(sim.pty);
-  workspace.connectBoard(port);
+  panel->setPortSettings(port);
+  workspace.connectBoard(panel->portSettings());
   QVERIFY(workspace.waitForIdle(5000));
   QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
   QVERIFY(panel->isConnected());
@@ -88,7 +89,8 @@ void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
   stage.seed = 3;
   stage.samples = 16;
   stage.metric_every = 4;
-  workspace.train(stage);
+  panel->setStageSettings(stage);
+  workspace.train(panel->stageSettings());
   QVERIFY(workspace.waitForIdle(9000));
   QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
   for (gruwb::views::CurvePlot* plot : {panel->lossPlot(), panel->accuracyPlot()}) {
@@ -114,6 +116,15 @@ void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
   QVERIFY(panel->consoleRows() <= gruwb::views::BoardPanel::kConsoleRows);
   QVERIFY(panel->consoleText().contains("METRIC"));
   QVERIFY(panel->consoleText().contains("-> UPLOAD_CHUNK"));
+
+  // docs/screenshots/board_panel.png: GRUWB_BOARD_SCREENSHOT=path, under Xvfb.
+  const QString shot = qEnvironmentVariable("GRUWB_BOARD_SCREENSHOT");
+  if (!shot.isEmpty()) {
+    panel->resize(1366, 660);
+    panel->show();
+    QTest::qWait(300);  // paced replots and layout
+    QVERIFY(panel->grab().save(shot));
+  }
 
   QTemporaryDir dir;
   const QString out = dir.filePath("trained.tflite");
