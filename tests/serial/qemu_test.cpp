@@ -2,7 +2,8 @@
 // script): upload the reference gesture GRU and a BasicMotions slice over the
 // emulated UART (a pty, so the termios transport), train one epoch with Adam
 // on all weights, download the weights; metrics and weights must equal the
-// host's run of the same training to 1e-4 relative. Needs GRUWB_FW_ELF (the
+// host's run of the same training to 1e-4 relative; HELLO lists exactly the
+// image's ops and a model with others is refused. Needs GRUWB_FW_ELF (the
 // firmware stage of .ci/test.sh sets it) and qemu-system-arm; skips otherwise.
 
 #include <fcntl.h>
@@ -11,12 +12,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <regex>
 #include <thread>
 
+#include "engine/runtime/op_resolver.h"
 #include "engine/tools/model_file.h"
 #include "serial/link/board_client.h"
 #include "serial/link/dataset_blob.h"
@@ -73,6 +76,23 @@ struct Qemu {
   }
 };
 
+// HELLO's ops in code order, then its custom ops: "GRU,FULLY_CONNECTED,...".
+std::string listed_ops(const Capabilities& caps) {
+  std::vector<int16_t> codes(caps.ops, caps.ops + caps.op_count);
+  std::sort(codes.begin(), codes.end());
+  std::string text;
+  for (int16_t code : codes) {
+    const char* name = op_code_name(code);
+    text += (text.empty() ? "" : ",") + std::string(name ? name : std::to_string(code).c_str());
+  }
+  for (int i = 0; i < caps.custom_op_count; ++i) text += std::string(",") + caps.custom_ops[i];
+  return text;
+}
+
+bool all_ops_listed(const Capabilities& caps) {
+  return caps.op_count + caps.custom_op_count == all_ops().count;
+}
+
 TEST(QemuBoard, Mps2An386TrainsLikeTheHost) {
   const char* elf = std::getenv("GRUWB_FW_ELF");
   if (!elf || !*elf)
@@ -97,6 +117,27 @@ TEST(QemuBoard, Mps2An386TrainsLikeTheHost) {
   EXPECT_EQ(caps.clock_hz, 25000000u);
   std::printf("board %s: RAM pool %u bytes, %u ops + %s\n", caps.board, caps.ram_bytes,
               caps.op_count, caps.custom_op_count ? caps.custom_ops[0] : "-");
+  // HELLO lists exactly the ops the image was built with (GRUWB_FW_OPS, the
+  // firmware stage passes it on; firmware builds default to `reference`).
+  const char* preset = std::getenv("GRUWB_FW_OPS");
+  if (!preset || !*preset || std::string(preset) == "reference") {
+    EXPECT_EQ(listed_ops(caps), "GRU,FULLY_CONNECTED,SOFTMAX,GRUWB_GRU");
+  } else if (std::string(preset) == "all") {
+    EXPECT_EQ(caps.op_count + caps.custom_op_count, all_ops().count);
+  }
+
+  // A model with ops the board lacks is refused before its upload, naming them.
+  std::vector<uint8_t> while_model;
+  ASSERT_TRUE(tools::read_file_bytes(
+      std::string(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_while.tflite", &while_model,
+      &error))
+      << error;
+  if (!all_ops_listed(caps)) {
+    EXPECT_FALSE(client.upload(UploadKind::kModel, while_model, nullptr, nullptr, &error));
+    EXPECT_NE(error.find("has no kernel for "), std::string::npos) << error;
+    EXPECT_NE(error.find("WHILE"), std::string::npos) << error;
+    EXPECT_NE(error.find("LOGISTIC"), std::string::npos) << error;
+  }
 
   std::vector<uint8_t> model;
   ASSERT_TRUE(tools::read_file_bytes(
@@ -136,17 +177,21 @@ TEST(QemuBoard, Mps2An386TrainsLikeTheHost) {
       model.size() + data.size() + memory.arena_bytes, caps.ram_bytes);
 
   std::vector<Metric> metrics;
+  std::string board_failure;  // an error LOG ends the run: say it instead of timing out
   client.set_event_handler([&](const Event& e) {
     if (e.type == MessageType::kMetric) metrics.push_back(e.metric);
+    if (e.type == MessageType::kLog && e.log_level >= 3) board_failure = e.log_text;
   });
   ASSERT_TRUE(client.control(MessageType::kStart, nullptr, &error)) << error;
   ASSERT_TRUE(client.wait_events(
       120000,
       [&](const Event& e) {
-        return !(e.type == MessageType::kMetric && (e.metric.flags & kMetricRunDone));
+        return board_failure.empty() &&
+               !(e.type == MessageType::kMetric && (e.metric.flags & kMetricRunDone));
       },
       &error))
       << error;
+  ASSERT_EQ(board_failure, "");
   ASSERT_EQ(metrics.size(), 1u) << "no METRIC within 120 s";
   std::vector<uint8_t> weights;
   ASSERT_TRUE(client.download(0, &weights, &error)) << error;

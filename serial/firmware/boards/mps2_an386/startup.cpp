@@ -13,7 +13,9 @@ void SysTick_Handler();
 void Uart0Rx_Handler();
 void Reset_Handler();
 
-void start_c() {
+// `used`: only Reset_Handler's assembly calls it, which link-time optimization
+// cannot see.
+__attribute__((used)) void start_c() {
   memcpy(__data_start, __data_load, (__data_end - __data_start) * sizeof(uint32_t));
   memset(__bss_start, 0, (__bss_end - __bss_start) * sizeof(uint32_t));
   main();
@@ -38,8 +40,9 @@ void Default_Handler() {
 }
 
 // newlib's stubs (nosys) have an unbounded _sbrk; the engine never allocates,
-// so any heap request is a bug: refuse it.
-void* _sbrk(int) { return reinterpret_cast<void*>(-1); }
+// so any heap request is a bug: refuse it. `used`: newlib's objects that call
+// it are linked after link-time optimization has run.
+__attribute__((used)) void* _sbrk(int) { return reinterpret_cast<void*>(-1); }
 
 // A pure virtual call cannot happen (every board overrides them); the default
 // handler would drag in std::terminate and the unwinder.
