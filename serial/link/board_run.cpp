@@ -155,6 +155,12 @@ bool run_board_training(BoardClient& client, const std::vector<uint8_t>& model,
           result->last_checkpoint = header;
           checkpoint_at = static_cast<uint64_t>(header.epoch) * epoch_samples + header.position;
         } else if (!client.reset_detected()) {
+          // A run that ended before our PAUSE arrived needs no checkpoint.
+          BoardStatus status;
+          if (client.status(&status, error) && status.state == BoardState::kDone) {
+            done = true;
+            continue;
+          }
           // A board without the RAM for a snapshot still trains; it just cannot resume.
           checkpoints = false;
           say("checkpoints off: " + why);

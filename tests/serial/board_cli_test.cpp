@@ -144,6 +144,20 @@ TEST(BoardCli, SimulatedBoardTrainsLikeTheHost) {
   ASSERT_EQ(upload.exit_code, 0) << upload.output;
   EXPECT_NE(upload.output.find("board already had 49088, resumed there"), std::string::npos)
       << upload.output;
+  // Run checkpoints every 8 samples (FC only: 4,000 bytes, they fit the board's RAM) leave the
+  // result equal to the host's run.
+  Result checkpointed =
+      run("board train --port " + pty + " --model " + kModel + " --data " + kData +
+          " --samples 16 --batch 4 --epochs 2 --scope fc --metric-every 4 --checkpoint-every 8 "
+          "--compare-host");
+  ASSERT_EQ(checkpointed.exit_code, 0) << checkpointed.output;
+  // How many are taken depends on where each PAUSE lands: this board runs on its own and may
+  // finish first (BoardLink tests count them on the in-process board, which cannot).
+  EXPECT_EQ(checkpointed.output.find("checkpoints off"), std::string::npos) << checkpointed.output;
+  EXPECT_NE(checkpointed.output.find("(agree to 1e-4)"), std::string::npos) << checkpointed.output;
+  Result bad = run("board train --port " + pty + " --data " + kData + " --checkpoint-every x");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--checkpoint-every must be >= 0"), std::string::npos) << bad.output;
 }
 
 TEST(BoardCli, LibserialportPathAndErrors) {
