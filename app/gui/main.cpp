@@ -1,7 +1,7 @@
 // gru-workbench: the desktop workbench. `gru-workbench [FILES...]` opens
 // models, datasets or a project at start; `--screenshot PNG` renders the
 // window to a file and exits (used for docs and for a smoke test that needs
-// no display); --subgraph/--tensor/--dock/--find set the scene for it.
+// no display); --subgraph/--tensor/--dock/--find/--run set the scene for it.
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -10,6 +10,8 @@
 #include <cstdio>
 
 #include "app/gui/main_window.h"
+#include "app/gui/training_workspace.h"
+#include "views/experiment_panel.h"
 #include "views/graph_view.h"
 
 int main(int argc, char** argv) {
@@ -41,7 +43,11 @@ int main(int argc, char** argv) {
   parser.addOption(subgraph);
   parser.addOption(tensor);
   parser.addOption(dock);
+  QCommandLineOption run("run",
+                         "Start the staged experiment (the open model and dataset, or a "
+                         "project's staging) and, with --screenshot, wait until it ends.");
   parser.addOption(find);
+  parser.addOption(run);
   parser.process(app);
 
   gruwb::gui::MainWindow window;
@@ -60,6 +66,22 @@ int main(int argc, char** argv) {
     if (st.size() == 2) emit window.graphView()->tensorSelected(st[0].toInt(), st[1].toInt());
   }
   if (parser.isSet(find)) window.graphView()->find(parser.value(find));
+  if (parser.isSet(run)) {
+    gruwb::gui::TrainingWorkspace* training = window.trainingWorkspace();
+    const QString problem = training->panel()->validate();
+    if (!problem.isEmpty()) {
+      std::fprintf(stderr, "--run: %s\n", qPrintable(problem));
+      return 2;
+    }
+    training->startExperiment(training->panel()->settings());
+    if (parser.isSet(screenshot)) {
+      training->waitForIdle(15 * 60 * 1000);
+      if (!training->lastError().isEmpty()) {
+        std::fprintf(stderr, "--run: %s\n", qPrintable(training->lastError()));
+        opened = false;
+      }
+    }
+  }
   if (parser.isSet(dock)) {
     if (QDockWidget* d = window.dock(parser.value(dock) + "Dock")) {
       d->show();

@@ -162,6 +162,12 @@ void MainWindow::createActions() {
   export_action_ = file->addAction(tr("&Export Graph…"), this, &MainWindow::showExportDialog);
   export_action_->setShortcut(QKeySequence("Ctrl+Shift+E"));
   export_action_->setEnabled(false);
+  // The experiment comparison (the training workspace's report), as HTML,
+  // PDF, CSV or JSON; Ctrl+Shift+E stays the graph export, as in Netron.
+  export_report_action_ = file->addAction(tr("Export &Report…"), this, [this] {
+    if (training_) training_->showExportReportDialog(this);
+  });
+  export_report_action_->setShortcut(QKeySequence("Ctrl+Shift+R"));
 
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
@@ -219,8 +225,23 @@ void MainWindow::createDocks() {
 void MainWindow::createWorkspaces() {
   // Workspaces install their own docks here, after the built-in docks and
   // before the saved layout is restored.
-  new TrainingWorkspace(this);
+  training_ = new TrainingWorkspace(this);
   new BoardWorkspace(this);  // the Board dock, tabbed with the curves
+  addProjectSection(
+      "training", [this] { return training_->projectSection(); },
+      [this](const QJsonValue& value) { training_->loadProjectSection(value); });
+  // Weight badges on the graph and the custom stage's list are one set.
+  connect(graph_view_, &views::GraphView::checkedWeightsChanged, training_->panel(),
+          &views::ExperimentPanel::setCheckedWeights);
+  connect(training_->panel(), &views::ExperimentPanel::checkedWeightsChanged, graph_view_,
+          &views::GraphView::setCheckedWeights);
+  // Every dock, also those a workspace added itself, can be shown again
+  // from the View menu.
+  for (QDockWidget* d : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly)) {
+    if (!view_menu_->actions().contains(d->toggleViewAction())) {
+      view_menu_->addAction(d->toggleViewAction());
+    }
+  }
 }
 
 void MainWindow::addProjectSection(const QString& key, std::function<QJsonValue()> save,
@@ -300,6 +321,9 @@ bool MainWindow::openModel(const QString& path) {
   pages_->setCurrentWidget(graph_view_);
   graph_view_->setReport(report_);
   markRnnCells();
+  // The custom stage offers the weights the graph shows as tick boxes.
+  training_->panel()->setWeightNames(graph_view_->trainableWeightNames());
+  graph_view_->setCheckedWeights(training_->panel()->checkedWeights());
   hideError();
   reload_action_->setEnabled(true);
   export_action_->setEnabled(true);

@@ -36,6 +36,8 @@ class TensorInspector;
 
 namespace gruwb::gui {
 
+class TrainingWorkspace;
+
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
@@ -96,6 +98,8 @@ class MainWindow : public QMainWindow {
   QAction* reloadAction() const { return reload_action_; }
   QAction* findAction() const { return find_action_; }
   QAction* exportAction() const { return export_action_; }
+  QAction* exportReportAction() const { return export_report_action_; }
+  TrainingWorkspace* trainingWorkspace() const { return training_; }
 
   // Applies/records the layout the way closing and reopening the app does.
   void saveSettings();
@@ -154,6 +158,8 @@ class MainWindow : public QMainWindow {
   QAction* reload_action_ = nullptr;
   QAction* find_action_ = nullptr;
   QAction* export_action_ = nullptr;
+  QAction* export_report_action_ = nullptr;
+  TrainingWorkspace* training_ = nullptr;
 };
 
 }  // namespace gruwb::gui

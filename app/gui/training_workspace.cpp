@@ -2,11 +2,18 @@
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QMainWindow>
 #include <QMap>
+#include <QMessageBox>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
@@ -15,6 +22,7 @@
 #include <atomic>
 
 #include "app/core/experiment.h"
+#include "app/core/report.h"
 #include "views/curve_plot.h"
 
 namespace gruwb::gui {
@@ -45,6 +53,8 @@ bool toSpec(const views::ExperimentSettings& s, app::ExperimentSpec* spec, std::
   spec->validation_fraction = 0.2;
   spec->seeds = s.seeds;
   spec->first_seed = uint64_t(s.first_seed);
+  spec->compare_cells.clear();
+  for (const QString& cell : s.compare_cells) spec->compare_cells.push_back(cell.toStdString());
   app::StageSpec defaults;
   defaults.optimizer = s.optimizer == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
   defaults.learning_rate = float(s.learning_rate);
@@ -104,6 +114,7 @@ struct TrainingWorkspace::Run {
   std::atomic<bool> paused{false};
   std::unique_ptr<QThread> thread;
   Status status = Status::kQueued;
+  std::shared_ptr<const app::ExperimentResult> result;  // set when it ends
 };
 
 namespace {
@@ -222,6 +233,8 @@ void TrainingWorkspace::createWidgets() {
   connect(panel_, &views::ExperimentPanel::pauseRequested, this,
           &TrainingWorkspace::pauseExperiment);
   connect(panel_, &views::ExperimentPanel::stopRequested, this, &TrainingWorkspace::stopExperiment);
+  connect(comparison_, &views::ComparisonTable::exportRequested, this,
+          [this] { showExportReportDialog(comparison_); });
 }
 
 int TrainingWorkspace::startExperiment(const views::ExperimentSettings& settings) {
@@ -308,6 +321,8 @@ void TrainingWorkspace::apply(int id, const WorkerBatch& batch) {
   for (const auto& g : batch.weight_gradients) gradient_view_->addWeightGradient(g);
   for (const auto& g : batch.state_gradients) gradient_view_->addStateGradient(g);
   for (const auto& r : batch.stage_results) comparison_->setStageResult(r);
+  if (!batch.cell_results.isEmpty()) comparison_->setCellResults(batch.cell_results);
+  if (batch.result) run.result = batch.result;
   if (!batch.error.isEmpty()) last_error_ = batch.error;
   // A pause the user asked for wins over the worker's "running".
   Status status = batch.status;
@@ -317,6 +332,121 @@ void TrainingWorkspace::apply(int id, const WorkerBatch& batch) {
   const QString progress = batch.error.isEmpty() ? batch.progress : batch.error;
   panel_->setExperimentState(id, status, batch.stage, progress);
   if (finished) emit experimentFinished(id, status);
+}
+
+int TrainingWorkspace::reportExperiment() const {
+  const auto selected = runs_.find(panel_->selectedExperiment());
+  if (selected != runs_.end() && (*selected)->result) return (*selected)->id;
+  int latest = -1;
+  for (const auto& run : runs_) {
+    if (run->result && run->id > latest) latest = run->id;
+  }
+  return latest;
+}
+
+bool TrainingWorkspace::exportReport(const QString& path, QString* error) const {
+  const int id = reportExperiment();
+  if (id < 0) {
+    *error = tr("no experiment has finished in this session: start one, then export its report");
+    return false;
+  }
+  std::string message;
+  if (!app::write_report(QFile::encodeName(path).toStdString(), *runs_[id]->result, &message)) {
+    *error = q(message);
+    return false;
+  }
+  return true;
+}
+
+void TrainingWorkspace::showExportReportDialog(QWidget* parent) {
+  const int id = reportExperiment();
+  if (id < 0) {
+    QMessageBox::information(
+        parent, tr("Export Report"),
+        tr("No experiment has finished in this session yet: start one, then export its report."));
+    return;
+  }
+  QSettings settings;
+  const QString dir = settings.value("training/reportDirectory", QDir::homePath()).toString();
+  QString name = runs_[id]->settings.name;
+  name.replace(QRegularExpression("[^A-Za-z0-9_.-]+"), "_");
+  const QString path = QFileDialog::getSaveFileName(
+      parent, tr("Export Report of %1").arg(runs_[id]->settings.name), dir + "/" + name + ".html",
+      tr("HTML, self-contained (*.html);;PDF (*.pdf);;CSV of every curve (*.csv);;JSON "
+         "(*.json);;Markdown (*.md)"));
+  if (path.isEmpty()) return;
+  settings.setValue("training/reportDirectory", QFileInfo(path).absolutePath());
+  QString error;
+  if (!exportReport(path, &error)) QMessageBox::warning(parent, tr("Export Report"), error);
+}
+
+namespace {
+
+const char* statusKey(Status status) {
+  switch (status) {
+    case Status::kFinished: return "finished";
+    case Status::kFailed: return "failed";
+    default: return "stopped";  // a run in progress does not survive a reopen
+  }
+}
+
+Status statusFromKey(const QString& key) {
+  if (key == "finished") return Status::kFinished;
+  if (key == "failed") return Status::kFailed;
+  return Status::kCancelled;
+}
+
+}  // namespace
+
+QJsonValue TrainingWorkspace::projectSection() const {
+  QJsonObject section;
+  section["staging"] = views::settings_to_json(panel_->settings());
+  QJsonArray experiments;
+  for (const int id : panel_->experimentIds()) {
+    const auto it = runs_.find(id);
+    if (it == runs_.end()) continue;
+    QJsonObject e = views::settings_to_json((*it)->settings);
+    e["status"] = statusKey((*it)->status);
+    e["progress"] = panel_->experimentProgress(id);
+    experiments.append(e);
+  }
+  section["experiments"] = experiments;
+  QJsonArray stages;
+  for (const views::StageResult& r : comparison_->stageResults())
+    stages.append(views::stage_result_to_json(r));
+  section["stages"] = stages;
+  QJsonArray cells;
+  for (const views::CellResult& c : comparison_->cellResults())
+    cells.append(views::cell_result_to_json(c));
+  section["cells"] = cells;
+  return section;
+}
+
+void TrainingWorkspace::loadProjectSection(const QJsonValue& value) {
+  const QJsonObject section = value.toObject();
+  if (section.isEmpty()) return;
+  if (section.contains("staging")) {
+    panel_->setSettings(views::settings_from_json(section["staging"].toObject()));
+  }
+  for (const QJsonValue& v : section["experiments"].toArray()) {
+    const QJsonObject e = v.toObject();
+    auto run = std::make_shared<Run>();
+    run->id = next_id_++;
+    run->settings = views::settings_from_json(e);
+    run->status = statusFromKey(e["status"].toString());
+    runs_.insert(run->id, run);
+    panel_->addExperiment(run->id, run->settings.name, run->settings.stages);
+    panel_->setExperimentState(run->id, run->status, QString(), e["progress"].toString());
+  }
+  comparison_->clear();
+  for (const QJsonValue& v : section["stages"].toArray()) {
+    comparison_->setStageResult(views::stage_result_from_json(v.toObject()));
+  }
+  QVector<views::CellResult> cells;
+  for (const QJsonValue& v : section["cells"].toArray()) {
+    cells.append(views::cell_result_from_json(v.toObject()));
+  }
+  comparison_->setCellResults(cells);
 }
 
 void TrainingWorkspace::saveSettings(QSettings& settings) const {
@@ -477,6 +607,20 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
     }
     b.stage_results.append(r);
   }
+  // The cell comparison: one row per cell (GRU / LSTM / SimpleRNN).
+  for (const app::CellSummary& c : result.cells) {
+    views::CellResult r;
+    const QString cell = q(c.cell);
+    r.cell = cell == "gru" ? "GRU" : cell == "lstm" ? "LSTM" : cell == "rnn" ? "SimpleRNN" : cell;
+    r.accuracy = c.accuracy.mean;
+    r.accuracy_std = c.accuracy.std;
+    r.parameters = qint64(c.parameters);
+    r.fused_bytes = qint64(c.fused_bytes);
+    r.while_bytes = qint64(c.while_bytes);
+    r.latency_us = c.latency_us;
+    b.cell_results.append(r);
+  }
+  b.result = std::make_shared<const app::ExperimentResult>(result);
   switch (result.status) {
     case app::ExperimentStatus::kCompleted: b.status = Status::kFinished; break;
     case app::ExperimentStatus::kCancelled: b.status = Status::kCancelled; break;

@@ -8,6 +8,7 @@
 // every kPostIntervalMs, so the UI stays responsive however fast training is.
 
 #include <QHash>
+#include <QJsonValue>
 #include <QObject>
 #include <QString>
 #include <QVector>
@@ -26,6 +27,9 @@ class QWidget;
 namespace gruwb::views {
 class CurvePlot;
 }
+namespace gruwb::app {
+struct ExperimentResult;
+}
 
 namespace gruwb::gui {
 
@@ -42,6 +46,9 @@ struct WorkerBatch {
   QVector<views::WeightGradientSample> weight_gradients;
   QVector<views::StateGradientSample> state_gradients;
   QVector<views::StageResult> stage_results;
+  QVector<views::CellResult> cell_results;  // a cell comparison's table
+  // Everything the run produced (the report writers' input); at the end.
+  std::shared_ptr<const app::ExperimentResult> result;
   bool has_state = false;
   views::ExperimentPanel::Status status = views::ExperimentPanel::Status::kRunning;
   QString stage;
@@ -80,6 +87,23 @@ class TrainingWorkspace : public QObject {
   views::GradientView* gradientView() const { return gradient_view_; }
   views::ComparisonTable* comparisonTable() const { return comparison_; }
   QString lastError() const { return last_error_; }
+
+  // The experiment whose report File > Export Report writes: the selected
+  // one when it has results, else the latest that has; -1 when none.
+  int reportExperiment() const;
+  // Writes that experiment's report through the application layer's
+  // writers (by extension: .html self-contained, .pdf, .csv of every
+  // curve, .json, .md), atomically. False with a one-line `error`.
+  bool exportReport(const QString& path, QString* error) const;
+  // Asks for a file name (parent for the dialog) and exports; errors are
+  // shown in a message box.
+  void showExportReportDialog(QWidget* parent);
+
+  // The project file's "training" section: the staging form, every
+  // experiment's settings and state, and the comparison rows; loading it
+  // replaces what is shown (running experiments go on).
+  QJsonValue projectSection() const;
+  void loadProjectSection(const QJsonValue& value);
 
   void saveSettings(QSettings& settings) const;
   void restoreSettings(QSettings& settings);

@@ -27,3 +27,30 @@ shot graph_while_body "$samples/gesture_gru_while.tflite" --subgraph 2 --find FU
 shot tensor_inspector "$samples/gesture_gru_fused.tflite" --tensor 0:2 --dock tensor
 # Size view: analyzer figures, arena for inference and training.
 shot size_view "$samples/gesture_gru_while.tflite" --dock size
+
+# The training docks after a real run (--run waits for it to end): the fused
+# gesture GRU on the bundled 60-step BasicMotions accelerometer data, init vs
+# FC only vs FC+GRU, staged through a project file.
+project() {  # file, staging JSON
+  cat >"$1" <<JSON
+{"format": "gru-workbench-project", "version": 1,
+ "model": "$samples/gesture_gru_fused.tflite",
+ "dataset": "$samples/BasicMotionsAcc60_TRAIN.ts",
+ "sections": {"training": {"staging": $2}}}
+JSON
+}
+stages=$XDG_CONFIG_HOME/stages.gruwb
+project "$stages" '{"name": "gesture", "model": "'"$samples"'/gesture_gru_fused.tflite",
+  "dataset": "'"$samples"'/BasicMotionsAcc60_TRAIN.ts", "stages": ["init", "fc", "all"],
+  "optimizer": "adam", "learning_rate": 0.005, "batch_size": 8, "epochs": 15}'
+shot training_curves "$stages" --run --dock curves
+shot training_gradients "$stages" --run --dock gradients
+shot training_comparison "$stages" --run --dock comparison
+shot training_experiments "$stages" --run --dock experiments
+# Cell comparison: GRU, LSTM and SimpleRNN built for the data, same stages.
+cells=$XDG_CONFIG_HOME/cells.gruwb
+project "$cells" '{"name": "cells", "build": "cell=gru,units=16",
+  "dataset": "'"$samples"'/BasicMotionsAcc60_TRAIN.ts", "stages": ["fc", "all"],
+  "optimizer": "adam", "learning_rate": 0.01, "batch_size": 8, "epochs": 10,
+  "compare_cells": ["gru", "lstm", "rnn"]}'
+shot training_cells "$cells" --run --dock comparison

@@ -13,6 +13,7 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMenu>
 #include <QMimeData>
 #include <QSettings>
@@ -24,6 +25,9 @@
 #include <QtTest>
 
 #include "app/gui/project_file.h"
+#include "app/gui/training_workspace.h"
+#include "views/comparison_table.h"
+#include "views/experiment_panel.h"
 #include "views/graph_view.h"
 #include "views/model_report_view.h"
 #include "views/size_view.h"
@@ -339,6 +343,132 @@ class MainWindowTest : public QObject {
     QVERIFY(window.dock("tensorDock")->isHidden());
     QCOMPARE(loaded.toArray().at(0).toObject().value("name").toString(), QString("fc only"));
     QVERIFY(window.windowTitle().contains("session.gruwb"));
+  }
+
+  // The training section of a project: the staging form, the experiments
+  // (settings and state) and their comparison rows come back on reopen.
+  void experimentsTravelInTheProjectFile() {
+    const QString project = temp_.filePath("experiments.gruwb");
+    const QString model = QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite";
+    const QString data =
+        QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotionsAcc60_TRAIN.ts";
+    QVector<gruwb::views::StageResult> rows;
+    gruwb::views::ExperimentSettings ran;
+    {
+      MainWindow window;
+      QVERIFY(window.openModel(model));
+      QVERIFY(window.openDataset(data));
+      gruwb::gui::TrainingWorkspace* training = window.trainingWorkspace();
+      ran = training->panel()->settings();
+      QCOMPARE(ran.model_path, model);  // the open model and data are staged
+      QCOMPARE(ran.dataset_path, data);
+      ran.name = "fc only";
+      ran.stages = {"init", "fc"};
+      ran.epochs = 1;
+      ran.batch_size = 8;
+      ran.learning_rate = 0.01;
+      training->startExperiment(ran);
+      QVERIFY(training->waitForIdle(90000));
+      QVERIFY2(training->lastError().isEmpty(), qPrintable(training->lastError()));
+      rows = training->comparisonTable()->stageResults();
+      QCOMPARE(rows.size(), 2);
+      // The form holds the next experiment's settings.
+      gruwb::views::ExperimentSettings next = ran;
+      next.name = "next";
+      next.learning_rate = 0.02;
+      next.stages = {"all", "names:dense_0/bias"};
+      training->panel()->setSettings(next);
+      QVERIFY(window.saveProject(project));
+    }
+    MainWindow window;
+    QVERIFY(window.openProject(project));
+    gruwb::gui::TrainingWorkspace* training = window.trainingWorkspace();
+    const gruwb::views::ExperimentSettings staged = training->panel()->settings();
+    QCOMPARE(staged.name, QString("next"));
+    QCOMPARE(staged.learning_rate, 0.02);
+    QCOMPARE(staged.stages, QStringList({"all", "names:dense_0/bias"}));
+    QCOMPARE(window.graphView()->checkedWeights(), QStringList({"dense_0/bias"}));
+    QCOMPARE(training->panel()->experimentCount(), 1);
+    const int id = training->panel()->experimentIds().first();
+    QCOMPARE(training->panel()->experimentStatus(id),
+             gruwb::views::ExperimentPanel::Status::kFinished);
+    const auto& restored = training->comparisonTable()->stageResults();
+    QCOMPARE(restored.size(), rows.size());
+    for (int i = 0; i < rows.size(); ++i) {
+      QCOMPARE(restored[i].experiment, rows[i].experiment);
+      QCOMPARE(restored[i].stage, rows[i].stage);
+      QCOMPARE(restored[i].accuracy, rows[i].accuracy);
+      QCOMPARE(restored[i].cross_entropy, rows[i].cross_entropy);
+      QCOMPARE(restored[i].trainable_parameters, rows[i].trainable_parameters);
+      QCOMPARE(restored[i].training_memory_bytes, rows[i].training_memory_bytes);
+      QCOMPARE(restored[i].confusion, rows[i].confusion);
+      QCOMPARE(restored[i].class_names, rows[i].class_names);
+    }
+  }
+
+  // Ticking two weight badges on the graph makes the panel's custom stage;
+  // a 1-epoch run of it trains exactly those tensors' elements.
+  void customStageFromGraphCheckboxes() {
+    MainWindow window;
+    QVERIFY(window.openModel(QString(GRUWB_SOURCE_DIR) +
+                             "/resources/samples/gesture_gru_fused.tflite"));
+    QVERIFY(window.openDataset(QString(GRUWB_SOURCE_DIR) +
+                               "/resources/samples/BasicMotionsAcc60_TRAIN.ts"));
+    gruwb::views::GraphView* graph = window.graphView();
+    gruwb::gui::TrainingWorkspace* training = window.trainingWorkspace();
+    QVERIFY(graph->setWeightChecked(3, true));  // gru/bias [2,180]
+    QVERIFY(graph->setWeightChecked(6, true));  // dense_0/bias [4]
+    QCOMPARE(training->panel()->checkedWeights(), QStringList({"gru/bias", "dense_0/bias"}));
+    gruwb::views::ExperimentSettings s = training->panel()->settings();
+    QVERIFY(s.stages.contains("names:gru/bias,dense_0/bias"));
+    gruwb::views::ExperimentSettings only_custom = s;
+    only_custom.stages = {"names:gru/bias,dense_0/bias"};
+    only_custom.epochs = 1;
+    only_custom.batch_size = 8;
+    training->startExperiment(only_custom);
+    QVERIFY(training->waitForIdle(90000));
+    QVERIFY2(training->lastError().isEmpty(), qPrintable(training->lastError()));
+    const auto& rows = training->comparisonTable()->stageResults();
+    QCOMPARE(rows.size(), 1);
+    QCOMPARE(rows[0].stage, QString("custom"));
+    QCOMPARE(rows[0].trainable_parameters, qint64(2 * 180 + 4));
+    // And back: the panel's list drives the badges.
+    training->panel()->setCheckedWeights({"dense_0/bias"});
+    QCOMPARE(graph->checkedWeights(), QStringList({"dense_0/bias"}));
+    auto* list = training->panel()->findChild<QListWidget*>("customTensors");
+    QVERIFY(list);
+    list->findItems("dense_0/bias", Qt::MatchExactly).first()->setCheckState(Qt::Unchecked);
+    QCOMPARE(graph->checkedWeights(), QStringList());
+  }
+
+  // Every dock, the training workspace's too, is in the View menu, and
+  // which are shown survives a restart.
+  void viewMenuListsEveryDock() {
+    {
+      MainWindow window;
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      const QList<QDockWidget*> docks =
+          window.findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly);
+      QStringList names;
+      for (QDockWidget* d : docks) {
+        names << d->objectName();
+        QVERIFY2(window.viewMenu()->actions().contains(d->toggleViewAction()),
+                 qPrintable(d->objectName()));
+      }
+      for (const char* name : {"modelDock", "tensorDock", "sizeDock", "experimentsDock",
+                               "curvesDock", "gradientsDock", "comparisonDock"}) {
+        QVERIFY2(names.contains(name), name);
+      }
+      window.dock("gradientsDock")->toggleViewAction()->trigger();  // hide
+      QVERIFY(window.dock("gradientsDock")->isHidden());
+      window.close();
+    }
+    MainWindow again;
+    again.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&again));
+    QVERIFY(again.dock("gradientsDock")->isHidden());
+    QVERIFY(!again.dock("curvesDock")->isHidden());
   }
 
   void badProjectFilesAreErrors() {

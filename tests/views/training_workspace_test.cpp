@@ -13,8 +13,12 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
 
@@ -49,40 +53,6 @@ qint64 runQueueWaitNs() {
   if (!file.open(QIODevice::ReadOnly)) return -1;
   const QList<QByteArray> fields = file.readAll().split(' ');
   return fields.size() >= 2 ? fields[1].trimmed().toLongLong() : -1;
-}
-
-// GRUWB_SCREENSHOT_DIR=docs/screenshots: the views after the real run, for
-// the docs (not part of the assertions). 1366x768 as is; run again with
-// QT_SCALE_FACTOR=2 for 3840x2160 (1920x1080 logical, as a 4K desktop
-// scales it). Files are named by their pixel size.
-void saveScreenshots(TrainingWorkspace& workspace) {
-  const QString dir = qEnvironmentVariable("GRUWB_SCREENSHOT_DIR");
-  if (dir.isEmpty()) return;
-  const bool hidpi = qEnvironmentVariableIntValue("QT_SCALE_FACTOR") >= 2;
-  const QSize size = hidpi ? QSize(1920, 1080) : QSize(1366, 768);
-  const struct {
-    const char* name;
-    QWidget* widget;
-  } views[] = {{"curves", workspace.curvesWidget()},
-               {"gradients", workspace.gradientView()},
-               {"comparison", workspace.comparisonTable()},
-               {"experiments", workspace.panel()}};
-  for (const auto& view : views) {
-    QWidget* w = view.widget;
-    w->resize(view.widget == workspace.panel() ? QSize(size.width() / 3, size.height()) : size);
-    w->show();
-    QTest::qWait(100);
-    workspace.lossPlot()->flush();
-    workspace.accuracyPlot()->flush();
-    workspace.gradientView()->flush();
-    const QPixmap shot = w->grab();
-    const QString path = QStringLiteral("%1/%2_%3x%4.png")
-                             .arg(dir, view.name)
-                             .arg(size.width() * (hidpi ? 2 : 1))
-                             .arg(size.height() * (hidpi ? 2 : 1));
-    if (!shot.save(path)) qWarning("cannot write %s", qPrintable(path));
-    w->hide();
-  }
 }
 
 }  // namespace
@@ -152,7 +122,6 @@ class TrainingWorkspaceTest : public QObject {
     QVERIFY(evaluated > 0);
     QCOMPARE(rows[1].confusion.size(), 4);  // BasicMotions: 4 classes
     QVERIFY(!workspace.gradientView()->runs().isEmpty());
-    saveScreenshots(workspace);
   }
 
   void stopKeepsResultsAndOthersRunOn() {
@@ -164,6 +133,92 @@ class TrainingWorkspaceTest : public QObject {
     QVERIFY(workspace.waitForIdle(90000));
     QCOMPARE(workspace.panel()->experimentStatus(slow), ExperimentPanel::Status::kCancelled);
     QCOMPARE(workspace.panel()->experimentStatus(quick), ExperimentPanel::Status::kFinished);
+  }
+
+  // File > Export Report: the finished experiment through the application
+  // layer's report writers, each file valid in its format.
+  void exportReportWritesValidFiles() {
+    QTemporaryDir dir;
+    TrainingWorkspace workspace;
+    QString error;
+    QVERIFY(!workspace.exportReport(dir.filePath("none.html"), &error));
+    QVERIFY2(error.contains("no experiment has finished"), qPrintable(error));
+    const int id = workspace.startExperiment(gestureOnBasicMotions("export", 2));
+    QVERIFY(workspace.waitForIdle(90000));
+    QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+    QCOMPARE(workspace.reportExperiment(), id);
+
+    const auto read = [&](const QString& name) {
+      QFile file(dir.filePath(name));
+      return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+    };
+    for (const char* name : {"r.html", "r.pdf", "r.csv", "r.json"}) {
+      QVERIFY2(workspace.exportReport(dir.filePath(name), &error), qPrintable(error));
+    }
+    // HTML: self-contained (no external links), the headline rows with the
+    // table's figures: FC-only trains 8x4 + 4 Dense parameters.
+    const QByteArray html = read("r.html");
+    QVERIFY(html.startsWith("<!DOCTYPE html>"));
+    QVERIFY(html.contains("<tr><td>init</td>"));
+    QVERIFY(html.contains("<tr><td>fc</td>"));
+    QVERIFY(html.contains("<td>36</td>"));
+    QVERIFY(html.contains("<svg"));
+    QVERIFY(!html.contains("src=\"http") && !html.contains("href=\"http"));
+    QVERIFY(read("r.pdf").startsWith("%PDF-"));
+    // CSV: one row per epoch of every run, both stages.
+    const QList<QByteArray> lines = read("r.csv").trimmed().split('\n');
+    QVERIFY(lines[0].startsWith("cell,stage,seed,epoch"));
+    int fc_rows = 0;
+    for (const QByteArray& line : lines.mid(1)) fc_rows += line.split(',').value(1) == "fc";
+    QVERIFY2(fc_rows >= 2, qPrintable(QString::number(fc_rows)));
+    // JSON: the same summary as the table.
+    const QJsonObject json = QJsonDocument::fromJson(read("r.json")).object();
+    const QJsonArray summary = json["summary"].toArray();
+    QCOMPARE(summary.size(), 2);
+    const auto& rows = workspace.comparisonTable()->stageResults();
+    QCOMPARE(summary[1].toObject()["test_accuracy"].toObject()["mean"].toDouble(),
+             rows[1].accuracy);
+    // A bad format or place is an error naming the file.
+    QVERIFY(!workspace.exportReport(dir.filePath("r.docx"), &error));
+    QVERIFY2(error.contains("r.docx"), qPrintable(error));
+    QVERIFY(!workspace.exportReport(dir.filePath("no/such/r.html"), &error));
+    QVERIFY2(error.contains("r.html"), qPrintable(error));
+  }
+
+  // Cell comparison: the same data through a fresh GRU, LSTM and SimpleRNN
+  // (4 units, 1 epoch); the cell table gets accuracy, sizes and latency.
+  void cellComparisonFillsTheCellTable() {
+    TrainingWorkspace workspace;
+    ExperimentSettings s = gestureOnBasicMotions("cells", 1);
+    s.build_spec = "cell=gru,units=4";
+    s.dataset_path = QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotionsAcc60_TRAIN.ts";
+    s.stages = {"all"};
+    s.compare_cells = {"gru", "lstm", "rnn"};
+    workspace.startExperiment(s);
+    QVERIFY(workspace.waitForIdle(90000));
+    QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+    const auto& cells = workspace.comparisonTable()->cellResults();
+    QCOMPARE(cells.size(), 3);
+    QCOMPARE(cells[0].cell, QString("GRU"));
+    QCOMPARE(cells[1].cell, QString("LSTM"));
+    QCOMPARE(cells[2].cell, QString("SimpleRNN"));
+    // Parameters from the cell equations (F=3 inputs, H=4 units, C=4
+    // classes, Dense 4x4+4): GRU 3H(F+H)+2*3H (reset_after biases), LSTM
+    // 4H(F+H)+4H, SimpleRNN H(F+H)+H.
+    const qint64 dense = 4 * 4 + 4;
+    QCOMPARE(cells[0].parameters, 3 * 4 * (3 + 4) + 2 * 3 * 4 + dense);
+    QCOMPARE(cells[1].parameters, 4 * 4 * (3 + 4) + 4 * 4 + dense);
+    QCOMPARE(cells[2].parameters, 4 * (3 + 4) + 4 + dense);
+    for (const auto& c : cells) {
+      QVERIFY(c.accuracy >= 0 && c.accuracy <= 1);
+      QVERIFY(c.fused_bytes > 0);
+      QVERIFY2(c.while_bytes > c.fused_bytes, qPrintable(c.cell));  // the loop spells it out
+      QVERIFY(c.latency_us > 0);
+    }
+    QVERIFY(workspace.comparisonTable()->cellTable()->isVisibleTo(workspace.comparisonTable()));
+    QCOMPARE(workspace.comparisonTable()->cellTable()->rowCount(), 3);
+    // One stage row per cell too.
+    QCOMPARE(workspace.comparisonTable()->stageResults().size(), 3);
   }
 
   void badInputFailsWithTheCulprit() {
