@@ -10,6 +10,7 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 namespace gruwb::views {
@@ -366,6 +367,11 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
                          cell(QStringLiteral("%1 \u00b5s").arg(c.latency_us, 0, 'f', 1), true));
   }
   cell_table_->resizeColumnsToContents();
+  // All cells in view (three rows): the stage table above scrolls instead.
+  const int height = cell_table_->horizontalHeader()->sizeHint().height() +
+                     cell_table_->verticalHeader()->length() + 2 * cell_table_->frameWidth() + 2;
+  cell_table_->setMinimumHeight(std::min(height, 240));
+  cell_table_->setMaximumHeight(height);
   cell_title_->setVisible(!cells.isEmpty());
   cell_table_->setVisible(!cells.isEmpty());
 }

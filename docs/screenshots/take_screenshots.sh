@@ -6,7 +6,7 @@ set -euo pipefail
 build=${1:?usage: $0 <build-dir>}
 app="$build/app/gui/gru-workbench"
 here=$(cd "$(dirname "$0")" && pwd)
-samples="$here/../../resources/samples"
+samples=$(cd "$here/../../resources/samples" && pwd)
 # A fresh settings folder: the user's saved layout must not leak in.
 export XDG_CONFIG_HOME=$(mktemp -d)
 export QT_QPA_PLATFORM=offscreen
