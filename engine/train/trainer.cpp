@@ -664,14 +664,86 @@ int Trainer::optimizer_slots() const {
   return config_.optimizer == Optimizer::kAdam ? 2 : (config_.momentum > 0.f ? 1 : 0);
 }
 
+static_assert(sizeof(CheckpointHeader) == 56, "the header is staged in checkpoint_header_");
+
+size_t Trainer::checkpoint_prefix_bytes() const {
+  return sizeof(CheckpointHeader) + sizeof(uint32_t) * static_cast<size_t>(trainable_count_);
+}
+
 size_t Trainer::checkpoint_bytes() const {
-  size_t bytes =
-      sizeof(CheckpointHeader) + sizeof(uint32_t) * static_cast<size_t>(trainable_count_);
+  size_t bytes = checkpoint_prefix_bytes();
   const size_t arrays = 2 + static_cast<size_t>(optimizer_slots());
   for (int w = 0; w < trainable_count_; ++w) {
     bytes += arrays * const_cast<Trainer*>(this)->weight(w)->bytes;
   }
   return bytes;
+}
+
+// The live array (values, gradient accumulator or an optimizer slot) holding
+// checkpoint byte `offset` (past the prefix), and how many of its bytes
+// follow from there.
+uint8_t* Trainer::checkpoint_array(size_t offset, size_t* run) {
+  size_t at = offset - checkpoint_prefix_bytes();
+  for (int w = 0; w < trainable_count_; ++w) {
+    Tensor* values = weight(w);
+    TensorTraining* train = interpreter_.tensor_training(trainable_[w]);
+    for (int a = 0; a < 2 + optimizer_slots(); ++a) {
+      if (at < values->bytes) {
+        uint8_t* base = static_cast<uint8_t*>(a == 0   ? values->data
+                                              : a == 1 ? train->gradient.data
+                                                       : static_cast<void*>(train->state[a - 2]));
+        *run = values->bytes - at;
+        return base + at;
+      }
+      at -= values->bytes;
+    }
+  }
+  *run = 0;
+  return nullptr;
+}
+
+Status Trainer::read_checkpoint(size_t offset, uint8_t* out, size_t bytes) {
+  const size_t total = checkpoint_bytes();
+  if (offset > total || bytes > total - offset || (!out && bytes > 0)) {
+    return Status::error(StatusCode::kInvalidArgument, "checkpoint bytes %u..%u asked, it has %u",
+                         static_cast<unsigned>(offset), static_cast<unsigned>(offset + bytes),
+                         static_cast<unsigned>(total));
+  }
+  const size_t prefix = checkpoint_prefix_bytes();
+  while (bytes > 0) {
+    size_t n = 0;
+    if (offset < sizeof(CheckpointHeader)) {
+      CheckpointHeader header;
+      memcpy(header.magic, kCheckpointMagic, 4);
+      header.version = kCheckpointVersion;
+      header.weights = static_cast<uint32_t>(trainable_count_);
+      header.slots = static_cast<uint32_t>(optimizer_slots());
+      header.step = step_;
+      header.pending = pending_;
+      header.passes = passes_;
+      header.loss_sum = loss_sum_;
+      header.hits = hits_;
+      header.metric_rows = metric_rows_;
+      n = sizeof header - offset;
+      n = n < bytes ? n : bytes;
+      memcpy(out, reinterpret_cast<const uint8_t*>(&header) + offset, n);
+    } else if (offset < prefix) {
+      const size_t index = (offset - sizeof(CheckpointHeader)) / sizeof(uint32_t);
+      const size_t within = (offset - sizeof(CheckpointHeader)) % sizeof(uint32_t);
+      const uint32_t count = static_cast<uint32_t>(weight(static_cast<int>(index))->elements());
+      n = sizeof count - within;
+      n = n < bytes ? n : bytes;
+      memcpy(out, reinterpret_cast<const uint8_t*>(&count) + within, n);
+    } else {
+      const uint8_t* array = checkpoint_array(offset, &n);
+      n = n < bytes ? n : bytes;
+      memcpy(out, array, n);
+    }
+    out += n;
+    offset += n;
+    bytes -= n;
+  }
+  return Status();
 }
 
 Status Trainer::save_checkpoint(uint8_t* out, size_t capacity, size_t* written) {
@@ -681,98 +753,118 @@ Status Trainer::save_checkpoint(uint8_t* out, size_t capacity, size_t* written) 
     return Status::error(StatusCode::kOutOfMemory, "checkpoint needs %u bytes, the buffer has %u",
                          static_cast<unsigned>(needed), static_cast<unsigned>(capacity));
   }
-  CheckpointHeader header;
-  memcpy(header.magic, kCheckpointMagic, 4);
-  header.version = kCheckpointVersion;
-  header.weights = static_cast<uint32_t>(trainable_count_);
-  header.slots = static_cast<uint32_t>(optimizer_slots());
-  header.step = step_;
-  header.pending = pending_;
-  header.passes = passes_;
-  header.loss_sum = loss_sum_;
-  header.hits = hits_;
-  header.metric_rows = metric_rows_;
-  uint8_t* at = out;
-  memcpy(at, &header, sizeof header);
-  at += sizeof header;
-  for (int w = 0; w < trainable_count_; ++w) {
-    const uint32_t count = static_cast<uint32_t>(weight(w)->elements());
-    memcpy(at, &count, sizeof count);
-    at += sizeof count;
-  }
-  for (int w = 0; w < trainable_count_; ++w) {
-    const Tensor* values = weight(w);
-    TensorTraining* train = interpreter_.tensor_training(trainable_[w]);
-    memcpy(at, values->data, values->bytes);
-    at += values->bytes;
-    memcpy(at, train->gradient.data, values->bytes);
-    at += values->bytes;
-    for (int slot = 0; slot < optimizer_slots(); ++slot) {
-      memcpy(at, train->state[slot], values->bytes);
-      at += values->bytes;
-    }
-  }
-  if (written) *written = static_cast<size_t>(at - out);
+  GRUWB_RETURN_IF_ERROR(read_checkpoint(0, out, needed));
+  if (written) *written = needed;
   return Status();
 }
 
-Status Trainer::load_checkpoint(const uint8_t* data, size_t bytes) {
+Status Trainer::write_checkpoint(size_t offset, const uint8_t* data, size_t bytes) {
+  if (offset == 0) checkpoint_next_ = 0;  // a new write starts over
+  if (offset != checkpoint_next_) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "checkpoint chunk at byte %u, byte %u expected (chunks go in order, "
+                         "the header first)",
+                         static_cast<unsigned>(offset), static_cast<unsigned>(checkpoint_next_));
+  }
+  const size_t total = checkpoint_bytes();
+  if ((!data && bytes > 0) || bytes > total - offset) {
+    checkpoint_next_ = 0;
+    return Status::error(StatusCode::kInvalidArgument,
+                         "checkpoint chunk ends at byte %u, this training's checkpoint has %u",
+                         static_cast<unsigned>(offset + bytes), static_cast<unsigned>(total));
+  }
+  const size_t prefix = checkpoint_prefix_bytes();
+  while (bytes > 0) {
+    size_t n = 0;
+    if (offset < sizeof(CheckpointHeader)) {
+      n = sizeof(CheckpointHeader) - offset;
+      n = n < bytes ? n : bytes;
+      memcpy(checkpoint_header_ + offset, data, n);
+      if (offset + n == sizeof(CheckpointHeader)) {
+        CheckpointHeader header;
+        memcpy(&header, checkpoint_header_, sizeof header);
+        if (memcmp(header.magic, kCheckpointMagic, 4) != 0 ||
+            header.version != kCheckpointVersion) {
+          checkpoint_next_ = 0;
+          return Status::error(
+              StatusCode::kInvalidArgument,
+              "not a version %u GRU Workbench checkpoint (magic or version differs)",
+              static_cast<unsigned>(kCheckpointVersion));
+        }
+        if (header.weights != static_cast<uint32_t>(trainable_count_) ||
+            header.slots != static_cast<uint32_t>(optimizer_slots())) {
+          checkpoint_next_ = 0;
+          return Status::error(
+              StatusCode::kInvalidArgument,
+              "checkpoint holds %u weights with %u optimizer slots, this training has "
+              "%d with %d (another model, scope or optimizer?)",
+              static_cast<unsigned>(header.weights), static_cast<unsigned>(header.slots),
+              trainable_count_, optimizer_slots());
+        }
+      }
+    } else if (offset < prefix) {
+      const int w = static_cast<int>((offset - sizeof(CheckpointHeader)) / sizeof(uint32_t));
+      const size_t within = (offset - sizeof(CheckpointHeader)) % sizeof(uint32_t);
+      n = sizeof(uint32_t) - within;
+      n = n < bytes ? n : bytes;
+      memcpy(checkpoint_count_ + within, data, n);
+      uint32_t count = 0;
+      memcpy(&count, checkpoint_count_, sizeof count);
+      // The counts precede every array, so a mismatch leaves the live state untouched.
+      if (within + n == sizeof count && count != static_cast<uint32_t>(weight(w)->elements())) {
+        checkpoint_next_ = 0;
+        return Status::error(StatusCode::kInvalidArgument,
+                             "checkpoint weight %d has %u values, '%s' has %lld", w,
+                             static_cast<unsigned>(count), weight(w)->name,
+                             static_cast<long long>(weight(w)->elements()));
+      }
+    } else {
+      uint8_t* array = checkpoint_array(offset, &n);
+      n = n < bytes ? n : bytes;
+      memcpy(array, data, n);
+    }
+    data += n;
+    offset += n;
+    bytes -= n;
+    checkpoint_next_ = offset;
+  }
+  return Status();
+}
+
+Status Trainer::finish_checkpoint_write() {
+  const size_t total = checkpoint_bytes();
+  if (checkpoint_next_ != total) {
+    return Status::error(StatusCode::kInvalidArgument, "checkpoint write stopped at byte %u of %u",
+                         static_cast<unsigned>(checkpoint_next_), static_cast<unsigned>(total));
+  }
   CheckpointHeader header;
-  if (!data || bytes < sizeof header) {
-    return Status::error(StatusCode::kInvalidArgument,
-                         "checkpoint of %u bytes is shorter than its %u-byte header",
-                         static_cast<unsigned>(bytes), static_cast<unsigned>(sizeof header));
-  }
-  memcpy(&header, data, sizeof header);
-  if (memcmp(header.magic, kCheckpointMagic, 4) != 0 || header.version != kCheckpointVersion) {
-    return Status::error(StatusCode::kInvalidArgument,
-                         "not a version %u GRU Workbench checkpoint (magic or version differs)",
-                         static_cast<unsigned>(kCheckpointVersion));
-  }
-  if (header.weights != static_cast<uint32_t>(trainable_count_) ||
-      header.slots != static_cast<uint32_t>(optimizer_slots())) {
-    return Status::error(StatusCode::kInvalidArgument,
-                         "checkpoint holds %u weights with %u optimizer slots, this training has "
-                         "%d with %d (another model, scope or optimizer?)",
-                         static_cast<unsigned>(header.weights), static_cast<unsigned>(header.slots),
-                         trainable_count_, optimizer_slots());
-  }
-  if (bytes != checkpoint_bytes()) {
-    return Status::error(StatusCode::kInvalidArgument,
-                         "checkpoint has %u bytes, this training's needs %u",
-                         static_cast<unsigned>(bytes), static_cast<unsigned>(checkpoint_bytes()));
-  }
-  const uint8_t* at = data + sizeof header;
-  for (int w = 0; w < trainable_count_; ++w) {
-    uint32_t count = 0;
-    memcpy(&count, at, sizeof count);
-    at += sizeof count;
-    if (count != static_cast<uint32_t>(weight(w)->elements())) {
-      return Status::error(StatusCode::kInvalidArgument,
-                           "checkpoint weight %d has %u values, '%s' has %lld", w,
-                           static_cast<unsigned>(count), weight(w)->name,
-                           static_cast<long long>(weight(w)->elements()));
-    }
-  }
-  for (int w = 0; w < trainable_count_; ++w) {
-    Tensor* values = weight(w);
-    TensorTraining* train = interpreter_.tensor_training(trainable_[w]);
-    memcpy(values->data, at, values->bytes);
-    at += values->bytes;
-    memcpy(train->gradient.data, at, values->bytes);
-    at += values->bytes;
-    for (int slot = 0; slot < optimizer_slots(); ++slot) {
-      memcpy(train->state[slot], at, values->bytes);
-      at += values->bytes;
-    }
-  }
+  memcpy(&header, checkpoint_header_, sizeof header);
   step_ = header.step;
   pending_ = header.pending;
   passes_ = header.passes;
   loss_sum_ = header.loss_sum;
   hits_ = header.hits;
   metric_rows_ = header.metric_rows;
+  checkpoint_next_ = 0;
   return Status();
+}
+
+Status Trainer::load_checkpoint(const uint8_t* data, size_t bytes) {
+  if (!data || bytes < sizeof(CheckpointHeader)) {
+    return Status::error(
+        StatusCode::kInvalidArgument, "checkpoint of %u bytes is shorter than its %u-byte header",
+        static_cast<unsigned>(bytes), static_cast<unsigned>(sizeof(CheckpointHeader)));
+  }
+  GRUWB_RETURN_IF_ERROR(write_checkpoint(0, data, sizeof(CheckpointHeader)));
+  if (bytes != checkpoint_bytes()) {
+    checkpoint_next_ = 0;
+    return Status::error(StatusCode::kInvalidArgument,
+                         "checkpoint has %u bytes, this training's needs %u",
+                         static_cast<unsigned>(bytes), static_cast<unsigned>(checkpoint_bytes()));
+  }
+  GRUWB_RETURN_IF_ERROR(write_checkpoint(sizeof(CheckpointHeader), data + sizeof(CheckpointHeader),
+                                         bytes - sizeof(CheckpointHeader)));
+  return finish_checkpoint_write();
 }
 
 int32_t Trainer::predicted_class(int64_t row) {

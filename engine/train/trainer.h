@@ -106,6 +106,17 @@ class Trainer {
   size_t checkpoint_bytes() const;
   Status save_checkpoint(uint8_t* out, size_t capacity, size_t* written);
   Status load_checkpoint(const uint8_t* data, size_t bytes);
+  // The same bytes in chunks, with no buffer beyond the caller's chunk (a
+  // board streams a checkpoint that would not fit its free RAM):
+  // read_checkpoint serialises [offset, offset + bytes) from the live state.
+  Status read_checkpoint(size_t offset, uint8_t* out, size_t bytes);
+  // write_checkpoint takes chunks in order, the header first (offset 0 starts
+  // over); weights and optimizer state are written into the live tensors as
+  // they arrive, so after a failed or abandoned write the training is half
+  // restored until a whole checkpoint is written. finish_checkpoint_write()
+  // checks all bytes arrived and applies the step and counters.
+  Status write_checkpoint(size_t offset, const uint8_t* data, size_t bytes);
+  Status finish_checkpoint_write();
 
  private:
   Status resolve_scope(const Model& model, uint8_t* flags);
@@ -113,6 +124,8 @@ class Trainer {
   int64_t count_hits() const;
   void report_gradients(float scale);
   int optimizer_slots() const;
+  size_t checkpoint_prefix_bytes() const;
+  uint8_t* checkpoint_array(size_t offset, size_t* run);
 
   Interpreter interpreter_;
   TrainingConfig config_;
@@ -128,6 +141,11 @@ class Trainer {
   int pending_ = 0;  // samples in the gradient accumulators
   int passes_ = 0;   // forward/backward passes behind them
   int64_t step_ = 0;
+  // A checkpoint being written: the next byte expected, the header staged
+  // until finish, the element count being received.
+  size_t checkpoint_next_ = 0;
+  uint8_t checkpoint_header_[56] = {};
+  uint8_t checkpoint_count_[4] = {};
   int32_t batch_rows_ = 1;
   int64_t active_rows_ = 0;  // output rows the loss uses (all but a short batch's tail)
   double loss_sum_ = 0.0;    // over pending samples, for StepMetrics

@@ -38,7 +38,8 @@ void Device::boot() {
   model_upload_ = Upload();
   dataset_upload_ = Upload();
   checkpoint_upload_ = Upload();
-  snapshot_bytes_ = 0;
+  checkpoint_download_open_ = false;
+  run_half_restored_ = false;
   configured_ = false;
   last_reply_bytes_ = 0;
   decoder_.reset();
@@ -197,7 +198,8 @@ Device::Upload& Device::upload_for(UploadKind kind) {
 
 void Device::invalidate_training() {
   checkpoint_upload_ = Upload();
-  snapshot_bytes_ = 0;
+  checkpoint_download_open_ = false;
+  run_half_restored_ = false;
   configured_ = false;
   arena_bytes_ = 0;
   weights_sha_valid_ = false;
@@ -236,28 +238,31 @@ void Device::on_upload_begin(const Frame& f) {
                       "a checkpoint goes into a configured run before START (state: %s)",
                       board_state_name(state_));
   }
-  const size_t start = is_model ? 0 : is_checkpoint ? free_ram_at_ : dataset_offset();
-  if (begin.total_bytes == 0 || start + begin.total_bytes > board_.ram_bytes) {
-    const char* what = is_model ? "model" : is_checkpoint ? "checkpoint" : "dataset";
-    const char* after = is_model        ? ""
-                        : is_checkpoint ? " left after model, dataset and training arena"
-                                        : " left after the model";
-    return send_error(f, ErrorCode::kTooLarge,
-                      "%s of %u bytes does not fit the board's %u bytes of RAM%s", what,
+  if (is_checkpoint && begin.total_bytes != run_.checkpoint_bytes()) {
+    return send_error(f, ErrorCode::kBadRequest,
+                      "checkpoint of %u bytes, this run's has %u (another model, scope or "
+                      "optimizer?)",
                       static_cast<unsigned>(begin.total_bytes),
-                      static_cast<unsigned>(board_.ram_bytes - start), after);
+                      static_cast<unsigned>(run_.checkpoint_bytes()));
+  }
+  const size_t start = is_model ? 0 : dataset_offset();
+  if (!is_checkpoint && (begin.total_bytes == 0 || start + begin.total_bytes > board_.ram_bytes)) {
+    return send_error(
+        f, ErrorCode::kTooLarge, "%s of %u bytes does not fit the board's %u bytes of RAM%s",
+        is_model ? "model" : "dataset", static_cast<unsigned>(begin.total_bytes),
+        static_cast<unsigned>(board_.ram_bytes - start), is_model ? "" : " left after the model");
   }
   // Same content as the upload in progress (or done): resume where it stopped.
-  if (u.total == begin.total_bytes && memcmp(u.sha256, begin.sha256, 32) == 0 && u.data) {
+  if (u.total == begin.total_bytes && memcmp(u.sha256, begin.sha256, 32) == 0 && u.begun) {
     return send_upload_ack(f, begin.kind,
                            u.complete ? UploadResult::kComplete : UploadResult::kInProgress);
   }
   if (!is_checkpoint) invalidate_training();
-  snapshot_bytes_ = 0;  // an upload overwrites the snapshot's RAM
   u = Upload();
   u.total = begin.total_bytes;
   memcpy(u.sha256, begin.sha256, 32);
-  u.data = board_.ram + start;
+  u.begun = true;
+  if (!is_checkpoint) u.data = board_.ram + start;
   // A new model moves where the dataset goes.
   if (is_model) dataset_upload_ = Upload();
   send_upload_ack(f, begin.kind, UploadResult::kInProgress);
@@ -272,7 +277,7 @@ void Device::on_upload_chunk(const Frame& f) {
   }
   const UploadKind kind = static_cast<UploadKind>(kind_byte);
   Upload& u = upload_for(kind);
-  if (!u.data) return send_error(f, ErrorCode::kBadState, "UPLOAD_CHUNK without UPLOAD_BEGIN");
+  if (!u.begun) return send_error(f, ErrorCode::kBadState, "UPLOAD_CHUNK without UPLOAD_BEGIN");
   if (u.complete) return send_upload_ack(f, kind, UploadResult::kComplete);
   const size_t length = r.remaining();
   // Only the next expected bytes are taken; anything else (a duplicate, a
@@ -280,20 +285,32 @@ void Device::on_upload_chunk(const Frame& f) {
   if (offset != u.received || length == 0 || length > u.total - u.received) {
     return send_upload_ack(f, kind, UploadResult::kInProgress);
   }
-  memcpy(u.data + u.received, r.rest(), length);
+  if (kind == UploadKind::kCheckpoint) {
+    checkpoint_download_open_ = false;  // the run's state changes under it
+    run_half_restored_ = true;
+    const Status s = run_.write_checkpoint(u.received, r.rest(), length);
+    if (!s.ok()) {
+      invalidate_training();  // the run may be half restored: configure again
+      return send_error(f, ErrorCode::kEngine, "checkpoint: %s", s.message());
+    }
+  } else {
+    memcpy(u.data + u.received, r.rest(), length);
+  }
   u.hash.update(r.rest(), length);
   u.received += static_cast<uint32_t>(length);
   if (u.received < u.total) return send_upload_ack(f, kind, UploadResult::kInProgress);
   uint8_t digest[32];
   u.hash.finish(digest);
   if (memcmp(digest, u.sha256, 32) != 0) {
-    // Corruption that slipped past the CRC: start this upload over.
+    // Corruption that slipped past the CRC: start this upload over (a
+    // checkpoint's run stays half restored, and refuses START, until then).
     u.received = 0;
     u.hash.reset();
-    log(2, "%s upload: SHA-256 mismatch, restarting",
+    log(2, "%s upload: SHA-256 mismatch, restarting%s",
         kind == UploadKind::kModel     ? "model"
         : kind == UploadKind::kDataset ? "dataset"
-                                       : "checkpoint");
+                                       : "checkpoint",
+        kind == UploadKind::kCheckpoint ? " (the run is half restored until it completes)" : "");
     return send_upload_ack(f, kind, UploadResult::kHashMismatch);
   }
   u.complete = true;
@@ -302,12 +319,12 @@ void Device::on_upload_chunk(const Frame& f) {
 }
 
 void Device::restore_checkpoint(const Frame& f) {
-  const Status s = run_.load_checkpoint(checkpoint_upload_.data, checkpoint_upload_.total);
+  const Status s = run_.finish_checkpoint_write();
   if (!s.ok()) {
-    checkpoint_upload_ = Upload();  // the trainer may be half-loaded: configure again
-    invalidate_training();
+    invalidate_training();  // the run may be half restored: configure again
     return send_error(f, ErrorCode::kEngine, "checkpoint: %s", s.message());
   }
+  run_half_restored_ = false;
   weights_sha_valid_ = false;
   log(1, "resumed from a checkpoint at epoch %u, sample %u, step %u",
       static_cast<unsigned>(run_.epoch()), static_cast<unsigned>(run_.samples_in_epoch()),
@@ -355,7 +372,6 @@ void Device::on_configure(const Frame& f) {
   settings_ = settings;
   configured_ = true;
   arena_bytes_ = trainer_.arena_bytes_needed();
-  free_ram_at_ = align_up(arena_at + arena_bytes_);
   state_ = BoardState::kReady;
   const TrainingMemory m = trainer_.memory();
   ConfigureReply reply;
@@ -383,6 +399,11 @@ void Device::on_control(const Frame& f) {
     return;
   }
   if (type == MessageType::kStart) {
+    if (run_half_restored_) {
+      return send_error(f, ErrorCode::kBadState,
+                        "START refused: a checkpoint upload stopped part-way or failed its "
+                        "SHA-256, so the run is half restored (upload it again or CONFIGURE)");
+    }
     if (state_ == BoardState::kReady) {
       state_ = BoardState::kTraining;
     } else if (state_ == BoardState::kPaused) {
@@ -444,24 +465,26 @@ void Device::on_download(const Frame& f) {
   send(reply_type(MessageType::kDownload), f.sequence, payload_, 8 + n, false);
 }
 
-// A consistent checkpoint needs the run at rest; offset 0 takes the snapshot
-// (into the RAM after the arena), later offsets read it.
+// A consistent checkpoint needs the run at rest; it is read straight from the
+// run, chunk by chunk. Offset 0 opens a download; a training step or a
+// checkpoint upload closes it, so its chunks all come from one state.
 void Device::download_checkpoint(const Frame& f, uint32_t offset, uint32_t max_bytes) {
   if (!configured_) return send_error(f, ErrorCode::kNoModel, "no run to checkpoint");
   if (state_ == BoardState::kTraining) {
     return send_error(f, ErrorCode::kBadState, "PAUSE the run before downloading a checkpoint");
   }
-  if (offset == 0 || snapshot_bytes_ == 0) {
-    const size_t room = board_.ram_bytes - free_ram_at_;
-    const Status s = run_.save_checkpoint(board_.ram + free_ram_at_, room, &snapshot_bytes_);
-    if (!s.ok()) {
-      snapshot_bytes_ = 0;
-      return send_error(f, ErrorCode::kOutOfMemory, "checkpoint: %s (RAM after the arena)",
-                        s.message());
-    }
-    checkpoint_upload_ = Upload();  // the snapshot overwrote its RAM
+  if (run_half_restored_) {
+    return send_error(f, ErrorCode::kBadState,
+                      "no checkpoint: the run is half restored by an unfinished upload");
   }
-  const uint32_t total = static_cast<uint32_t>(snapshot_bytes_);
+  if (offset == 0) checkpoint_download_open_ = true;
+  if (!checkpoint_download_open_) {
+    return send_error(f, ErrorCode::kBadState,
+                      "checkpoint DOWNLOAD at offset %u: the run changed since offset 0, start "
+                      "again at 0",
+                      static_cast<unsigned>(offset));
+  }
+  const uint32_t total = static_cast<uint32_t>(run_.checkpoint_bytes());
   if (offset > total) {
     return send_error(f, ErrorCode::kBadRequest, "DOWNLOAD offset %u past the end (%u)",
                       static_cast<unsigned>(offset), static_cast<unsigned>(total));
@@ -472,7 +495,8 @@ void Device::download_checkpoint(const Frame& f, uint32_t offset, uint32_t max_b
   w.u32(offset);
   w.u32(total);
   const size_t n = total - offset < max_bytes ? total - offset : max_bytes;
-  memcpy(payload_ + 8, board_.ram + free_ram_at_ + offset, n);
+  const Status s = run_.read_checkpoint(offset, payload_ + 8, n);
+  if (!s.ok()) return send_error(f, ErrorCode::kEngine, "checkpoint: %s", s.message());
   send(reply_type(MessageType::kDownload), f.sequence, payload_, 8 + n, false);
 }
 
@@ -480,7 +504,7 @@ void Device::train_one() {
   Metric metric;
   bool due = false;
   weights_sha_valid_ = false;
-  snapshot_bytes_ = 0;
+  checkpoint_download_open_ = false;
   const Status s = run_.step(board_.clock_us(), &metric, &due);
   if (!s.ok()) {
     state_ = BoardState::kFailed;

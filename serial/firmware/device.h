@@ -38,8 +38,9 @@ class Device {
     uint32_t received = 0;
     uint8_t sha256[32] = {};
     bool complete = false;
+    bool begun = false;
     Sha256 hash;
-    uint8_t* data = nullptr;
+    uint8_t* data = nullptr;  // model and dataset; a checkpoint streams into the run
   };
 
   void handle(const Frame& frame);
@@ -81,11 +82,15 @@ class Device {
   ErrorCode last_error_ = ErrorCode::kNone;
   Upload model_upload_;
   Upload dataset_upload_;
-  // Checkpoints use the RAM after the training arena: an uploaded one lands
-  // there, a downloaded one is snapshotted there (valid while the run rests).
+  // Checkpoints stream, using no RAM beyond the run's: an upload is written
+  // chunk by chunk into the configured run, a download is read chunk by chunk
+  // from the run at rest (offset 0 opens it; a training step closes it, so a
+  // later chunk never mixes two states).
   Upload checkpoint_upload_;
-  size_t free_ram_at_ = 0;
-  size_t snapshot_bytes_ = 0;
+  bool checkpoint_download_open_ = false;
+  // Set while a checkpoint upload has written into the run but not completed
+  // with a good SHA-256: the run is half restored and must not START.
+  bool run_half_restored_ = false;
   Model model_;
   Trainer trainer_;
   TrainingSettings settings_;

@@ -176,54 +176,90 @@ size_t TrainingRun::checkpoint_bytes() const {
   return trainer_ ? kRunCheckpointHeaderBytes + trainer_->checkpoint_bytes() : 0;
 }
 
-Status TrainingRun::save_checkpoint(uint8_t* out, size_t capacity, size_t* written) {
+Status TrainingRun::read_checkpoint(size_t offset, uint8_t* out, size_t bytes) {
   if (!trainer_) return Status::error(StatusCode::kInvalidArgument, "checkpoint: no run begun");
-  if (capacity < checkpoint_bytes()) {
-    return Status::error(StatusCode::kOutOfMemory, "checkpoint needs %u bytes, %u are free",
-                         static_cast<unsigned>(checkpoint_bytes()),
-                         static_cast<unsigned>(capacity));
+  if (offset < kRunCheckpointHeaderBytes && bytes > 0) {
+    RunCheckpointHeader header;
+    header.epoch = epoch_;
+    header.position = position_;
+    header.correct = correct_;
+    header.loss_sum = loss_sum_;
+    header.step = static_cast<uint32_t>(trainer_->step());
+    header.trainer_bytes = static_cast<uint32_t>(trainer_->checkpoint_bytes());
+    uint8_t wire[kRunCheckpointHeaderBytes];
+    WireWriter w(wire, sizeof wire);
+    header.write(w);
+    size_t n = kRunCheckpointHeaderBytes - offset;
+    n = n < bytes ? n : bytes;
+    memcpy(out, wire + offset, n);
+    out += n;
+    offset += n;
+    bytes -= n;
   }
-  RunCheckpointHeader header;
-  header.epoch = epoch_;
-  header.position = position_;
-  header.correct = correct_;
-  header.loss_sum = loss_sum_;
-  header.step = static_cast<uint32_t>(trainer_->step());
-  header.trainer_bytes = static_cast<uint32_t>(trainer_->checkpoint_bytes());
-  WireWriter w(out, kRunCheckpointHeaderBytes);
-  header.write(w);
-  size_t trainer_written = 0;
-  GRUWB_RETURN_IF_ERROR(trainer_->save_checkpoint(
-      out + kRunCheckpointHeaderBytes, capacity - kRunCheckpointHeaderBytes, &trainer_written));
-  if (written) *written = kRunCheckpointHeaderBytes + trainer_written;
-  return Status();
+  if (bytes == 0) return Status();
+  return trainer_->read_checkpoint(offset - kRunCheckpointHeaderBytes, out, bytes);
 }
 
-Status TrainingRun::load_checkpoint(const uint8_t* data, size_t bytes) {
+Status TrainingRun::write_checkpoint(size_t offset, const uint8_t* data, size_t bytes) {
   if (!trainer_) return Status::error(StatusCode::kInvalidArgument, "checkpoint: no run begun");
-  RunCheckpointHeader header;
-  WireReader r(data, bytes < kRunCheckpointHeaderBytes ? bytes : kRunCheckpointHeaderBytes);
-  if (!header.read(r)) {
+  if (offset == 0) checkpoint_next_ = 0;  // a new write starts over
+  if (offset != checkpoint_next_) {
     return Status::error(StatusCode::kInvalidArgument,
-                         "not a run checkpoint (no GWRC header in %u bytes)",
-                         static_cast<unsigned>(bytes));
+                         "run checkpoint chunk at byte %u, byte %u expected (chunks go in "
+                         "order, the header first)",
+                         static_cast<unsigned>(offset), static_cast<unsigned>(checkpoint_next_));
   }
-  if (header.trainer_bytes != bytes - kRunCheckpointHeaderBytes) {
-    return Status::error(StatusCode::kInvalidArgument,
-                         "run checkpoint announces %u trainer bytes but carries %u",
-                         static_cast<unsigned>(header.trainer_bytes),
-                         static_cast<unsigned>(bytes - kRunCheckpointHeaderBytes));
+  if (offset < kRunCheckpointHeaderBytes && bytes > 0) {
+    size_t n = kRunCheckpointHeaderBytes - offset;
+    n = n < bytes ? n : bytes;
+    memcpy(checkpoint_header_ + offset, data, n);
+    data += n;
+    offset += n;
+    bytes -= n;
+    checkpoint_next_ = offset;
+    if (offset == kRunCheckpointHeaderBytes) {
+      RunCheckpointHeader header;
+      WireReader r(checkpoint_header_, kRunCheckpointHeaderBytes);
+      Status s;
+      if (!header.read(r)) {
+        s = Status::error(StatusCode::kInvalidArgument, "not a run checkpoint (no GWRC header)");
+      } else if (header.trainer_bytes != trainer_->checkpoint_bytes()) {
+        s = Status::error(StatusCode::kInvalidArgument,
+                          "run checkpoint announces %u trainer bytes, this run's are %u",
+                          static_cast<unsigned>(header.trainer_bytes),
+                          static_cast<unsigned>(trainer_->checkpoint_bytes()));
+      } else if (header.epoch >= settings_.epochs || header.position >= sample_count_) {
+        s = Status::error(
+            StatusCode::kInvalidArgument,
+            "run checkpoint at epoch %u sample %u is outside this run (%u epochs of "
+            "%u samples)",
+            static_cast<unsigned>(header.epoch), static_cast<unsigned>(header.position),
+            static_cast<unsigned>(settings_.epochs), static_cast<unsigned>(sample_count_));
+      }
+      if (!s.ok()) {
+        checkpoint_next_ = 0;
+        return s;
+      }
+    }
   }
-  if (header.epoch >= settings_.epochs || header.position >= sample_count_) {
+  if (bytes == 0) return Status();
+  const Status s = trainer_->write_checkpoint(offset - kRunCheckpointHeaderBytes, data, bytes);
+  checkpoint_next_ = s.ok() ? offset + bytes : 0;
+  return s;
+}
+
+Status TrainingRun::finish_checkpoint_write() {
+  if (!trainer_) return Status::error(StatusCode::kInvalidArgument, "checkpoint: no run begun");
+  if (checkpoint_next_ != checkpoint_bytes()) {
     return Status::error(
-        StatusCode::kInvalidArgument,
-        "run checkpoint at epoch %u sample %u is outside this run (%u epochs of "
-        "%u samples)",
-        static_cast<unsigned>(header.epoch), static_cast<unsigned>(header.position),
-        static_cast<unsigned>(settings_.epochs), static_cast<unsigned>(sample_count_));
+        StatusCode::kInvalidArgument, "run checkpoint write stopped at byte %u of %u",
+        static_cast<unsigned>(checkpoint_next_), static_cast<unsigned>(checkpoint_bytes()));
   }
-  GRUWB_RETURN_IF_ERROR(
-      trainer_->load_checkpoint(data + kRunCheckpointHeaderBytes, header.trainer_bytes));
+  GRUWB_RETURN_IF_ERROR(trainer_->finish_checkpoint_write());
+  RunCheckpointHeader header;
+  WireReader r(checkpoint_header_, kRunCheckpointHeaderBytes);
+  header.read(r);
+  checkpoint_next_ = 0;
   epoch_ = header.epoch;
   position_ = header.position;
   correct_ = header.correct;

@@ -29,12 +29,16 @@ class TrainingRun {
   void pause(uint64_t now_us);
   void resume(uint64_t now_us);
 
-  // Run checkpoints (messages.h RunCheckpointHeader + the Trainer's own):
-  // after load_checkpoint() on a run begun with the same settings, training
-  // continues bit-identically to a run that never stopped.
+  // Run checkpoints (messages.h RunCheckpointHeader + the Trainer's own),
+  // streamed in chunks with no buffer of their own (Trainer::read_checkpoint
+  // and write_checkpoint): after a whole checkpoint is written and finished on
+  // a run begun with the same settings, training continues bit-identically to
+  // a run that never stopped. A write that stops part-way leaves the run half
+  // restored; the caller must not train it.
   size_t checkpoint_bytes() const;
-  Status save_checkpoint(uint8_t* out, size_t capacity, size_t* written);
-  Status load_checkpoint(const uint8_t* data, size_t bytes);
+  Status read_checkpoint(size_t offset, uint8_t* out, size_t bytes);
+  Status write_checkpoint(size_t offset, const uint8_t* data, size_t bytes);
+  Status finish_checkpoint_write();
 
  private:
   void shuffle_epoch();
@@ -53,6 +57,9 @@ class TrainingRun {
   uint64_t run_start_us_ = 0;
   uint64_t paused_at_us_ = 0;
   bool started_clock_ = false;
+  // A checkpoint being written: its run header, staged until finish.
+  uint8_t checkpoint_header_[kRunCheckpointHeaderBytes] = {};
+  size_t checkpoint_next_ = 0;
 };
 
 // The DOWNLOAD blob of a prepared trainer's weights (kWeightsMagic layout):

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -178,6 +179,79 @@ TEST(Checkpoint, ResumedTrainingIsBitIdentical) {
     EXPECT_NE(std::string(bad.message()).find("weights"), std::string::npos) << bad.message();
     EXPECT_FALSE(fc.trainer.load_checkpoint(checkpoint.data(), 10).ok());
   }
+}
+
+// The chunked interface a board streams with: byte for byte what
+// save_checkpoint writes, in any chunk size (split inside the header, the
+// element counts and the arrays), and written back in order it restores a
+// trainer that trains on bit-identically.
+TEST(Checkpoint, StreamsInChunksLikeSaveAndLoad) {
+  TrainingConfig c = config(2, false);
+  c.optimizer = Optimizer::kAdam;
+  Session straight, first, resumed;
+  straight.bytes = small_fused_gru();
+  first.bytes = straight.bytes;
+  resumed.bytes = straight.bytes;
+  ASSERT_TRUE(straight.prepare_bytes(c));
+  ASSERT_TRUE(first.prepare_bytes(c));
+  ASSERT_TRUE(resumed.prepare_bytes(c));
+  auto feed = [](Trainer& t, int id) {
+    std::vector<float> x = sample(id);
+    memcpy(t.input(0)->data, x.data(), t.input(0)->bytes);
+    t.label()[0] = label_of(id);
+    ASSERT_TRUE(t.train_sample(nullptr).ok());
+  };
+  for (int i = 0; i < 5; ++i) feed(straight.trainer, i);
+  for (int i = 0; i < 5; ++i) feed(first.trainer, i);
+  const size_t total = first.trainer.checkpoint_bytes();
+  std::vector<uint8_t> saved(total);
+  ASSERT_TRUE(first.trainer.save_checkpoint(saved.data(), total, nullptr).ok());
+  for (size_t chunk : {size_t{1}, size_t{3}, size_t{7}, size_t{61}, total}) {
+    std::vector<uint8_t> streamed(total, 0xAB);
+    for (size_t at = 0; at < total; at += chunk) {
+      const size_t n = std::min(chunk, total - at);
+      ASSERT_TRUE(first.trainer.read_checkpoint(at, streamed.data() + at, n).ok());
+    }
+    EXPECT_EQ(streamed, saved) << "chunk " << chunk;
+  }
+  EXPECT_FALSE(first.trainer.read_checkpoint(total - 2, saved.data(), 4).ok());
+
+  // Out of order and header-less writes are refused with the offsets.
+  Status s = resumed.trainer.write_checkpoint(8, saved.data() + 8, 8);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("byte 8, byte 0 expected"), std::string::npos)
+      << s.message();
+  ASSERT_TRUE(resumed.trainer.write_checkpoint(0, saved.data(), 13).ok());
+  s = resumed.trainer.write_checkpoint(20, saved.data() + 20, 5);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("byte 20, byte 13 expected"), std::string::npos)
+      << s.message();
+  s = resumed.trainer.finish_checkpoint_write();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("stopped at byte 13 of"), std::string::npos)
+      << s.message();
+  // A corrupt element count is caught before any array is written.
+  std::vector<uint8_t> bad = saved;
+  bad[56] ^= 1;
+  ASSERT_TRUE(resumed.trainer.write_checkpoint(0, bad.data(), 57).ok());
+  s = resumed.trainer.write_checkpoint(57, bad.data() + 57, 3);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("checkpoint weight 0 has"), std::string::npos)
+      << s.message();
+
+  // Offset 0 starts over; 37-byte chunks then restore it exactly.
+  for (size_t at = 0; at < total; at += 37) {
+    const size_t n = std::min<size_t>(37, total - at);
+    s = resumed.trainer.write_checkpoint(at, saved.data() + at, n);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  s = resumed.trainer.finish_checkpoint_write();
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(resumed.trainer.step(), 2);
+  EXPECT_EQ(resumed.trainer.pending_samples(), 1);
+  for (int i = 5; i < 12; ++i) feed(straight.trainer, i);
+  for (int i = 5; i < 12; ++i) feed(resumed.trainer, i);
+  expect_same_weights(straight.trainer, resumed.trainer, 0.f, "streamed");
 }
 
 struct Recorder : TrainingObserver {
