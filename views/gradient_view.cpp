@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QResizeEvent>
 #include <QSettings>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -240,6 +241,16 @@ void GradientView::restoreSettings(QSettings& settings, const QString& group) {
   splitter_->restoreState(settings.value("splitter").toByteArray());
   lower_splitter_->restoreState(settings.value("lowerSplitter").toByteArray());
   settings.endGroup();
+}
+
+void GradientView::resizeEvent(QResizeEvent* event) {
+  // A wide, low dock (the bottom of a 1366x768 window) shows the three plots
+  // side by side instead of squeezing them into one column; a tall one
+  // stacks the norms above the flow map and the histogram.
+  const QSize size = event->size();
+  const Qt::Orientation wanted = size.width() > 2 * size.height() ? Qt::Horizontal : Qt::Vertical;
+  if (splitter_->orientation() != wanted) splitter_->setOrientation(wanted);
+  QWidget::resizeEvent(event);
 }
 
 }  // namespace gruwb::views

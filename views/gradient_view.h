@@ -19,6 +19,8 @@ class QComboBox;
 class QSettings;
 class QSplitter;
 
+class QResizeEvent;
+
 namespace gruwb::views {
 
 class CurvePlot;
@@ -74,6 +76,9 @@ class GradientView : public QWidget {
 
   void saveSettings(QSettings& settings, const QString& group) const;
   void restoreSettings(QSettings& settings, const QString& group);
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   struct RunData {
