@@ -428,6 +428,22 @@ void Device::on_control(const Frame& f) {
   send(f.type | kReplyBit, f.sequence, payload, 1, true);
 }
 
+bool Device::begin_download_reply(const Frame& f, uint32_t offset, uint32_t total,
+                                  uint32_t max_bytes, size_t* n) {
+  if (offset > total) {
+    send_error(f, ErrorCode::kBadRequest, "DOWNLOAD offset %u past the end (%u)",
+               static_cast<unsigned>(offset), static_cast<unsigned>(total));
+    return false;
+  }
+  const uint32_t room = static_cast<uint32_t>(kMaxPayload - 8);
+  if (max_bytes == 0 || max_bytes > room) max_bytes = room;
+  WireWriter w(payload_, sizeof payload_);
+  w.u32(offset);
+  w.u32(total);
+  *n = total - offset < max_bytes ? total - offset : max_bytes;
+  return true;
+}
+
 void Device::on_download(const Frame& f) {
   WireReader r(f.payload, f.length);
   const uint8_t what = r.u8();
@@ -447,16 +463,8 @@ void Device::on_download(const Frame& f) {
   }
   const uint32_t total =
       weights ? static_cast<uint32_t>(weights_blob_bytes(trainer_)) : model_upload_.total;
-  if (offset > total) {
-    return send_error(f, ErrorCode::kBadRequest, "DOWNLOAD offset %u past the end (%u)",
-                      static_cast<unsigned>(offset), static_cast<unsigned>(total));
-  }
-  const uint32_t room = static_cast<uint32_t>(kMaxPayload - 8);
-  if (max_bytes == 0 || max_bytes > room) max_bytes = room;
-  WireWriter w(payload_, sizeof payload_);
-  w.u32(offset);
-  w.u32(total);
-  size_t n = total - offset < max_bytes ? total - offset : max_bytes;
+  size_t n = 0;
+  if (!begin_download_reply(f, offset, total, max_bytes, &n)) return;
   if (weights) {
     n = read_weights_blob(trainer_, offset, payload_ + 8, n);
   } else {
@@ -485,16 +493,8 @@ void Device::download_checkpoint(const Frame& f, uint32_t offset, uint32_t max_b
                       static_cast<unsigned>(offset));
   }
   const uint32_t total = static_cast<uint32_t>(run_.checkpoint_bytes());
-  if (offset > total) {
-    return send_error(f, ErrorCode::kBadRequest, "DOWNLOAD offset %u past the end (%u)",
-                      static_cast<unsigned>(offset), static_cast<unsigned>(total));
-  }
-  const uint32_t room = static_cast<uint32_t>(kMaxPayload - 8);
-  if (max_bytes == 0 || max_bytes > room) max_bytes = room;
-  WireWriter w(payload_, sizeof payload_);
-  w.u32(offset);
-  w.u32(total);
-  const size_t n = total - offset < max_bytes ? total - offset : max_bytes;
+  size_t n = 0;
+  if (!begin_download_reply(f, offset, total, max_bytes, &n)) return;
   const Status s = run_.read_checkpoint(offset, payload_ + 8, n);
   if (!s.ok()) return send_error(f, ErrorCode::kEngine, "checkpoint: %s", s.message());
   send(reply_type(MessageType::kDownload), f.sequence, payload_, 8 + n, false);

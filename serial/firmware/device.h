@@ -58,6 +58,11 @@ class Device {
   void on_control(const Frame& f);
   void on_download(const Frame& f);
   void download_checkpoint(const Frame& f, uint32_t offset, uint32_t max_bytes);
+  // The start of every DOWNLOAD reply: checks `offset` against `total` and
+  // writes {offset, total} into payload_; *n = the bytes that fit after it.
+  // False after sending the error.
+  bool begin_download_reply(const Frame& f, uint32_t offset, uint32_t total, uint32_t max_bytes,
+                            size_t* n);
   void train_one();
   void send_upload_ack(const Frame& f, UploadKind kind, UploadResult result);
   void invalidate_training();

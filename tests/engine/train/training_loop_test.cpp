@@ -134,24 +134,30 @@ TEST(OnePassBatches, FallsBackToSamplesForLoops) {
   EXPECT_FALSE(s.trainer.train_batch(2, nullptr).ok());
 }
 
+// Trains one step on sample `id`.
+void feed(Trainer& t, int id) {
+  std::vector<float> x = sample(id);
+  memcpy(t.input(0)->data, x.data(), t.input(0)->bytes);
+  t.label()[0] = label_of(id);
+  ASSERT_TRUE(t.train_sample(nullptr).ok());
+}
+
+// Three trainers on the same small fused GRU: one trains straight through,
+// one is checkpointed, one resumes from that checkpoint.
+bool prepare_three(const TrainingConfig& c, Session* straight, Session* first, Session* resumed) {
+  straight->bytes = small_fused_gru();
+  first->bytes = straight->bytes;
+  resumed->bytes = straight->bytes;
+  return straight->prepare_bytes(c) && first->prepare_bytes(c) && resumed->prepare_bytes(c);
+}
+
 TEST(Checkpoint, ResumedTrainingIsBitIdentical) {
   for (Optimizer optimizer : {Optimizer::kAdam, Optimizer::kSgd}) {
     TrainingConfig c = config(2, false);
     c.optimizer = optimizer;
     c.momentum = 0.9f;
     Session straight, first, resumed;
-    straight.bytes = small_fused_gru();
-    first.bytes = straight.bytes;
-    resumed.bytes = straight.bytes;
-    ASSERT_TRUE(straight.prepare_bytes(c));
-    ASSERT_TRUE(first.prepare_bytes(c));
-    ASSERT_TRUE(resumed.prepare_bytes(c));
-    auto feed = [](Trainer& t, int id) {
-      std::vector<float> x = sample(id);
-      memcpy(t.input(0)->data, x.data(), t.input(0)->bytes);
-      t.label()[0] = label_of(id);
-      ASSERT_TRUE(t.train_sample(nullptr).ok());
-    };
+    ASSERT_TRUE(prepare_three(c, &straight, &first, &resumed));
     for (int i = 0; i < 5; ++i) feed(straight.trainer, i);
     for (int i = 0; i < 5; ++i) feed(first.trainer, i);
     // Mid-batch: one sample is waiting in the accumulators.
@@ -189,18 +195,7 @@ TEST(Checkpoint, StreamsInChunksLikeSaveAndLoad) {
   TrainingConfig c = config(2, false);
   c.optimizer = Optimizer::kAdam;
   Session straight, first, resumed;
-  straight.bytes = small_fused_gru();
-  first.bytes = straight.bytes;
-  resumed.bytes = straight.bytes;
-  ASSERT_TRUE(straight.prepare_bytes(c));
-  ASSERT_TRUE(first.prepare_bytes(c));
-  ASSERT_TRUE(resumed.prepare_bytes(c));
-  auto feed = [](Trainer& t, int id) {
-    std::vector<float> x = sample(id);
-    memcpy(t.input(0)->data, x.data(), t.input(0)->bytes);
-    t.label()[0] = label_of(id);
-    ASSERT_TRUE(t.train_sample(nullptr).ok());
-  };
+  ASSERT_TRUE(prepare_three(c, &straight, &first, &resumed));
   for (int i = 0; i < 5; ++i) feed(straight.trainer, i);
   for (int i = 0; i < 5; ++i) feed(first.trainer, i);
   const size_t total = first.trainer.checkpoint_bytes();
