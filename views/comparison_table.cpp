@@ -6,7 +6,6 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -31,20 +30,6 @@ QString bytesText(qint64 bytes) {
   if (bytes <= 0) return QStringLiteral("\u2013");
   if (bytes < 1024) return QStringLiteral("%1 B").arg(bytes);
   return QStringLiteral("%1 KiB").arg(bytes / 1024.0, 0, 'f', 1);
-}
-
-QString csvField(const QString& text) {
-  if (!text.contains(',') && !text.contains('"') && !text.contains('\n')) return text;
-  return '"' + QString(text).replace('"', "\"\"") + '"';
-}
-
-bool saveText(const QString& path, const QString& text, QString* error) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || file.write(text.toUtf8()) < 0 || !file.commit()) {
-    if (error) *error = QStringLiteral("%1: %2").arg(path, file.errorString());
-    return false;
-  }
-  return true;
 }
 
 QTableWidgetItem* cell(const QString& text, bool number) {
@@ -381,111 +366,6 @@ void ComparisonTable::clear() {
   refreshStageTable();
   setCellResults({});
   showConfusion(-1);
-}
-
-QString ComparisonTable::toCsv() const {
-  // Raw figures for spreadsheets; the same rows as the table.
-  QString out =
-      "experiment,stage,seeds,accuracy,accuracy_std,cross_entropy,cross_entropy_std,"
-      "delta_accuracy,trainable_parameters,training_memory_bytes\n";
-  const QVector<double> deltas = accuracy_deltas(rows_);
-  for (int i = 0; i < rows_.size(); ++i) {
-    const StageResult& r = rows_[i];
-    out += QStringList{csvField(r.experiment),
-                       csvField(r.stage),
-                       QString::number(r.seeds),
-                       QString::number(r.accuracy, 'g', 9),
-                       QString::number(r.accuracy_std, 'g', 9),
-                       QString::number(r.cross_entropy, 'g', 9),
-                       QString::number(r.cross_entropy_std, 'g', 9),
-                       std::isnan(deltas[i]) ? QString() : QString::number(deltas[i], 'g', 9),
-                       QString::number(r.trainable_parameters),
-                       QString::number(r.training_memory_bytes)}
-               .join(',') +
-           '\n';
-  }
-  if (!cells_.isEmpty()) {
-    out += "\ncell,accuracy,accuracy_std,parameters,fused_bytes,while_bytes,latency_us\n";
-    for (const CellResult& c : cells_) {
-      out += QStringList{csvField(c.cell),
-                         QString::number(c.accuracy, 'g', 9),
-                         QString::number(c.accuracy_std, 'g', 9),
-                         QString::number(c.parameters),
-                         QString::number(c.fused_bytes),
-                         QString::number(c.while_bytes),
-                         QString::number(c.latency_us, 'g', 9)}
-                 .join(',') +
-             '\n';
-    }
-  }
-  return out;
-}
-
-QString ComparisonTable::toHtml() const {
-  // Self-contained and well-formed (XHTML-compatible) so it can be mailed or
-  // parsed; the figures formatted as on screen.
-  QString html =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/><title>Stage comparison</title>"
-      "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin:1em 0}"
-      "td,th{border:1px solid #bbb;padding:3px 8px}td.n{text-align:right}"
-      "th{background:#eee}</style></head><body>\n<h1>Stage comparison</h1>\n<table>\n<tr>";
-  for (const char* h : kStageHeaders) html += "<th>" + tr(h).toHtmlEscaped() + "</th>";
-  html += "</tr>\n";
-  const QVector<double> deltas = accuracy_deltas(rows_);
-  for (int i = 0; i < rows_.size(); ++i) {
-    const StageResult& r = rows_[i];
-    html += "<tr><td>" + r.experiment.toHtmlEscaped() + "</td><td>" + r.stage.toHtmlEscaped() +
-            "</td><td class=\"n\">" + withStd(r.accuracy, r.accuracy_std, r.seeds) +
-            "</td><td class=\"n\">" + withStd(r.cross_entropy, r.cross_entropy_std, r.seeds) +
-            "</td><td class=\"n\">" + delta(deltas[i]) + "</td><td class=\"n\">" +
-            QString::number(r.trainable_parameters) + "</td><td class=\"n\">" +
-            bytesText(r.training_memory_bytes) + "</td></tr>\n";
-  }
-  html += "</table>\n";
-  if (!cells_.isEmpty()) {
-    html += "<h2>Cell comparison</h2>\n<table>\n<tr>";
-    for (const char* h : kCellHeaders) html += "<th>" + tr(h).toHtmlEscaped() + "</th>";
-    html += "</tr>\n";
-    for (const CellResult& c : cells_) {
-      html += "<tr><td>" + c.cell.toHtmlEscaped() + "</td><td class=\"n\">" + figure(c.accuracy) +
-              "</td><td class=\"n\">" + QString::number(c.parameters) + "</td><td class=\"n\">" +
-              bytesText(c.fused_bytes) + "</td><td class=\"n\">" + bytesText(c.while_bytes) +
-              "</td><td class=\"n\">" + QString::number(c.latency_us, 'f', 1) +
-              " \u00b5s</td></tr>\n";
-    }
-    html += "</table>\n";
-  }
-  for (const StageResult& r : rows_) {
-    if (r.confusion.isEmpty()) continue;
-    html += "<h3>Confusion matrix: " + r.experiment.toHtmlEscaped() + " / " +
-            r.stage.toHtmlEscaped() + "</h3>\n<table>\n<tr><th>true \\ predicted</th>";
-    for (int c = 0; c < r.confusion.size(); ++c) {
-      html += "<th>" +
-              (c < r.class_names.size() ? r.class_names[c] : QString::number(c)).toHtmlEscaped() +
-              "</th>";
-    }
-    html += "</tr>\n";
-    for (int row = 0; row < r.confusion.size(); ++row) {
-      html +=
-          "<tr><th>" +
-          (row < r.class_names.size() ? r.class_names[row] : QString::number(row)).toHtmlEscaped() +
-          "</th>";
-      for (qint64 count : r.confusion[row])
-        html += "<td class=\"n\">" + QString::number(count) + "</td>";
-      html += "</tr>\n";
-    }
-    html += "</table>\n";
-  }
-  html += "</body></html>\n";
-  return html;
-}
-
-bool ComparisonTable::exportCsv(const QString& path, QString* error) const {
-  return saveText(path, toCsv(), error);
-}
-
-bool ComparisonTable::exportHtml(const QString& path, QString* error) const {
-  return saveText(path, toHtml(), error);
 }
 
 }  // namespace gruwb::views

@@ -101,12 +101,6 @@ class ComparisonTable : public QWidget {
   ConfusionMatrixView* confusionView() const { return confusion_; }
   void selectRow(int row);
 
-  // The tables as the user sees them (same figures, same formatting).
-  QString toCsv() const;
-  QString toHtml() const;
-  bool exportCsv(const QString& path, QString* error) const;
-  bool exportHtml(const QString& path, QString* error) const;
-
  signals:
   // The Export button: the workspace writes the experiment's report
   // (HTML/PDF/CSV/JSON) through the application layer's report writers.

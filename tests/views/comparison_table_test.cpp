@@ -4,10 +4,7 @@
 
 #include "views/comparison_table.h"
 
-#include <QFile>
 #include <QTableWidget>
-#include <QTemporaryDir>
-#include <QXmlStreamReader>
 #include <QtTest>
 #include <cmath>
 
@@ -93,49 +90,6 @@ class ComparisonTableTest : public QObject {
     QCOMPARE(table.cellTable()->rowCount(), 2);
     QCOMPARE(table.cellTable()->item(0, 1)->text(), QString("0.720 \u00b1 0.020"));
     QCOMPARE(table.cellTable()->item(1, 5)->text(), QString("1010.0 \u00b5s"));
-  }
-
-  void exportsParse() {
-    QTemporaryDir dir;
-    ComparisonTable table;
-    table.setStageResult(stage("gesture, v2", "init", 0.34, 2.55, 0, 0));
-    table.setStageResult(stage("gesture, v2", "fc", 0.61, 0.90, 244, 9216));
-    table.setCellResults({{"GRU", 0.72, 0, 11764, 50000, 61000, 820.5}});
-    QString error;
-    const QString csv_path = dir.filePath("c.csv");
-    QVERIFY2(table.exportCsv(csv_path, &error), qPrintable(error));
-    QFile csv(csv_path);
-    QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
-    const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n');
-    QCOMPARE(lines[0], QString("experiment,stage,seeds,accuracy,accuracy_std,cross_entropy,"
-                               "cross_entropy_std,delta_accuracy,trainable_parameters,"
-                               "training_memory_bytes"));
-    QCOMPARE(lines[1], QString("\"gesture, v2\",init,1,0.34,0,2.55,0,,0,0"));
-    QCOMPARE(lines[2], QString("\"gesture, v2\",fc,1,0.61,0,0.9,0,0.27,244,9216"));
-    QCOMPARE(lines[4],
-             QString("cell,accuracy,accuracy_std,parameters,fused_bytes,while_bytes,latency_us"));
-    QCOMPARE(lines[5], QString("GRU,0.72,0,11764,50000,61000,820.5"));
-
-    const QString html_path = dir.filePath("c.html");
-    QVERIFY2(table.exportHtml(html_path, &error), qPrintable(error));
-    QFile html(html_path);
-    QVERIFY(html.open(QIODevice::ReadOnly));
-    QByteArray bytes = html.readAll();
-    QVERIFY(bytes.contains("+0.270"));
-    QVERIFY(bytes.contains("Confusion matrix: gesture, v2 / fc"));
-    // Well-formed: an XML reader gets through it without errors.
-    bytes.replace("<!DOCTYPE html>", "");
-    QXmlStreamReader xml(bytes);
-    int cells = 0;
-    while (!xml.atEnd()) {
-      if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("td"))
-        ++cells;
-    }
-    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
-    QCOMPARE(cells, 2 * 7 + 6 + 2 * 16);
-
-    QVERIFY(!table.exportHtml(dir.filePath("no/such/dir.html"), &error));
-    QVERIFY(error.contains("no/such/dir.html"));
   }
 };
 
