@@ -129,7 +129,7 @@ void GradientView::addStateGradient(const StateGradientSample& sample) {
   thinOlder(&run.state_steps);
   thinOlder(&run.state_norms);
   if (sample.run != current_run_) return;
-  flow_map_->setTitle(tr("Gradient flow ||dL/dh_t|| (%1)").arg(sample.op));
+  flow_map_->setTitle(tr("||dL/dh_t||, %1").arg(sample.op));
   flow_map_->addColumn(sample.step, sample.norms);
 }
 
@@ -191,9 +191,8 @@ void GradientView::showRun() {
       const QVector<double>& norms = run->norms[weight];
       for (int i = 0; i < steps.size(); ++i) norm_plot_->addPoint(weight, steps[i], norms[i]);
     }
-    flow_map_->setTitle(run->state_op.isEmpty()
-                            ? tr("Gradient flow ||dL/dh_t||")
-                            : tr("Gradient flow ||dL/dh_t|| (%1)").arg(run->state_op));
+    flow_map_->setTitle(run->state_op.isEmpty() ? tr("Gradient flow ||dL/dh_t||")
+                                                : tr("||dL/dh_t||, %1").arg(run->state_op));
     for (int i = 0; i < run->state_steps.size(); ++i) {
       flow_map_->addColumn(run->state_steps[i], run->state_norms[i]);
     }
