@@ -719,13 +719,7 @@ Status Interpreter::mark_forward_while(int index, int o) {
   SubgraphState& body_state = subgraphs_[body];
   TensorTraining* body_tensors = tensor_training_ + body_state.first_tensor;
   for (int round = 0; round <= n + 1; ++round) {
-    reset_training_marks(body);
-    for (int i = 0; i < n; ++i) {
-      const int32_t out = op.outputs[static_cast<size_t>(i)];
-      const int32_t arg = body_view.inputs[static_cast<size_t>(i)];
-      if (out >= 0 && tensors[out].requires_grad) body_tensors[arg].requires_grad = true;
-    }
-    GRUWB_RETURN_IF_ERROR(mark_forward(body));
+    GRUWB_RETURN_IF_ERROR(mark_body_forward(op, tensors, body));
     bool changed = false;
     for (int i = 0; i < n; ++i) {
       const int32_t out = op.outputs[static_cast<size_t>(i)];
@@ -745,6 +739,21 @@ Status Interpreter::mark_forward_while(int index, int o) {
   op_training_[state.first_op + o].on_path = on_path;
   if (on_path) body_state.owner_op = state.first_op + o;
   return Status();
+}
+
+// Marks a WHILE body's forward afresh, its arguments seeded from the loop
+// values that carry a gradient (both fixed points above and below use it).
+Status Interpreter::mark_body_forward(const OperatorView& op, const TensorTraining* loop_tensors,
+                                      int body) {
+  SubgraphView body_view = model_->subgraph(body);
+  TensorTraining* body_tensors = tensor_training_ + subgraphs_[body].first_tensor;
+  reset_training_marks(body);
+  for (size_t i = 0; i < op.outputs.size; ++i) {
+    const int32_t out = op.outputs[i];
+    const int32_t arg = body_view.inputs[i];
+    if (out >= 0 && loop_tensors[out].requires_grad) body_tensors[arg].requires_grad = true;
+  }
+  return mark_forward(body);
 }
 
 // Backward: only ops whose outputs reach the model outputs run backward.
@@ -797,13 +806,7 @@ Status Interpreter::mark_backward_while(int index, int o) {
   for (int round = 0; round <= n + 1; ++round) {
     // The forward marks again (mark_backward prunes them), with the final
     // carried values.
-    reset_training_marks(body);
-    for (int i = 0; i < n; ++i) {
-      const int32_t out = op.outputs[static_cast<size_t>(i)];
-      const int32_t arg = body_view.inputs[static_cast<size_t>(i)];
-      if (out >= 0 && tensors[out].requires_grad) body_tensors[arg].requires_grad = true;
-    }
-    GRUWB_RETURN_IF_ERROR(mark_forward(body));
+    GRUWB_RETURN_IF_ERROR(mark_body_forward(op, tensors, body));
     for (int i = 0; i < n; ++i) {
       const int32_t out = op.outputs[static_cast<size_t>(i)];
       const int32_t next = body_view.outputs[static_cast<size_t>(i)];

@@ -204,6 +204,7 @@ class Interpreter {
   void reset_training_marks(int subgraph);
   Status mark_forward(int subgraph);
   Status mark_forward_while(int subgraph, int op);
+  Status mark_body_forward(const OperatorView& op, const TensorTraining* loop_tensors, int body);
   Status mark_backward(int subgraph);
   Status mark_backward_while(int subgraph, int op);
   bool has_trainable_weights(int subgraph) const;
