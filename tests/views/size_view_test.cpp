@@ -13,6 +13,7 @@
 #include "engine/tools/analyzer.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
+#include "tests/views/loaded_model.h"
 
 using gruwb::views::SizeView;
 
@@ -22,19 +23,8 @@ QString sample(const char* name) {
   return QString(GRUWB_SOURCE_DIR) + "/resources/samples/" + name;
 }
 
-struct Loaded {
-  gruwb::tools::LoadedModel model;
-  gruwb::tools::AnalyzerReport report;
-};
-
-std::unique_ptr<Loaded> load(const QString& path) {
-  auto loaded = std::make_unique<Loaded>();
-  std::string error;
-  if (!gruwb::tools::load_model_file(path.toStdString(), &loaded->model, &error)) {
-    qFatal("cannot load %s: %s", qPrintable(path), error.c_str());
-  }
-  loaded->report = gruwb::tools::analyze_model(loaded->model.model, loaded->model.path);
-  return loaded;
+std::unique_ptr<gruwb::test::LoadedWithReport> load(const QString& path) {
+  return gruwb::test::load_with_report(path);
 }
 
 }  // namespace

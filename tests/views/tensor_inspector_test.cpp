@@ -18,6 +18,7 @@
 #include "engine/tools/analyzer.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/npy.h"
+#include "tests/views/loaded_model.h"
 
 using gruwb::views::TensorInspector;
 
@@ -25,19 +26,8 @@ namespace {
 
 QString shared(const char* name) { return QString(GRUWB_SHARED_DIR) + "/data/models/" + name; }
 
-struct Loaded {
-  gruwb::tools::LoadedModel model;
-  gruwb::tools::AnalyzerReport report;
-};
-
-std::unique_ptr<Loaded> load(const QString& path) {
-  auto loaded = std::make_unique<Loaded>();
-  std::string error;
-  if (!gruwb::tools::load_model_file(path.toStdString(), &loaded->model, &error)) {
-    qFatal("cannot load %s: %s", qPrintable(path), error.c_str());
-  }
-  loaded->report = gruwb::tools::analyze_model(loaded->model.model, loaded->model.path);
-  return loaded;
+std::unique_ptr<gruwb::test::LoadedWithReport> load(const QString& path) {
+  return gruwb::test::load_with_report(path);
 }
 
 int tensorNamed(const gruwb::tools::SubgraphReport& subgraph, const std::string& name) {
