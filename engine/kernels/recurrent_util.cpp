@@ -95,10 +95,11 @@ Shape sequence_shape(const SequenceLayout& layout, int32_t features) {
                            : make_shape({layout.batch, layout.time, features});
 }
 
-// The product itself (target_clones gives it its AVX2 clone on x86-64 Linux).
-// A hand-written AVX2 version with 8 rows and a hadd reduction measured
-// slower (1.06 us vs 0.71 us for 180x60, BM_Matvec180x60), so there is one
-// version for every target.
+// The portable product (target_clones gives it its AVX2 clone on x86-64
+// Linux). A hand-written AVX2 version with 8 rows and a hadd reduction
+// measured slower (1.06 us vs 0.71 us for 180x60, BM_Matvec180x60); the
+// AVX-512 one (matvec_avx512.cpp) is faster, and matvec_rows picks it when
+// the CPU has it.
 GRUWB_HOT_LOOP
 void matvec_rows_portable(const float* w, int32_t rows, int32_t cols, const float* x,
                           const float* bias, bool accumulate, float* out) {
@@ -162,6 +163,13 @@ void matvec_rows_portable(const float* w, int32_t rows, int32_t cols, const floa
 
 void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, const float* bias,
                  bool accumulate, float* out) {
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  static const bool avx512 = cpu_has_avx512();
+  if (avx512 && cols <= kAvx512MaxCols) {
+    matvec_rows_avx512(w, rows, cols, x, bias, accumulate, out);
+    return;
+  }
+#endif
   matvec_rows_portable(w, rows, cols, x, bias, accumulate, out);
 }
 

@@ -85,6 +85,15 @@ inline float dot_i8(const int8_t* w, const float* x, int32_t n) {
 // plain version it calls (benchmarks compare candidates against it).
 void matvec_rows_portable(const float* w, int32_t rows, int32_t cols, const float* x,
                           const float* bias, bool accumulate, float* out);
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// x86-64 Linux hosts: the AVX-512 version (matvec_avx512.cpp), for at most
+// kAvx512MaxCols columns (more would not fit x in registers); matvec_rows
+// takes it when cpu_has_avx512().
+constexpr int32_t kAvx512MaxCols = 128;
+bool cpu_has_avx512();
+void matvec_rows_avx512(const float* w, int32_t rows, int32_t cols, const float* x,
+                        const float* bias, bool accumulate, float* out);
+#endif
 
 // out[r] += W[first_row + r, :] . x for r < rows.
 inline void matvec_accumulate(const DenseWeights& w, int32_t first_row, int32_t rows,

@@ -110,17 +110,17 @@ TEST(FullyConnectedTest, LongRowsUseEveryPartialSum) {
   EXPECT_TRUE(floats_near(reference_fc(x, w, {}, units, depth), out[0].floats(), 1e-5f));
 }
 
-// INT8 weights q with scale s (per tensor or per row): w = s * (q - zero_point).
-// matvec_rows (the product every dense and recurrent op shares) dispatches to
-// an AVX2 version on x86-64 hosts: every row/column remainder it handles
-// (8- and 4-row blocks, masked column tails) against a double-precision loop,
-// in both assign-with-bias and accumulate modes, and against the portable
-// version the Cortex-M runs.
+// matvec_rows (the product every dense and recurrent op shares) dispatches on
+// x86-64 hosts to the AVX-512 version (up to 128 columns) or the AVX2 clone:
+// every row/column remainder they handle (8- and 4-row blocks, single rows,
+// 16-column blocks with a masked tail, the portable form past 128 columns)
+// against a double-precision loop, in both assign-with-bias and accumulate
+// modes, and against the portable version the Cortex-M runs.
 TEST(FullyConnectedTest, MatvecRowsEveryBlockAndTailMatchesReference) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> d(-1.f, 1.f);
   for (int rows : {1, 3, 4, 7, 8, 9, 12, 15, 16, 180}) {
-    for (int cols : {1, 3, 4, 5, 7, 8, 9, 12, 16, 17, 60, 61}) {
+    for (int cols : {1, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 60, 61, 64, 127, 128, 129}) {
       Floats w(static_cast<size_t>(rows * cols)), x(static_cast<size_t>(cols)),
           bias(static_cast<size_t>(rows)), start(static_cast<size_t>(rows));
       for (float& v : w) v = d(rng);
@@ -148,6 +148,7 @@ TEST(FullyConnectedTest, MatvecRowsEveryBlockAndTailMatchesReference) {
   }
 }
 
+// INT8 weights q with scale s (per tensor or per row): w = s * (q - zero_point).
 TEST(FullyConnectedTest, HybridInt8WeightsPerTensor) {
   const std::vector<int8_t> q = {10, -20, 127, -128, 0, 64, 5, 5, -5, 100, -100, 1};
   const float scale = 0.02f;
