@@ -14,8 +14,11 @@
 #include <immintrin.h>
 
 // GCC 12's AVX-512 intrinsics start their results from _mm512_undefined_*,
-// which -Wmaybe-uninitialized flags inside the headers.
+// which -Wmaybe-uninitialized flags inside the headers (Clang has no such
+// warning).
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #define GRUWB_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,fma")))
 
