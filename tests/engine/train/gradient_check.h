@@ -134,6 +134,17 @@ inline void check_gradients(Session& s, const std::vector<std::vector<float>>& i
   }
 }
 
+// Records the per-time-step state gradient norms an observer hears (the
+// recurrent kernels and WHILE loops report them last step first).
+struct StateGradientLog : TrainingObserver {
+  std::vector<int32_t> steps;
+  std::vector<float> norms;
+  void on_state_gradient(int32_t, int32_t, const char*, int32_t step, float norm) override {
+    steps.push_back(step);
+    norms.push_back(norm);
+  }
+};
+
 inline TrainingConfig mse_config(bool input_gradients = true) {
   TrainingConfig c;
   c.loss = Loss::kMeanSquaredError;

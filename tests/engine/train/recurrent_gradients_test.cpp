@@ -150,14 +150,6 @@ TEST(RecurrentBackward, RnnBpttMatchesFiniteDifferences) {
 // An observer sees ||dL/dh_t|| once per time step, last step first, summed
 // over the batch rows; at the last step it is the norm of the loss gradient
 // of that step's outputs.
-struct StateGradientLog : TrainingObserver {
-  std::vector<int32_t> steps;
-  std::vector<float> norms;
-  void on_state_gradient(int32_t, int32_t, const char*, int32_t step, float norm) override {
-    steps.push_back(step);
-    norms.push_back(norm);
-  }
-};
 
 TEST(RecurrentBackward, RnnReportsStateGradientPerStepToTheObserver) {
   const int B = 2, T = 5, I = 2, H = 4;

@@ -243,21 +243,13 @@ TEST(WhileTraining, ScopeCountsTheLoopAsOneLayer) {
 }
 
 // The observer hears the loop's per-step state gradient norms, newest first.
-struct StateRecorder : TrainingObserver {
-  std::vector<int32_t> steps;
-  std::vector<float> norms;
-  void on_state_gradient(int32_t, int32_t, const char*, int32_t step, float norm) override {
-    steps.push_back(step);
-    norms.push_back(norm);
-  }
-};
 
 TEST(WhileTraining, ReportsStateGradientPerIteration) {
   BuildSpec spec = small_gru(true, tools::GruVariant::kModern);
   Session s;
   s.bytes = build(spec, RnnLayout::kWhile);
   ASSERT_TRUE(s.prepare_bytes(adam_all()));
-  StateRecorder recorder;
+  StateGradientLog recorder;
   s.trainer.interpreter().set_observer(&recorder);
   set_sample(s.trainer, random_floats(18, 1.f, 5), 1.f);
   ASSERT_TRUE(s.trainer.accumulate(nullptr).ok());
