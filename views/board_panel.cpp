@@ -40,10 +40,12 @@ BoardPanel::BoardPanel(QWidget* parent) : QWidget(parent) {
 
   loss_plot_ = new CurvePlot(tr("Loss: board vs host"), tr("cross entropy"));
   loss_plot_->setObjectName("boardLossPlot");
-  loss_plot_->setSmoothing(0);  // the comparison wants the raw figures
+  loss_plot_->setSmoothing(0);           // the comparison wants the raw figures
+  loss_plot_->setXLabel(tr("samples"));  // board and host report per trained sample
   accuracy_plot_ = new CurvePlot(tr("Accuracy: board vs host"), tr("accuracy"));
   accuracy_plot_->setObjectName("boardAccuracyPlot");
   accuracy_plot_->setSmoothing(0);
+  accuracy_plot_->setXLabel(tr("samples"));
   clearCurves();
   auto* plots = new QSplitter(Qt::Horizontal);
   plots->addWidget(loss_plot_);

@@ -81,7 +81,7 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
   plot_->plotLayout()->insertRow(0);
   auto* title_element = new QCPTextElement(plot_, title, QFont(font().family(), -1, QFont::Bold));
   plot_->plotLayout()->addElement(0, 0, title_element);
-  plot_->xAxis->setLabel(tr("step"));
+  plot_->xAxis->setLabel(x_label_);
   plot_->yAxis->setLabel(y_label);
   plot_->legend->setVisible(true);
   plot_->legend->setBrush(QColor(255, 255, 255, 210));
@@ -328,9 +328,15 @@ void CurvePlot::replotNow() {
   emit replotted();
 }
 
+void CurvePlot::setXLabel(const QString& label) {
+  x_label_ = label;
+  plot_->xAxis->setLabel(label);
+  scheduleReplot();
+}
+
 QString CurvePlot::hoverText(double step) const {
   QStringList lines;
-  lines << tr("step %1").arg(formatValue(std::round(step)));
+  lines << QStringLiteral("%1 %2").arg(x_label_, formatValue(std::round(step)));
   for (const Series& s : series_) {
     if (!s.visible || s.steps.isEmpty()) continue;
     auto it = std::lower_bound(s.steps.begin(), s.steps.end(), step);

@@ -66,6 +66,10 @@ class CurvePlot : public QWidget {
   QVector<double> values(const QString& series) const;
   QVector<double> smoothedValues(const QString& series) const;
 
+  // What the x axis counts ("step" unless set, e.g. "samples"): its label and
+  // the first line of the hover text.
+  void setXLabel(const QString& label);
+
   void setSmoothing(double weight);  // clamped to [0, kMaxSmoothing]
   double smoothing() const { return smoothing_; }
   void setLogScale(bool on);
@@ -137,6 +141,7 @@ class CurvePlot : public QWidget {
   PacedReplot replot_;
   int replot_count_ = 0;
   QString title_;
+  QString x_label_ = tr("step");
 };
 
 }  // namespace gruwb::views

@@ -5,6 +5,8 @@
 // download and load the trained model; a wrong port is named in the error.
 // All link work runs on the workspace's worker thread; the test only waits.
 
+#include <qcustomplot.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
 #include <atomic>
@@ -98,6 +100,7 @@ void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
     const QVector<double> board_x = plot->steps("board " + what);
     const QVector<double> host_x = plot->steps("host " + what);
     QCOMPARE(board_x, QVector<double>({4, 8, 12, 16}));  // a METRIC every 4 samples
+    QCOMPARE(plot->plot()->xAxis->label(), QString("samples"));
     QCOMPARE(host_x, board_x);
     const QVector<double> board = plot->values("board " + what);
     const QVector<double> host = plot->values("host " + what);

@@ -147,6 +147,9 @@ class CurvePlotTest : public QObject {
     QCOMPARE(plot.hoverText(0), QString("step 0\ntrain: 2\nval: 2.5"));
     plot.setSmoothing(0.5);
     QVERIFY(plot.hoverText(10).contains("train: 1 (smoothed 1.3333)"));
+    plot.setXLabel("samples");  // what the axis counts names the hover's first line
+    QVERIFY(plot.hoverText(9).startsWith("samples 9\n"));
+    QCOMPARE(plot.plot()->xAxis->label(), QString("samples"));
   }
 
   void logScaleHidesNonPositiveValues() {
