@@ -18,46 +18,33 @@ const std::vector<OptionSpec> kConnectionOptions = {
     {"--port", true},      {"--baud", true},       {"--dtr", true},
     {"--transport", true}, {"--timeout-ms", true}, {"--reconnect-s", true}};
 
-bool parse_int(const std::string& text, long min, long max, long* out) {
-  char* end = nullptr;
-  const long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != 0 || v < min || v > max) return false;
-  *out = v;
+// The float options of the training settings (ParsedArgs::number is double).
+bool float_option(const ParsedArgs& p, const char* name, float* out, std::string* message) {
+  double v = *out;
+  if (!p.number(name, -1e30, 1e30, &v, message)) return false;
+  *out = static_cast<float>(v);
   return true;
 }
 
-bool parse_float(const std::string& text, float* out) {
-  char* end = nullptr;
-  const float v = std::strtof(text.c_str(), &end);
-  if (text.empty() || *end != 0 || !(v == v)) return false;
-  *out = v;
-  return true;
-}
-
-// Fills the connection from --port/--baud/...; returns "" or the usage error.
+// Fills the connection from --port/--baud/...; returns "" or the usage error
+// (prefixed with p.command).
 std::string parse_connection(const ParsedArgs& p, app::BoardConnection* c) {
   c->port = p.value("--port", std::getenv("GRUWB_PORT") ? std::getenv("GRUWB_PORT") : "");
-  if (c->port.empty()) return "missing --port PORT (or set GRUWB_PORT)";
-  long v = 0;
-  if (p.has("--baud")) {
-    if (!parse_int(p.value("--baud"), 1, 20000000, &v)) return "--baud must be a positive rate";
-    c->baud = static_cast<int>(v);
+  if (c->port.empty()) return p.command + ": missing --port PORT (or set GRUWB_PORT)";
+  std::string message;
+  int reconnect_s = c->reconnect_ms / 1000;
+  if (!p.integer("--baud", 1, 20000000, &c->baud, &message) ||
+      !p.integer("--timeout-ms", 10, 600000, &c->timeout_ms, &message) ||
+      !p.integer("--reconnect-s", 0, 3600, &reconnect_s, &message)) {
+    return message;
   }
+  c->reconnect_ms = reconnect_s * 1000;
   if (p.has("--dtr")) {
     const std::string dtr = p.value("--dtr");
-    if (dtr != "on" && dtr != "off") return "--dtr must be on or off";
+    if (dtr != "on" && dtr != "off") return p.command + ": --dtr must be on or off";
     c->dtr = dtr == "on";
   }
   c->transport = p.value("--transport", "auto");
-  if (p.has("--timeout-ms")) {
-    if (!parse_int(p.value("--timeout-ms"), 10, 600000, &v))
-      return "--timeout-ms must be 10..600000";
-    c->timeout_ms = static_cast<int>(v);
-  }
-  if (p.has("--reconnect-s")) {
-    if (!parse_int(p.value("--reconnect-s"), 0, 3600, &v)) return "--reconnect-s must be 0..3600";
-    c->reconnect_ms = static_cast<int>(v * 1000);
-  }
   return "";
 }
 
@@ -66,47 +53,30 @@ void print_line(const std::string& line) {
   std::fflush(stdout);
 }
 
+// Fills the training request; returns "" or the usage error (prefixed with
+// p.command).
 std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) {
   serial::TrainingSettings& s = r->settings;
-  long v = 0;
-  if (p.has("--epochs")) {
-    if (!parse_int(p.value("--epochs"), 1, 100000, &v)) return "--epochs must be 1..100000";
-    s.epochs = static_cast<uint32_t>(v);
+  std::string message;
+  if (!p.integer("--epochs", 1, 100000, &s.epochs, &message) ||
+      !p.integer("--batch", 1, 100000, &s.config.batch_size, &message) ||
+      !p.integer("--seed", 0, 0xFFFFFFFFLL, &s.seed, &message) ||
+      !p.integer("--samples", 1, 1 << 24, &r->samples, &message) ||
+      !p.integer("--metric-every", 0, 1 << 24, &s.metric_every, &message) ||
+      !p.integer("--timeout", 1, 86400 * 7, &r->run_timeout_s, &message) ||
+      !p.integer("--checkpoint-every", 0, 1 << 24, &r->checkpoint_every, &message) ||
+      !float_option(p, "--lr", &s.config.learning_rate, &message) ||
+      !float_option(p, "--momentum", &s.config.momentum, &message) ||
+      !float_option(p, "--clip", &s.config.clip_norm, &message)) {
+    return message;
   }
-  if (p.has("--batch")) {
-    if (!parse_int(p.value("--batch"), 1, 100000, &v)) return "--batch must be >= 1";
-    s.config.batch_size = static_cast<int32_t>(v);
-  }
-  if (p.has("--seed")) {
-    if (!parse_int(p.value("--seed"), 0, 0xFFFFFFFFL, &v)) return "--seed must be 0..4294967295";
-    s.seed = static_cast<uint32_t>(v);
-  }
-  if (p.has("--samples")) {
-    if (!parse_int(p.value("--samples"), 1, 1 << 24, &v)) return "--samples must be >= 1";
-    r->samples = static_cast<uint32_t>(v);
-  }
-  if (p.has("--metric-every")) {
-    if (!parse_int(p.value("--metric-every"), 0, 1 << 24, &v)) return "--metric-every must be >= 0";
-    s.metric_every = static_cast<uint32_t>(v);
-  }
-  if (p.has("--timeout")) {
-    if (!parse_int(p.value("--timeout"), 1, 86400 * 7, &v)) return "--timeout must be seconds >= 1";
-    r->run_timeout_s = static_cast<int>(v);
-  }
-  if (p.has("--lr") && !parse_float(p.value("--lr"), &s.config.learning_rate))
-    return "--lr must be a number";
-  if (p.has("--momentum") && !parse_float(p.value("--momentum"), &s.config.momentum)) {
-    return "--momentum must be a number";
-  }
-  if (p.has("--clip") && !parse_float(p.value("--clip"), &s.config.clip_norm))
-    return "--clip must be a number";
   const std::string optimizer = p.value("--optimizer", "adam");
   if (optimizer == "adam") {
     s.config.optimizer = Optimizer::kAdam;
   } else if (optimizer == "sgd") {
     s.config.optimizer = Optimizer::kSgd;
   } else {
-    return "--optimizer must be adam or sgd";
+    return p.command + ": --optimizer must be adam or sgd";
   }
   const std::string loss = p.value("--loss", "ce");
   if (loss == "ce") {
@@ -118,16 +88,11 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
   } else if (loss == "mae") {
     s.config.loss = Loss::kMeanAbsoluteError;
   } else {
-    return "--loss must be ce, sparse-ce, mse or mae";
+    return p.command + ": --loss must be ce, sparse-ce, mse or mae";
   }
   const std::string scope = p.value("--scope", "all");
   if (!parse_trainable_scope(scope.c_str(), &s.config)) {
-    return "--scope must be fc, all or last:N (named tensors stay on the desktop)";
-  }
-  if (p.has("--checkpoint-every")) {
-    if (!parse_int(p.value("--checkpoint-every"), 0, 1 << 24, &v))
-      return "--checkpoint-every must be >= 0";
-    r->checkpoint_every = static_cast<uint32_t>(v);
+    return p.command + ": --scope must be fc, all or last:N (named tensors stay on the desktop)";
   }
   r->resume = !p.has("--no-resume");
   s.shuffle = p.has("--no-shuffle") ? 0 : 1;
@@ -135,7 +100,7 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
   r->output_path = p.value("-o");
   r->model_path = p.value("--model");
   r->data_path = p.value("--data");
-  if (r->data_path.empty()) return "train: missing --data FILE.ts";
+  if (r->data_path.empty()) return p.command + ": missing --data FILE.ts";
   return "";
 }
 
@@ -154,12 +119,13 @@ int run_board(const std::vector<std::string>& args) {
   if (!parse_args(kBoardCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.empty()) return usage_error("board: missing SUBCOMMAND", &kBoardCommand);
   const std::string sub = parsed.positional[0];
+  parsed.command = "board " + sub;  // option errors name the subcommand
   std::string out, err;
   if (sub == "list") return finish(app::board_list(&out, &err), out, err);
 
   app::BoardConnection connection;
   const std::string problem = parse_connection(parsed, &connection);
-  if (!problem.empty()) return usage_error("board " + sub + ": " + problem, &kBoardCommand);
+  if (!problem.empty()) return usage_error(problem, &kBoardCommand);
   if (sub == "info") return finish(app::board_info(connection, &out, &err), out, err);
   if (sub == "upload") {
     if (parsed.positional.size() != 2)
@@ -175,7 +141,7 @@ int run_board(const std::vector<std::string>& args) {
     app::BoardTrainRequest request;
     request.connection = connection;
     const std::string train_problem = parse_train_options(parsed, &request);
-    if (!train_problem.empty()) return usage_error("board train: " + train_problem, &kBoardCommand);
+    if (!train_problem.empty()) return usage_error(train_problem, &kBoardCommand);
     return finish(app::board_train(request, print_line, &out, &err), out, err);
   }
   return usage_error("board: unknown subcommand '" + sub + "'", &kBoardCommand);
@@ -193,18 +159,10 @@ int run_board_sim(const std::vector<std::string>& args) {
     return exit_code;
   }
   serial::HostBoardOptions options;
-  long v = 0;
-  if (parsed.has("--ram")) {
-    if (!parse_int(parsed.value("--ram"), 4096, 1L << 30, &v)) {
-      return usage_error("board-sim: --ram must be 4096..1073741824 bytes", &kBoardSimCommand);
-    }
-    options.ram_bytes = static_cast<size_t>(v);
-  }
-  if (parsed.has("--byte-rate")) {
-    if (!parse_int(parsed.value("--byte-rate"), 0, 100000000, &v)) {
-      return usage_error("board-sim: --byte-rate must be >= 0", &kBoardSimCommand);
-    }
-    options.byte_rate = static_cast<uint32_t>(v);
+  std::string message;
+  if (!parsed.integer("--ram", 4096, 1LL << 30, &options.ram_bytes, &message) ||
+      !parsed.integer("--byte-rate", 0, 100000000, &options.byte_rate, &message)) {
+    return usage_error(message, &kBoardSimCommand);
   }
   options.link = parsed.value("--link");
   serial::HostPtyBoard board(options);
