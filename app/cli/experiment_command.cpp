@@ -1,4 +1,5 @@
 // gruwb experiment (--model M | --build SPEC | --spec EXP.json) --data PATH [options]
+// gruwb experiment --result RESULT.json [--report FILE]...: reports without training.
 // gruwb data PATH: what a dataset holds.
 
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "app/core/experiment.h"
 #include "app/core/inspect.h"
 #include "app/core/report.h"
+#include "engine/tools/model_file.h"
 
 namespace gruwb::cli {
 namespace {
@@ -89,6 +91,75 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
+std::vector<std::string> report_paths(const ParsedArgs& parsed) {
+  return parsed.has("--report") ? parsed.options.at("--report") : std::vector<std::string>();
+}
+
+// Before any training: a typo in a report name must not cost the run.
+bool check_report_names(const std::vector<std::string>& reports, std::string* message) {
+  for (const std::string& report : reports) {
+    static const char* kExtensions[] = {".html", ".htm", ".md", ".csv", ".json", ".pdf"};
+    bool known = false;
+    for (const char* ext : kExtensions) {
+      const std::string e(ext);
+      known |=
+          report.size() > e.size() && report.compare(report.size() - e.size(), e.size(), e) == 0;
+    }
+    if (!known) {
+      *message = "experiment: --report '" + report + "' (use .html, .pdf, .md, .csv or .json)";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool write_reports(const app::ExperimentResult& result, const std::vector<std::string>& reports,
+                   std::string* error) {
+  for (const std::string& report : reports) {
+    if (!app::write_report(report, result, error)) return false;
+  }
+  return true;
+}
+
+// What stdout shows of a result: its status, data notes, the headline (and
+// cell) table and where the reports went.
+std::string result_text(const app::ExperimentResult& result,
+                        const std::vector<std::string>& reports) {
+  std::string out = result.spec.name + " (" + app::experiment_status_name(result.status) + ", " +
+                    std::to_string(static_cast<int>(result.seconds + 0.5)) + " s)\n";
+  for (const std::string& note : result.data_notes) out += "  " + note + "\n";
+  out += "\n" + plain_table(app::headline_header(result), app::headline_table(result));
+  if (!result.cells.empty()) {
+    out += "\n" + plain_table(app::cells_header(), app::cells_table(result));
+  }
+  for (const std::string& report : reports) out += "report: " + report + "\n";
+  return out;
+}
+
+// --result R.json: the reports of a finished (or cancelled) experiment from
+// its result JSON, without training again.
+int rerender(const ParsedArgs& parsed) {
+  for (const auto& option : parsed.options) {
+    if (option.first != "--result" && option.first != "--report") {
+      return usage_error("experiment: --result takes only --report, not " + option.first,
+                         &kExperimentCommand);
+    }
+  }
+  const std::vector<std::string> reports = report_paths(parsed);
+  std::string error;
+  if (!check_report_names(reports, &error)) return usage_error(error, &kExperimentCommand);
+  const std::string path = parsed.value("--result");
+  std::vector<uint8_t> bytes;
+  app::ExperimentResult result;
+  if (!tools::read_file_bytes(path, &bytes, &error) ||
+      !app::parse_experiment_result(std::string(bytes.begin(), bytes.end()), path, &result,
+                                    &error)) {
+    return finish(app::kExitBadInput, "", error);
+  }
+  if (!write_reports(result, reports, &error)) return finish(app::kExitFailure, "", error);
+  return finish(app::kExitOk, result_text(result, reports), "");
+}
+
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
@@ -98,12 +169,13 @@ int run(const std::vector<std::string>& args) {
       {"--lr", true},        {"--batch", true},         {"--optimizer", true}, {"--patience", true},
       {"--clip", true},      {"--validation", true},    {"--timesteps", true}, {"--length", true},
       {"--normalize", true}, {"--compare-cells", true}, {"--name", true},      {"--report", true},
-      {"--json", true},      {"--save-spec", true}};
+      {"--json", true},      {"--save-spec", true},     {"--result", true}};
   if (!parse_args(kExperimentCommand, args, options, &parsed, &exit_code)) return exit_code;
   if (!parsed.positional.empty()) {
     return usage_error("experiment: unexpected argument '" + parsed.positional[0] + "'",
                        &kExperimentCommand);
   }
+  if (parsed.has("--result")) return rerender(parsed);
   app::ExperimentSpec spec;
   std::string message, err;
   if (parsed.has("--spec")) {
@@ -177,22 +249,8 @@ int run(const std::vector<std::string>& args) {
   if (!app::check_experiment_spec(spec, &message)) {
     return usage_error("experiment: " + message, &kExperimentCommand);
   }
-  const std::vector<std::string> reports =
-      parsed.options.count("--report") ? parsed.options.at("--report") : std::vector<std::string>();
-  for (const std::string& report : reports) {
-    static const char* kExtensions[] = {".html", ".htm", ".md", ".csv", ".json", ".pdf"};
-    bool known = false;
-    for (const char* ext : kExtensions) {
-      const std::string e(ext);
-      known |=
-          report.size() > e.size() && report.compare(report.size() - e.size(), e.size(), e) == 0;
-    }
-    if (!known) {
-      return usage_error(
-          "experiment: --report '" + report + "' (use .html, .pdf, .md, .csv or .json)",
-          &kExperimentCommand);
-    }
-  }
+  const std::vector<std::string> reports = report_paths(parsed);
+  if (!check_report_names(reports, &message)) return usage_error(message, &kExperimentCommand);
   if (parsed.has("--save-spec") &&
       !app::save_text_atomically(parsed.value("--save-spec"), app::experiment_spec_json(spec),
                                  &err)) {
@@ -207,17 +265,8 @@ int run(const std::vector<std::string>& args) {
   if (result.status == app::ExperimentStatus::kFailed && result.runs.empty()) {
     return finish(app::kExitBadInput, "", result.error);  // nothing ran: the input is bad
   }
-  for (const std::string& report : reports) {
-    if (!app::write_report(report, result, &err)) return finish(app::kExitFailure, "", err);
-  }
-  std::string out = spec.name + " (" + app::experiment_status_name(result.status) + ", " +
-                    std::to_string(static_cast<int>(result.seconds + 0.5)) + " s)\n";
-  for (const std::string& note : result.data_notes) out += "  " + note + "\n";
-  out += "\n" + plain_table(app::headline_header(result), app::headline_table(result));
-  if (!result.cells.empty()) {
-    out += "\n" + plain_table(app::cells_header(), app::cells_table(result));
-  }
-  for (const std::string& report : reports) out += "report: " + report + "\n";
+  if (!write_reports(result, reports, &err)) return finish(app::kExitFailure, "", err);
+  std::string out = result_text(result, reports);
   if (!json_path.empty()) out += "json: " + json_path + "\n";
   if (result.status == app::ExperimentStatus::kCompleted) return finish(app::kExitOk, out, "");
   std::fputs(out.c_str(), stdout);
@@ -250,6 +299,7 @@ const Command kExperimentCommand = {
     "                        [--stages init,fc,all] [--epochs E] [--seeds K]\n"
     "                        [--report out.html|out.pdf|out.md|out.csv|out.json]...\n"
     "                        [--json out.json] [options]\n"
+    "       gruwb experiment --result RESULT.json [--report FILE]...\n"
     "\n"
     "Trains the stages one after another, each from the SAME initial weights, for\n"
     "K seeds, evaluates each on the test split and prints the headline table\n"
@@ -290,6 +340,9 @@ const Command kExperimentCommand = {
     "  --json FILE          Everything as JSON, rewritten after every run (results\n"
     "                       survive a cancel or a failure)\n"
     "  --save-spec FILE     Save the experiment itself (re-run with --spec)\n"
+    "  --result FILE        No training: print the table of a finished experiment's\n"
+    "                       --json file and write its --report files again (takes\n"
+    "                       no other option)\n"
     "  --name NAME          Title of the reports\n"
     "  -h, --help           Show this help\n"
     "\n"
@@ -299,7 +352,8 @@ const Command kExperimentCommand = {
     "\n"
     "Example:\n"
     "  gruwb experiment --build \"cell=gru,units=60\" --data ../shared/data/datasets/Epilepsy \\\n"
-    "      --stages init,fc,all --seeds 3 --report r.html\n",
+    "      --stages init,fc,all --seeds 3 --report r.html --json r.json\n"
+    "  gruwb experiment --result r.json --report r.pdf --report r.md\n",
     run};
 
 const Command kDataCommand = {

@@ -9,7 +9,10 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <initializer_list>
+#include <limits>
 #include <map>
+#include <type_traits>
 
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_builder.h"
@@ -713,8 +716,10 @@ std::string experiment_result_json(const ExperimentResult& r) {
   return json.take() + "\n";
 }
 
-bool parse_experiment_spec(const std::string& text, const std::string& label, ExperimentSpec* out,
-                           std::string* error) {
+namespace {
+
+bool parse_json_object(const std::string& text, const std::string& label, QJsonObject* out,
+                       std::string* error) {
   QJsonParseError parse_error{};
   const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(text), &parse_error);
   if (parse_error.error != QJsonParseError::NoError || !doc.isObject()) {
@@ -722,8 +727,13 @@ bool parse_experiment_spec(const std::string& text, const std::string& label, Ex
              " at offset " + std::to_string(parse_error.offset) + ")";
     return false;
   }
-  QJsonObject o = doc.object();
-  if (o.contains("spec")) o = o.value("spec").toObject();
+  *out = doc.object();
+  return true;
+}
+
+// The reader of write_spec's object (a spec file, or a result's "spec").
+bool read_spec(const QJsonObject& o, const std::string& label, ExperimentSpec* out,
+               std::string* error) {
   if (o.value("format").toString() != "gruwb-experiment-1") {
     *error = label + ": not a GRU Workbench experiment (format is not gruwb-experiment-1)";
     return false;
@@ -769,6 +779,223 @@ bool parse_experiment_spec(const std::string& text, const std::string& label, Ex
     return false;
   }
   *out = s;
+  return true;
+}
+
+// Reads the members experiment_result_json writes. The first one missing or
+// of the wrong type fails with its path ("runs[1].epochs[0].train_loss"), so
+// a hand-edited or truncated file says where it went wrong.
+class ResultReader {
+ public:
+  ResultReader(const std::string& label, std::string* error) : label_(label), error_(error) {}
+
+  template <typename T>
+  bool member(const QJsonObject& o, const std::string& path, const char* key, T* out) {
+    return read(o.value(key), path.empty() ? key : path + "." + key, out);
+  }
+  // Optional members: the writer leaves them out (no validation data, run not evaluated).
+  template <typename T>
+  bool optional(const QJsonObject& o, const std::string& path, const char* key, T* out,
+                bool* present = nullptr) {
+    if (present) *present = o.contains(key);
+    return !o.contains(key) || member(o, path, key, out);
+  }
+
+  bool read(const QJsonValue& v, const std::string& path, QJsonObject* out) {
+    if (!v.isObject()) return fail(v, path, "an object");
+    *out = v.toObject();
+    return true;
+  }
+  bool read(const QJsonValue& v, const std::string& path, std::string* out) {
+    if (!v.isString()) return fail(v, path, "a string");
+    *out = v.toString().toStdString();
+    return true;
+  }
+  bool read(const QJsonValue& v, const std::string& path, double* out) {
+    // The writer turns non-finite figures (a diverged loss) into null.
+    if (v.isNull()) return *out = std::numeric_limits<double>::quiet_NaN(), true;
+    if (!v.isDouble()) return fail(v, path, "a number");
+    *out = v.toDouble();
+    return true;
+  }
+  bool read(const QJsonValue& v, const std::string& path, float* out) {
+    double wide = 0;
+    if (!read(v, path, &wide)) return false;
+    *out = static_cast<float>(wide);
+    return true;
+  }
+  template <typename Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+  bool read(const QJsonValue& v, const std::string& path, Int* out) {
+    const double d = v.toDouble(0.5);
+    if (!v.isDouble() || d != std::floor(d) || d < double(std::numeric_limits<Int>::min()) ||
+        d > double(std::numeric_limits<Int>::max())) {
+      return fail(v, path, "an integer in range");
+    }
+    *out = static_cast<Int>(v.toInteger());
+    return true;
+  }
+  template <typename T>
+  bool read(const QJsonValue& v, const std::string& path, std::vector<T>* out) {
+    if (!v.isArray()) return fail(v, path, "an array");
+    const QJsonArray items = v.toArray();
+    out->assign(static_cast<size_t>(items.size()), T());
+    for (qsizetype i = 0; i < items.size(); ++i) {
+      if (!read(items[i], path + "[" + std::to_string(i) + "]", &(*out)[size_t(i)])) return false;
+    }
+    return true;
+  }
+  bool read(const QJsonValue& v, const std::string& path, ExperimentStatus* out) {
+    return read_name(v, path, experiment_status_name,
+                     {ExperimentStatus::kNotRun, ExperimentStatus::kCompleted,
+                      ExperimentStatus::kCancelled, ExperimentStatus::kFailed},
+                     out);
+  }
+  bool read(const QJsonValue& v, const std::string& path, TrainingOutcome* out) {
+    return read_name(
+        v, path, training_outcome_name,
+        {TrainingOutcome::kNotRun, TrainingOutcome::kCompleted, TrainingOutcome::kEarlyStopped,
+         TrainingOutcome::kCancelled, TrainingOutcome::kFailed},
+        out);
+  }
+  bool read(const QJsonValue& v, const std::string& path, Figure* out) {
+    QJsonObject o;
+    return read(v, path, &o) && member(o, path, "mean", &out->mean) &&
+           member(o, path, "std", &out->std) && member(o, path, "count", &out->count);
+  }
+  bool read(const QJsonValue& v, const std::string& path, TrainingMemory* out) {
+    QJsonObject o;
+    return read(v, path, &o) && member(o, path, "total", &out->total) &&
+           member(o, path, "weights", &out->weight_bytes) &&
+           member(o, path, "gradients", &out->gradient_bytes) &&
+           member(o, path, "optimizer", &out->optimizer_bytes) &&
+           member(o, path, "activations", &out->activation_bytes) &&
+           member(o, path, "other", &out->other_bytes);
+  }
+  bool read(const QJsonValue& v, const std::string& path, ClassMetrics* out) {
+    QJsonObject o;
+    return read(v, path, &o) && member(o, path, "accuracy", &out->accuracy) &&
+           member(o, path, "samples", &out->samples) &&
+           member(o, path, "precision", &out->precision) &&
+           member(o, path, "recall", &out->recall) && member(o, path, "confusion", &out->confusion);
+  }
+  bool read(const QJsonValue& v, const std::string& path, EpochGradientStats* out) {
+    QJsonObject o;
+    return read(v, path, &o) && member(o, path, "name", &out->name) &&
+           member(o, path, "mean_norm", &out->mean_norm) &&
+           member(o, path, "last_norm", &out->last_norm) &&
+           member(o, path, "max_norm", &out->max_norm) && member(o, path, "min", &out->min) &&
+           member(o, path, "max", &out->max);
+  }
+  bool read(const QJsonValue& v, const std::string& path, EpochMetrics* out) {
+    QJsonObject o;
+    // Experiments always train classifiers (categorical cross entropy).
+    out->has_accuracy = true;
+    return read(v, path, &o) && member(o, path, "epoch", &out->epoch) &&
+           member(o, path, "steps", &out->steps) &&
+           member(o, path, "train_loss", &out->train_loss) &&
+           member(o, path, "train_accuracy", &out->train_accuracy) &&
+           optional(o, path, "val_loss", &out->val_loss, &out->has_val) &&
+           optional(o, path, "val_accuracy", &out->val_accuracy) &&
+           optional(o, path, "val_precision", &out->val_classes.precision) &&
+           optional(o, path, "val_recall", &out->val_classes.recall) &&
+           member(o, path, "train_precision", &out->train_classes.precision) &&
+           member(o, path, "train_recall", &out->train_classes.recall) &&
+           member(o, path, "seconds", &out->seconds) &&
+           member(o, path, "samples_per_second", &out->samples_per_second) &&
+           member(o, path, "gradients", &out->gradients);
+  }
+  bool read(const QJsonValue& v, const std::string& path, StageRun* out) {
+    QJsonObject o;
+    return read(v, path, &o) && member(o, path, "cell", &out->cell) &&
+           member(o, path, "stage", &out->stage) && member(o, path, "seed", &out->seed) &&
+           member(o, path, "outcome", &out->training.outcome) &&
+           member(o, path, "error", &out->error) && member(o, path, "seconds", &out->seconds) &&
+           optional(o, path, "test_loss", &out->test_loss, &out->evaluated) &&
+           optional(o, path, "test_accuracy", &out->test_accuracy) &&
+           optional(o, path, "test_classes", &out->test_classes) &&
+           member(o, path, "trainable_parameters", &out->training.trainable_parameters) &&
+           member(o, path, "best_epoch", &out->training.best_epoch) &&
+           member(o, path, "training_memory", &out->training.memory) &&
+           member(o, path, "epochs", &out->training.epochs);
+  }
+  bool read(const QJsonValue& v, const std::string& path, StageSummary* out) {
+    QJsonObject o;
+    const bool ok = read(v, path, &o) && member(o, path, "cell", &out->cell) &&
+                    member(o, path, "stage", &out->stage) &&
+                    member(o, path, "test_accuracy", &out->accuracy) &&
+                    member(o, path, "test_loss", &out->loss) &&
+                    optional(o, path, "delta_accuracy", &out->delta_accuracy, &out->has_delta) &&
+                    optional(o, path, "delta_loss", &out->delta_loss) &&
+                    member(o, path, "trainable_parameters", &out->trainable_parameters) &&
+                    member(o, path, "training_memory", &out->memory) &&
+                    member(o, path, "epochs_run", &out->epochs_run);
+    out->training_memory_bytes = out->memory.total;
+    return ok;
+  }
+  bool read(const QJsonValue& v, const std::string& path, CellSummary* out) {
+    QJsonObject o;
+    return read(v, path, &o) && member(o, path, "cell", &out->cell) &&
+           member(o, path, "test_accuracy", &out->accuracy) &&
+           member(o, path, "fused_bytes", &out->fused_bytes) &&
+           member(o, path, "while_bytes", &out->while_bytes) &&
+           member(o, path, "parameters", &out->parameters) &&
+           member(o, path, "arena_bytes", &out->arena_bytes) &&
+           member(o, path, "latency_us", &out->latency_us);
+  }
+
+ private:
+  template <typename Enum>
+  bool read_name(const QJsonValue& v, const std::string& path, const char* (*name)(Enum),
+                 std::initializer_list<Enum> values, Enum* out) {
+    std::string text;
+    if (!read(v, path, &text)) return false;
+    for (Enum value : values) {
+      if (text == name(value)) return *out = value, true;
+    }
+    *error_ = label_ + ": member '" + path + "' is '" + text + "', not a known state";
+    return false;
+  }
+  bool fail(const QJsonValue& v, const std::string& path, const char* expected) {
+    *error_ = label_ + ": member '" + path + "' " +
+              (v.isUndefined() ? std::string("is missing") : "is not " + std::string(expected));
+    return false;
+  }
+
+  const std::string label_;
+  std::string* error_;
+};
+
+}  // namespace
+
+bool parse_experiment_spec(const std::string& text, const std::string& label, ExperimentSpec* out,
+                           std::string* error) {
+  QJsonObject o;
+  if (!parse_json_object(text, label, &o, error)) return false;
+  return read_spec(o.contains("spec") ? o.value("spec").toObject() : o, label, out, error);
+}
+
+bool parse_experiment_result(const std::string& text, const std::string& label,
+                             ExperimentResult* out, std::string* error) {
+  QJsonObject o, spec, data;
+  ResultReader r(label, error);
+  if (!parse_json_object(text, label, &o, error) || !r.member(o, "", "spec", &spec)) return false;
+  ExperimentResult result;
+  if (!read_spec(spec, label + ": spec", &result.spec, error)) return false;
+  const bool ok =
+      r.member(o, "", "status", &result.status) && r.member(o, "", "error", &result.error) &&
+      r.member(o, "", "started", &result.started) && r.member(o, "", "seconds", &result.seconds) &&
+      r.member(o, "", "data", &data) && r.member(data, "data", "name", &result.data_name) &&
+      r.member(data, "data", "timesteps", &result.timesteps) &&
+      r.member(data, "data", "features", &result.features) &&
+      r.member(data, "data", "classes", &result.class_names) &&
+      r.member(data, "data", "train", &result.train_count) &&
+      r.member(data, "data", "validation", &result.validation_count) &&
+      r.member(data, "data", "test", &result.test_count) &&
+      r.member(data, "data", "notes", &result.data_notes) &&
+      r.member(o, "", "summary", &result.summary) && r.member(o, "", "cells", &result.cells) &&
+      r.member(o, "", "runs", &result.runs);
+  if (!ok) return false;
+  *out = std::move(result);
   return true;
 }
 

@@ -169,6 +169,10 @@ class ExperimentWorker {
 // JSON: the spec alone (reopen and re-run) or everything (spec + results).
 std::string experiment_spec_json(const ExperimentSpec& spec);
 std::string experiment_result_json(const ExperimentResult& result);
+// Reads what experiment_result_json writes (reports of a saved result are
+// re-rendered without training); errors name `label` and the member.
+bool parse_experiment_result(const std::string& text, const std::string& label,
+                             ExperimentResult* out, std::string* error);
 bool parse_experiment_spec(const std::string& json, const std::string& label, ExperimentSpec* out,
                            std::string* error);
 // Reads a spec file or a result file (its "spec" member).

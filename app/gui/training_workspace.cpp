@@ -9,6 +9,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QMainWindow>
 #include <QMap>
@@ -408,6 +409,12 @@ QJsonValue TrainingWorkspace::projectSection() const {
     QJsonObject e = views::settings_to_json((*it)->settings);
     e["status"] = statusKey((*it)->status);
     e["progress"] = panel_->experimentProgress(id);
+    // Everything the report writers need, so a reopened project exports.
+    if ((*it)->result) {
+      e["result"] = QJsonDocument::fromJson(
+                        QByteArray::fromStdString(app::experiment_result_json(*(*it)->result)))
+                        .object();
+    }
     experiments.append(e);
   }
   section["experiments"] = experiments;
@@ -434,9 +441,23 @@ void TrainingWorkspace::loadProjectSection(const QJsonValue& value) {
     run->id = next_id_++;
     run->settings = views::settings_from_json(e);
     run->status = statusFromKey(e["status"].toString());
+    QString progress = e["progress"].toString();
+    // Projects saved before results travelled have none: those rows cannot export.
+    if (e.contains("result")) {
+      const QByteArray text = QJsonDocument(e["result"].toObject()).toJson(QJsonDocument::Compact);
+      app::ExperimentResult result;
+      std::string error;
+      if (app::parse_experiment_result(text.toStdString(),
+                                       "experiment '" + run->settings.name.toStdString() + "'",
+                                       &result, &error)) {
+        run->result = std::make_shared<const app::ExperimentResult>(std::move(result));
+      } else {
+        last_error_ = progress = q(error);
+      }
+    }
     runs_.insert(run->id, run);
     panel_->addExperiment(run->id, run->settings.name, run->settings.stages);
-    panel_->setExperimentState(run->id, run->status, QString(), e["progress"].toString());
+    panel_->setExperimentState(run->id, run->status, QString(), progress);
   }
   comparison_->clear();
   for (const QJsonValue& v : section["stages"].toArray()) {

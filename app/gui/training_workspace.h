@@ -100,8 +100,9 @@ class TrainingWorkspace : public QObject {
   void showExportReportDialog(QWidget* parent);
 
   // The project file's "training" section: the staging form, every
-  // experiment's settings and state, and the comparison rows; loading it
-  // replaces what is shown (running experiments go on).
+  // experiment's settings, state and result (experiment_result_json, so
+  // reopened experiments export their reports), and the comparison rows;
+  // loading it replaces what is shown (running experiments go on).
   QJsonValue projectSection() const;
   void loadProjectSection(const QJsonValue& value);
 

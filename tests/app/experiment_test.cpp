@@ -1,6 +1,6 @@
 // The experiment runner on real data (BasicMotions, small models, few
 // epochs): stages start from the same weights, seeds, cancellation with the
-// results kept, autosave, spec JSON round trip, bad input.
+// results kept, autosave, spec JSON round trip, bad input and bad result JSON.
 
 #include "app/core/experiment.h"
 
@@ -169,6 +169,62 @@ TEST(Experiment, BadInputFailsBeforeAnyRun) {
   EXPECT_NE(error.find("x.json: not a GRU Workbench experiment"), std::string::npos) << error;
   EXPECT_FALSE(parse_experiment_spec("{oops", "x.json", &parsed, &error));
   EXPECT_NE(error.find("x.json: not a JSON object"), std::string::npos) << error;
+}
+
+// A result file that is not what experiment_result_json writes fails with
+// the file's label and the member's path, never a crash.
+TEST(Experiment, CorruptResultJsonNamesTheMember) {
+  ExperimentResult result;
+  result.spec = small_spec("fc");
+  result.status = ExperimentStatus::kCompleted;
+  result.runs.resize(1);
+  result.runs[0].training.epochs.resize(2);
+  const QJsonObject good =
+      QJsonDocument::fromJson(QByteArray::fromStdString(experiment_result_json(result))).object();
+  const auto parse = [](const QJsonObject& o) {
+    ExperimentResult parsed;
+    std::string error;
+    EXPECT_FALSE(parse_experiment_result(QJsonDocument(o).toJson().toStdString(), "old.json",
+                                         &parsed, &error));
+    return error;
+  };
+  ExperimentResult parsed;
+  std::string error;
+  ASSERT_TRUE(parse_experiment_result(experiment_result_json(result), "ok.json", &parsed, &error))
+      << error;
+
+  QJsonObject o = good;
+  QJsonArray runs = o["runs"].toArray();
+  QJsonObject run = runs[0].toObject();
+  QJsonArray epochs = run["epochs"].toArray();
+  QJsonObject epoch = epochs[1].toObject();
+  epoch.remove("train_loss");
+  epochs[1] = epoch;
+  run["epochs"] = epochs;
+  runs[0] = run;
+  o["runs"] = runs;
+  EXPECT_EQ(parse(o), "old.json: member 'runs[0].epochs[1].train_loss' is missing");
+
+  run = good["runs"].toArray()[0].toObject();
+  run["seed"] = "one";
+  o = good;
+  o["runs"] = QJsonArray{run};
+  EXPECT_EQ(parse(o), "old.json: member 'runs[0].seed' is not an integer in range");
+
+  o = good;
+  o["status"] = "exploded";
+  EXPECT_EQ(parse(o), "old.json: member 'status' is 'exploded', not a known state");
+  o = good;
+  o["data"] = QJsonArray();
+  EXPECT_EQ(parse(o), "old.json: member 'data' is not an object");
+  o = good;
+  o.remove("spec");
+  EXPECT_EQ(parse(o), "old.json: member 'spec' is missing");
+
+  EXPECT_FALSE(parse_experiment_result("{\"spec\": ", "old.json", &parsed, &error));
+  EXPECT_NE(error.find("old.json: not a JSON object"), std::string::npos) << error;
+  EXPECT_FALSE(parse_experiment_result("[]", "old.json", &parsed, &error));
+  EXPECT_NE(error.find("old.json: not a JSON object"), std::string::npos) << error;
 }
 
 TEST(Experiment, ModelFileWithItsOwnTimesteps) {

@@ -1,6 +1,7 @@
 // `gruwb experiment` and `gruwb data` as a user runs them: the learning run
 // on RacketSports (averaged over seeds, test accuracy init < fc < all),
-// reports written, bad input as one line with exit status 2.
+// reports written and re-rendered from the result JSON, bad input as one
+// line with exit status 2.
 
 #include <QDir>
 #include <QFile>
@@ -56,6 +57,53 @@ TEST(GruwbExperiment, SavedSpecReruns) {
   const QJsonObject result = parse_json(QString::fromUtf8(file.readAll()));
   EXPECT_EQ(result.value("spec").toObject().value("build").toString(), "cell=rnn,units=4");
   EXPECT_EQ(result.value("data").toObject().value("timesteps").toInt(), 10);
+}
+
+QByteArray read(const QString& path) {
+  QFile file(path);
+  EXPECT_TRUE(file.open(QIODevice::ReadOnly)) << path.toStdString();
+  return file.readAll();
+}
+
+// --result: yesterday's --json file gives the same reports and table again,
+// without training.
+TEST(GruwbExperiment, ResultRerendersReports) {
+  QTemporaryDir dir;
+  const QString json = dir.filePath("r.json");
+  CliResult run =
+      run_gruwb({"experiment", "--build", "cell=gru,units=4", "--data", kDatasets + "BasicMotions",
+                 "--timesteps", "10", "--stages", "init,fc", "--epochs", "1", "--json", json,
+                 "--report", dir.filePath("r.html"), "--report", dir.filePath("r.md")});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  const CliResult again =
+      run_gruwb({"experiment", "--result", json, "--report", dir.filePath("again.html"), "--report",
+                 dir.filePath("again.md"), "--report", dir.filePath("again.json")});
+  ASSERT_EQ(again.exit_code, 0) << again.err.toStdString();
+  EXPECT_TRUE(again.err.isEmpty()) << again.err.toStdString();
+  EXPECT_EQ(read(dir.filePath("again.html")), read(dir.filePath("r.html")));
+  EXPECT_EQ(read(dir.filePath("again.md")), read(dir.filePath("r.md")));
+  EXPECT_EQ(read(dir.filePath("again.json")), read(json));
+  // The same table on stdout, before the lines naming the files.
+  EXPECT_EQ(again.out.section("report: ", 0, 0), run.out.section("report: ", 0, 0));
+  EXPECT_TRUE(again.out.contains("report: " + dir.filePath("again.md"))) << again.out.toStdString();
+
+  // A result cut short names the file and what is missing.
+  const QString cut = dir.filePath("cut.json");
+  QFile file(cut);
+  ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+  QByteArray text = read(json);
+  file.write(text.left(text.indexOf("\"runs\"")) + "\"ran\": []}");
+  file.close();
+  CliResult bad = run_gruwb({"experiment", "--result", cut, "--report", dir.filePath("x.html")});
+  expect_one_error_line(bad, cut, "member 'runs' is missing");
+  EXPECT_FALSE(QFile::exists(dir.filePath("x.html")));
+
+  bad = run_gruwb({"experiment", "--result", dir.filePath("none.json")});
+  expect_one_error_line(bad, dir.filePath("none.json"), "No such file");
+  bad = run_gruwb({"experiment", "--result", json, "--epochs", "3"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(bad.err.startsWith("gruwb: experiment: --result takes only --report, not --epochs"))
+      << bad.err.toStdString();
 }
 
 TEST(GruwbExperiment, BadInputIsOneLine) {

@@ -1,6 +1,7 @@
 // Reports of a real (small) experiment: HTML is well-formed XML with inline
 // SVG plots, the PDF has pages, the CSV has the documented columns and one
-// row per epoch of every run, Markdown and JSON carry the headline table.
+// row per epoch of every run, Markdown and JSON carry the headline table, and
+// the JSON reads back into the same reports.
 
 #include "app/core/report.h"
 
@@ -13,6 +14,7 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
+#include <cmath>
 
 namespace gruwb::app {
 namespace {
@@ -132,6 +134,27 @@ TEST(Report, MarkdownAndJson) {
   EXPECT_EQ(json.value("data").toObject().value("validation").toInt(), r.validation_count);
   EXPECT_FALSE(write_report(dir.path().toStdString() + "/r.docx", r, &error));
   EXPECT_NE(error.find("unknown report format"), std::string::npos) << error;
+}
+
+// A saved result re-renders the same reports (reopened GUI projects,
+// `gruwb experiment --result`): the reader takes back exactly what the
+// writer wrote.
+TEST(Report, ResultJsonReadsBackExactly) {
+  ExperimentResult r = small_result();
+  ASSERT_EQ(r.status, ExperimentStatus::kCompleted) << r.error;
+  // A diverged figure is written as null and must survive too.
+  r.runs[2].training.epochs[1].val_loss = INFINITY;
+  const std::string json = experiment_result_json(r);
+  ExperimentResult parsed;
+  std::string error;
+  ASSERT_TRUE(parse_experiment_result(json, "r.json", &parsed, &error)) << error;
+  EXPECT_EQ(experiment_result_json(parsed), json);
+  r.runs[2].training.epochs[1].val_loss = small_result().runs[2].training.epochs[1].val_loss;
+  ASSERT_TRUE(parse_experiment_result(experiment_result_json(r), "r.json", &parsed, &error))
+      << error;
+  EXPECT_EQ(report_html(parsed), report_html(r));
+  EXPECT_EQ(report_markdown(parsed), report_markdown(r));
+  EXPECT_EQ(report_csv(parsed), report_csv(r));
 }
 
 }  // namespace

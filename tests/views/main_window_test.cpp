@@ -64,6 +64,18 @@ bool summaryShows(const ModelReportView* view, const QString& text) {
   return false;
 }
 
+// The headline table of the report `training` exports for its selected
+// experiment (or why there is none).
+QString exportedHeadline(const gruwb::gui::TrainingWorkspace* training, const QString& path) {
+  QString error;
+  if (!training->exportReport(path, &error)) return "export failed: " + error;
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return QString();
+  const QString html = QString::fromUtf8(file.readAll());
+  const qsizetype start = html.indexOf("<h2>Results on the test split</h2>");
+  return start < 0 ? QString() : html.mid(start, html.indexOf("</table>", start) - start);
+}
+
 bool writeFile(const QString& path, const QByteArray& bytes) {
   QFile file(path);
   return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
@@ -346,7 +358,8 @@ class MainWindowTest : public QObject {
   }
 
   // The training section of a project: the staging form, the experiments
-  // (settings and state) and their comparison rows come back on reopen.
+  // (settings, state and results) and their comparison rows come back on
+  // reopen, and the selected experiment's report exports as before.
   void experimentsTravelInTheProjectFile() {
     const QString project = temp_.filePath("experiments.gruwb");
     const QString model = QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite";
@@ -354,6 +367,7 @@ class MainWindowTest : public QObject {
         QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotionsAcc60_TRAIN.ts";
     QVector<gruwb::views::StageResult> rows;
     gruwb::views::ExperimentSettings ran;
+    QStringList headlines;  // of each experiment's exported report
     {
       MainWindow window;
       QVERIFY(window.openModel(model));
@@ -372,6 +386,16 @@ class MainWindowTest : public QObject {
       QVERIFY2(training->lastError().isEmpty(), qPrintable(training->lastError()));
       rows = training->comparisonTable()->stageResults();
       QCOMPARE(rows.size(), 2);
+      gruwb::views::ExperimentSettings init_only = ran;
+      init_only.name = "init only";
+      init_only.stages = {"init"};
+      training->startExperiment(init_only);
+      QVERIFY(training->waitForIdle(90000));
+      QVERIFY2(training->lastError().isEmpty(), qPrintable(training->lastError()));
+      for (const int id : training->panel()->experimentIds()) {
+        training->panel()->selectExperiment(id);
+        headlines << exportedHeadline(training, temp_.filePath("before.html"));
+      }
       // The form holds the next experiment's settings.
       gruwb::views::ExperimentSettings next = ran;
       next.name = "next";
@@ -388,12 +412,20 @@ class MainWindowTest : public QObject {
     QCOMPARE(staged.learning_rate, 0.02);
     QCOMPARE(staged.stages, QStringList({"all", "names:dense_0/bias"}));
     QCOMPARE(window.graphView()->checkedWeights(), QStringList({"dense_0/bias"}));
-    QCOMPARE(training->panel()->experimentCount(), 1);
+    QCOMPARE(training->panel()->experimentCount(), 2);
     const int id = training->panel()->experimentIds().first();
     QCOMPARE(training->panel()->experimentStatus(id),
              gruwb::views::ExperimentPanel::Status::kFinished);
+    QStringList reopened;
+    for (const int experiment : training->panel()->experimentIds()) {
+      training->panel()->selectExperiment(experiment);
+      reopened << exportedHeadline(training, temp_.filePath("after.html"));
+    }
+    QCOMPARE(reopened, headlines);
+    QVERIFY(headlines[0].contains("<td>fc</td>"));
+    QVERIFY(!headlines[1].contains("<td>fc</td>"));
     const auto& restored = training->comparisonTable()->stageResults();
-    QCOMPARE(restored.size(), rows.size());
+    QCOMPARE(restored.size(), rows.size() + 1);
     for (int i = 0; i < rows.size(); ++i) {
       QCOMPARE(restored[i].experiment, rows[i].experiment);
       QCOMPARE(restored[i].stage, rows[i].stage);
@@ -404,6 +436,28 @@ class MainWindowTest : public QObject {
       QCOMPARE(restored[i].confusion, rows[i].confusion);
       QCOMPARE(restored[i].class_names, rows[i].class_names);
     }
+  }
+
+  // A project saved before results travelled opens with its experiments,
+  // which then cannot export (the usual message), rather than failing.
+  void projectWithoutResultsOpens() {
+    gruwb::views::ExperimentSettings settings;
+    settings.name = "yesterday";
+    settings.stages = {"init", "fc"};
+    QJsonObject experiment = gruwb::views::settings_to_json(settings);
+    experiment["status"] = "finished";
+    gruwb::gui::ProjectFile file;
+    file.sections["training"] = QJsonObject{{"experiments", QJsonArray{experiment}}};
+    const QString old = temp_.filePath("old.gruwb");
+    QString error;
+    QVERIFY2(gruwb::gui::write_project_file(old, file, &error), qPrintable(error));
+    MainWindow window;
+    QVERIFY(window.openProject(old));
+    gruwb::gui::TrainingWorkspace* training = window.trainingWorkspace();
+    QCOMPARE(training->panel()->experimentCount(), 1);
+    QVERIFY(training->lastError().isEmpty());
+    QVERIFY(!training->exportReport(temp_.filePath("old.html"), &error));
+    QVERIFY2(error.contains("no experiment has finished"), qPrintable(error));
   }
 
   // Ticking two weight badges on the graph makes the panel's custom stage;
