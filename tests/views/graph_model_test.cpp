@@ -11,6 +11,7 @@
 #include "engine/tools/analyzer.h"
 #include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
+#include "tests/views/loaded_model.h"
 #include "views/graph_layout.h"
 
 using gruwb::tools::AnalyzerReport;
@@ -20,15 +21,6 @@ using gruwb::views::GraphNode;
 using gruwb::views::LayoutSize;
 
 namespace {
-
-AnalyzerReport analyzeFile(const QString& path) {
-  gruwb::tools::LoadedModel loaded;
-  std::string error;
-  if (!gruwb::tools::load_model_file(path.toStdString(), &loaded, &error)) {
-    qFatal("cannot load %s: %s", qPrintable(path), error.c_str());
-  }
-  return gruwb::tools::analyze_model(loaded.model, loaded.path);
-}
 
 QString shared(const char* name) { return QString(GRUWB_SHARED_DIR) + "/data/models/" + name; }
 QString sample(const char* name) {
@@ -100,7 +92,8 @@ class GraphModelTest : public QObject {
 
  private slots:
   void helloWorldIsAChainOfThreeDenseLayers() {
-    const AnalyzerReport report = analyzeFile(shared("tflite/tflm_hello_world_float.tflite"));
+    const AnalyzerReport report =
+        gruwb::test::analyze_file(shared("tflite/tflm_hello_world_float.tflite"));
     const GraphModel graph = gruwb::views::build_graph(report, 0);
     // input -> FC -> FC -> FC -> output
     QCOMPARE(static_cast<int>(graph.nodes.size()), 5);
@@ -122,7 +115,7 @@ class GraphModelTest : public QObject {
   }
 
   void whileModelsLinkTheirBodies() {
-    const AnalyzerReport report = analyzeFile(sample("gesture_gru_while.tflite"));
+    const AnalyzerReport report = gruwb::test::analyze_file(sample("gesture_gru_while.tflite"));
     QCOMPARE(static_cast<int>(report.subgraphs.size()), 3);
     const GraphModel main = gruwb::views::build_graph(report, 0);
     int whiles = 0;
@@ -147,7 +140,8 @@ class GraphModelTest : public QObject {
   }
 
   void findMatchesOpNamesIndicesAndTensorNames() {
-    const AnalyzerReport report = analyzeFile(shared("tflite/tflm_hello_world_float.tflite"));
+    const AnalyzerReport report =
+        gruwb::test::analyze_file(shared("tflite/tflm_hello_world_float.tflite"));
     const GraphModel graph = gruwb::views::build_graph(report, 0);
     const auto& sub = report.subgraphs[0];
     QCOMPARE(gruwb::views::find_nodes(graph, sub, "fully_conn").size(), size_t{3});

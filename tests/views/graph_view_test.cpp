@@ -14,22 +14,13 @@
 #include <QtTest>
 
 #include "engine/tools/analyzer.h"
-#include "engine/tools/model_file.h"
+#include "tests/views/loaded_model.h"
 
 using gruwb::tools::AnalyzerReport;
 using gruwb::views::GraphNode;
 using gruwb::views::GraphView;
 
 namespace {
-
-AnalyzerReport analyzeFile(const QString& path) {
-  gruwb::tools::LoadedModel loaded;
-  std::string error;
-  if (!gruwb::tools::load_model_file(path.toStdString(), &loaded, &error)) {
-    qFatal("cannot load %s: %s", qPrintable(path), error.c_str());
-  }
-  return gruwb::tools::analyze_model(loaded.model, loaded.path);
-}
 
 QString sample(const char* name) {
   return QString(GRUWB_SOURCE_DIR) + "/resources/samples/" + name;
@@ -66,7 +57,7 @@ class GraphViewTest : public QObject {
     QFETCH(int, nodes);
     QFETCH(int, edges);
     GraphView view;
-    view.setReport(analyzeFile(path));
+    view.setReport(gruwb::test::analyze_file(path));
     QCOMPARE(view.nodeCount(), nodes);
     QCOMPARE(static_cast<int>(view.graph().edges.size()), edges);
     int node_items = 0;
@@ -78,7 +69,7 @@ class GraphViewTest : public QObject {
   }
 
   void doubleClickOnWhileOpensItsBodyAndTheBreadcrumbLeadsBack() {
-    const AnalyzerReport report = analyzeFile(sample("gesture_gru_while.tflite"));
+    const AnalyzerReport report = gruwb::test::analyze_file(sample("gesture_gru_while.tflite"));
     GraphView view;
     view.resize(900, 700);
     view.show();
@@ -116,7 +107,7 @@ class GraphViewTest : public QObject {
   void findSelectsAndCyclesThroughMatches() {
     GraphView view;
     view.resize(600, 400);
-    view.setReport(analyzeFile(shared("tflite/tflm_hello_world_float.tflite")));
+    view.setReport(gruwb::test::analyze_file(shared("tflite/tflm_hello_world_float.tflite")));
     QCOMPARE(view.find("fully"), 3);
     const int first = view.selectedNode();
     QCOMPARE(view.graph().nodes[first].op, 0);
@@ -130,7 +121,8 @@ class GraphViewTest : public QObject {
   }
 
   void selectingNodesAndEdgesNamesTensorsAndOps() {
-    const AnalyzerReport report = analyzeFile(shared("tflite/tflm_hello_world_float.tflite"));
+    const AnalyzerReport report =
+        gruwb::test::analyze_file(shared("tflite/tflm_hello_world_float.tflite"));
     GraphView view;
     view.setReport(report);
     QSignalSpy tensors(&view, &GraphView::tensorSelected);
@@ -148,7 +140,7 @@ class GraphViewTest : public QObject {
   // a click on it ticks the weight by name, a click on its label still shows
   // the tensor. Shape constants and activations are not tickable.
   void weightBadgesAreCheckable() {
-    const AnalyzerReport report = analyzeFile(sample("gesture_gru_fused.tflite"));
+    const AnalyzerReport report = gruwb::test::analyze_file(sample("gesture_gru_fused.tflite"));
     GraphView view;
     view.resize(900, 700);
     view.show();
@@ -192,14 +184,14 @@ class GraphViewTest : public QObject {
     QCOMPARE(view.checkedWeights(), QStringList({"dense_0/bias"}));
     QVERIFY(!view.setWeightChecked(4, true));
     // Another model: the names of the old one mean nothing there.
-    view.setReport(analyzeFile(shared("tflite/tflm_hello_world_float.tflite")));
+    view.setReport(gruwb::test::analyze_file(shared("tflite/tflm_hello_world_float.tflite")));
     QVERIFY(view.checkedWeights().isEmpty());
   }
 
   void exportsValidPngAndSvg() {
     QVERIFY(temp_.isValid());
     GraphView view;
-    view.setReport(analyzeFile(sample("gesture_gru_while.tflite")));
+    view.setReport(gruwb::test::analyze_file(sample("gesture_gru_while.tflite")));
     view.selectNode(1);
     QString error;
     const QString png = temp_.filePath("graph.png");

@@ -27,4 +27,9 @@ inline std::unique_ptr<LoadedWithReport> load_with_report(const QString& path) {
   return loaded;
 }
 
+// The analyzer report alone (it holds copies, nothing points into the file).
+inline tools::AnalyzerReport analyze_file(const QString& path) {
+  return load_with_report(path)->report;
+}
+
 }  // namespace gruwb::test

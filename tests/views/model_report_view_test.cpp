@@ -9,7 +9,7 @@
 #include <QtTest>
 
 #include "engine/tools/analyzer.h"
-#include "engine/tools/model_file.h"
+#include "tests/views/loaded_model.h"
 
 using gruwb::tools::AnalyzerReport;
 using gruwb::views::ModelReportView;
@@ -21,15 +21,7 @@ QString modelPath(const char* name) {
   return QString(GRUWB_SHARED_DIR) + "/data/models/tflite/" + name;
 }
 
-AnalyzerReport analyze(const char* name) {
-  gruwb::tools::LoadedModel loaded;
-  std::string error;
-  const std::string path = modelPath(name).toStdString();
-  if (!gruwb::tools::load_model_file(path, &loaded, &error)) {
-    qFatal("cannot load %s: %s", path.c_str(), error.c_str());
-  }
-  return gruwb::tools::analyze_model(loaded.model, path);
-}
+AnalyzerReport analyze(const char* name) { return gruwb::test::analyze_file(modelPath(name)); }
 
 RowKind kindOf(const QTreeWidgetItem* item) {
   return static_cast<RowKind>(item->data(0, ModelReportView::kKindRole).toInt());
