@@ -70,6 +70,7 @@ const Command* find_command(const std::string& name);
 
 extern const Command kInspectCommand;
 extern const Command kRunCommand;
+extern const Command kBenchCommand;
 extern const Command kBuildCommand;
 extern const Command kBoardCommand;
 extern const Command kBoardSimCommand;

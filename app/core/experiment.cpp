@@ -14,6 +14,8 @@
 #include <map>
 #include <type_traits>
 
+#include "app/core/bench.h"
+#include "app/core/inspect.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
@@ -121,24 +123,16 @@ TrainingData training_data(const PreparedSplit& split, const PreparedData& data,
   return out;
 }
 
-// Mean inference time of the model over up to 200 test samples.
-bool measure_latency(const std::vector<uint8_t>& bytes, const TrainingData& test, double* us,
-                     uint64_t* arena, std::string* error) {
+// Median per-sequence inference time of the model (app/core/bench.h), with
+// a short budget: the comparison table wants an order of magnitude, not a benchmark.
+bool measure_latency(const std::vector<uint8_t>& bytes, double* us, uint64_t* arena,
+                     std::string* error) {
   tools::LoadedModel loaded;
   if (!tools::load_model_bytes(bytes, "built model", &loaded, error)) return false;
-  tools::ModelRunner runner;
-  if (!runner.prepare(loaded.model, error)) return false;
-  *arena = runner.arena_bytes();
-  Tensor* input = runner.interpreter().input(0);
-  const int64_t n = std::min<int64_t>(test.count(), 200);
-  const int64_t per = test.sample_elements();
-  if (n == 0 || static_cast<int64_t>(input->bytes) != per * 4) return true;
-  const auto start = Clock::now();
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(input->data, test.inputs.data() + i * per, input->bytes);
-    if (!runner.invoke(error)) return false;
-  }
-  *us = seconds_since(start) * 1e6 / static_cast<double>(n);
+  InferenceBench bench;
+  if (bench_inference(loaded.model, 3, 0.01, &bench, error) != kExitOk) return false;
+  *us = bench.microseconds.median;
+  *arena = bench.arena_bytes;
   return true;
 }
 
@@ -493,7 +487,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         if (layout == tools::RnnLayout::kFused) {
           summary.fused_bytes = figures.model_bytes;
           summary.parameters = tools::trainable_parameters(cell_spec);
-          if (!measure_latency(bytes, test, &summary.latency_us, &summary.arena_bytes, &error)) {
+          if (!measure_latency(bytes, &summary.latency_us, &summary.arena_bytes, &error)) {
             return fail("latency of the " + cell + " model: " + error);
           }
         } else {
@@ -590,17 +584,6 @@ void write_classes(tools::JsonWriter& json, const ClassMetrics& m) {
   json.end_object();
 }
 
-void write_memory(tools::JsonWriter& json, const TrainingMemory& m) {
-  json.begin_object();
-  json.key("total").value(static_cast<uint64_t>(m.total));
-  json.key("weights").value(static_cast<uint64_t>(m.weight_bytes));
-  json.key("gradients").value(static_cast<uint64_t>(m.gradient_bytes));
-  json.key("optimizer").value(static_cast<uint64_t>(m.optimizer_bytes));
-  json.key("activations").value(static_cast<uint64_t>(m.activation_bytes));
-  json.key("other").value(static_cast<uint64_t>(m.other_bytes));
-  json.end_object();
-}
-
 void write_figure(tools::JsonWriter& json, const char* key, const Figure& f) {
   json.key(key).begin_object();
   json.key("mean").value(f.mean);
@@ -669,7 +652,7 @@ std::string experiment_result_json(const ExperimentResult& r) {
     }
     json.key("trainable_parameters").value(s.trainable_parameters);
     json.key("training_memory");
-    write_memory(json, s.memory);
+    write_training_memory(json, s.memory);
     json.key("epochs_run").value(s.epochs_run);
     json.end_object();
   }
@@ -705,7 +688,7 @@ std::string experiment_result_json(const ExperimentResult& r) {
     json.key("trainable_parameters").value(run.training.trainable_parameters);
     json.key("best_epoch").value(run.training.best_epoch);
     json.key("training_memory");
-    write_memory(json, run.training.memory);
+    write_training_memory(json, run.training.memory);
     json.key("epochs").begin_array();
     for (const EpochMetrics& e : run.training.epochs) write_epoch(json, e);
     json.end_array();

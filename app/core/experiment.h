@@ -103,7 +103,7 @@ struct CellSummary {
   uint64_t fused_bytes = 0, while_bytes = 0;
   uint64_t parameters = 0;
   uint64_t arena_bytes = 0;  // fused inference arena
-  double latency_us = 0.0;   // fused, one inference, mean over the test split
+  double latency_us = 0.0;   // fused, one inference: median of bench_inference (bench.h)
 };
 
 enum class ExperimentStatus { kNotRun, kCompleted, kCancelled, kFailed };

@@ -345,6 +345,17 @@ void write_gradient_stats(tools::JsonWriter& json,
   json.end_array();
 }
 
+void write_training_memory(tools::JsonWriter& json, const TrainingMemory& m) {
+  json.begin_object();
+  json.key("total").value(static_cast<uint64_t>(m.total));
+  json.key("weights").value(static_cast<uint64_t>(m.weight_bytes));
+  json.key("gradients").value(static_cast<uint64_t>(m.gradient_bytes));
+  json.key("optimizer").value(static_cast<uint64_t>(m.optimizer_bytes));
+  json.key("activations").value(static_cast<uint64_t>(m.activation_bytes));
+  json.key("other").value(static_cast<uint64_t>(m.other_bytes));
+  json.end_object();
+}
+
 const char* training_outcome_name(TrainingOutcome outcome) {
   switch (outcome) {
     case TrainingOutcome::kNotRun: return "not run";

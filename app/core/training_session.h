@@ -136,6 +136,9 @@ ClassMetrics class_metrics(const std::vector<std::vector<int64_t>>& confusion);
 // one JSON form of an epoch's gradient figures (train metrics, experiments).
 void write_gradient_stats(tools::JsonWriter& json,
                           const std::vector<EpochGradientStats>& gradients);
+// {total, weights, gradients, optimizer, activations, other}: the one JSON
+// form of a TrainingMemory (experiments, `gruwb bench`).
+void write_training_memory(tools::JsonWriter& json, const TrainingMemory& memory);
 
 struct EpochMetrics {
   int epoch = 0;                // 0 = before training (evaluate_initial)

@@ -1,0 +1,291 @@
+#include "app/core/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "app/core/inspect.h"
+#include "app/core/training_session.h"
+#include "engine/tools/json_writer.h"
+#include "engine/tools/model_file.h"
+#include "engine/tools/model_runner.h"
+
+namespace gruwb::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kInputSeed = 7;    // the same inputs on every run and machine
+constexpr int kTrainingSamples = 16;  // random samples cycled through while training
+constexpr float kLearningRate = 1e-3f;
+
+double seconds_of(const std::function<bool()>& call, int64_t calls, bool* ok) {
+  const auto start = Clock::now();
+  for (int64_t i = 0; i < calls && *ok; ++i) *ok = call();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Fills a float tensor with uniform [-1, 1] values, anything else with zeros.
+void fill_random(Tensor* tensor, std::mt19937* rng) {
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  if (tensor->type != TensorType::FLOAT32) {
+    std::memset(tensor->data, 0, tensor->bytes);
+    return;
+  }
+  for (int64_t i = 0; i < tensor->elements(); ++i) tensor->f32()[i] = uniform(*rng);
+}
+
+int count_ops(const Model& model) {
+  int ops = 0;
+  for (int s = 0; s < model.subgraph_count(); ++s) ops += model.subgraph(s).operator_count;
+  return ops;
+}
+
+std::string fixed(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+// Characters, not bytes: "µs" is one column wide.
+size_t text_width(const std::string& text) {
+  size_t width = 0;
+  for (char c : text) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return width;
+}
+
+// Right-aligned in `width` characters.
+std::string column(const std::string& text, size_t width) {
+  const size_t used = text_width(text);
+  return used >= width ? text : std::string(width - used, ' ') + text;
+}
+
+std::string spread_row(const char* label, const Spread& spread, int digits,
+                       const std::string& note) {
+  std::string row = label;
+  row += std::string(24 - std::min<size_t>(24, text_width(row)), ' ');
+  for (double v : {spread.median, spread.min, spread.max}) row += column(fixed(v, digits), 11);
+  return row + "   " + note + "\n";
+}
+
+void write_spread(tools::JsonWriter& json, const Spread& spread, const char* unit) {
+  json.key(std::string("median_") + unit).value(spread.median);
+  json.key(std::string("min_") + unit).value(spread.min);
+  json.key(std::string("max_") + unit).value(spread.max);
+}
+
+}  // namespace
+
+Spread spread_of(std::vector<double> values) {
+  Spread spread;
+  if (values.empty()) return spread;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  spread.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  spread.min = values.front();
+  spread.max = values.back();
+  return spread;
+}
+
+bool time_calls(const std::function<bool()>& call, int repetitions, double min_seconds,
+                Timing* out) {
+  *out = Timing();
+  bool ok = true;
+  // One untimed call first: a cold first call (page faults, caches) would
+  // end the calibration at once with a count far too small.
+  seconds_of(call, 1, &ok);
+  // Warm-up and calibration in one: the last doubling gives the call time.
+  int64_t calls = 1;
+  double elapsed = ok ? seconds_of(call, calls, &ok) : 0.0;
+  while (ok && elapsed < min_seconds / 10 && calls < (int64_t{1} << 32)) {
+    calls *= 2;
+    elapsed = seconds_of(call, calls, &ok);
+  }
+  if (!ok) return false;
+  const double per_call = elapsed / static_cast<double>(calls);
+  out->calls_per_repetition =
+      per_call > 0 ? std::max<int64_t>(1, static_cast<int64_t>(std::ceil(min_seconds / per_call)))
+                   : calls;
+  for (int r = 0; r < repetitions; ++r) {
+    const double seconds = seconds_of(call, out->calls_per_repetition, &ok);
+    if (!ok) return false;
+    out->seconds_per_call.push_back(seconds / static_cast<double>(out->calls_per_repetition));
+  }
+  return true;
+}
+
+int bench_inference(const Model& model, int repetitions, double min_seconds, InferenceBench* out,
+                    std::string* error) {
+  tools::ModelRunner runner;
+  if (!runner.prepare(model, error)) return kExitBadInput;
+  *out = InferenceBench();
+  out->arena_bytes = runner.arena_bytes();
+  Interpreter& interpreter = runner.interpreter();
+  std::mt19937 rng(kInputSeed);
+  for (int i = 0; i < runner.input_count(); ++i) fill_random(interpreter.input(i), &rng);
+  const auto invoke = [&]() {
+    interpreter.reset_variables();  // independent windows, as a classifier runs
+    return runner.invoke(error);
+  };
+  Timing timing;
+  if (!time_calls(invoke, repetitions, min_seconds, &timing)) return kExitFailure;
+  for (double& seconds : timing.seconds_per_call) seconds *= 1e6;
+  out->microseconds = spread_of(timing.seconds_per_call);
+  out->invokes_per_repetition = timing.calls_per_repetition;
+  return kExitOk;
+}
+
+int bench_training(const tools::LoadedModel& loaded, const std::string& scope, int batch_size,
+                   int repetitions, double min_seconds, TrainingBench* out, std::string* error) {
+  TrainingRunSpec spec;
+  spec.model_bytes = loaded.bytes;
+  spec.model_label = loaded.path;
+  spec.config.optimizer = Optimizer::kAdam;
+  spec.config.learning_rate = kLearningRate;
+  spec.config.batch_size = batch_size;
+  if (!set_trainable_scope(scope, &spec, error)) return kExitBadInput;
+
+  // Random samples shaped like the model's input without its batch
+  // dimension, labelled round-robin over the output's classes.
+  const SubgraphView main = loaded.model.main_subgraph();
+  if (main.inputs.size < 1 || main.outputs.size < 1) {
+    *error = loaded.path + ": training needs a model with an input and an output";
+    return kExitBadInput;
+  }
+  const TensorView input = main.tensor(main.inputs[0]);
+  const TensorView output = main.tensor(main.outputs[0]);
+  TrainingData data;
+  data.inputs_label = data.labels_label = loaded.path + " (random samples)";
+  for (size_t d = input.shape.size && input.shape[0] == 1 ? 1 : 0; d < input.shape.size; ++d) {
+    data.sample_shape.push_back(input.shape[d]);
+  }
+  const int classes = output.shape.size ? std::max(1, output.shape[output.shape.size - 1]) : 1;
+  std::mt19937 rng(kInputSeed);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  data.inputs.resize(static_cast<size_t>(kTrainingSamples * data.sample_elements()));
+  for (float& v : data.inputs) v = uniform(rng);
+  for (int i = 0; i < kTrainingSamples; ++i) data.labels.push_back(i % classes);
+
+  TrainingSession session;
+  if (!session.prepare(spec, data, nullptr, error)) return kExitBadInput;
+  Trainer& trainer = session.trainer();
+  *out = TrainingBench();
+  out->scope = scope;
+  out->batch_size = batch_size;
+  out->trainable_parameters = session.result().trainable_parameters;
+  out->memory = session.memory();
+
+  const int64_t per_sample = data.sample_elements();
+  int64_t next = 0;
+  const auto train_batch = [&]() {
+    for (int b = 0; b < batch_size; ++b, next = (next + 1) % kTrainingSamples) {
+      std::memcpy(trainer.input(0)->data, data.inputs.data() + next * per_sample,
+                  static_cast<size_t>(per_sample) * sizeof(float));
+      std::fill(trainer.label(), trainer.label() + trainer.label_count(), 0.f);
+      trainer.label()[data.labels[static_cast<size_t>(next)]] = 1.f;  // one row of `classes`
+      const Status step = trainer.train_sample(nullptr);
+      if (!step.ok()) {
+        *error = loaded.path + ": training: " + step.message();
+        return false;
+      }
+    }
+    return true;
+  };
+  Timing timing;
+  if (!time_calls(train_batch, repetitions, min_seconds, &timing)) return kExitFailure;
+  for (double& seconds : timing.seconds_per_call) seconds = batch_size / seconds;
+  out->samples_per_second = spread_of(timing.seconds_per_call);
+  out->samples_per_repetition = timing.calls_per_repetition * batch_size;
+  return kExitOk;
+}
+
+int bench_model(const BenchRequest& request, BenchResult* out, std::string* error) {
+  *out = BenchResult();
+  out->model_path = request.model_path;
+  out->repetitions = request.repetitions;
+  out->min_seconds = request.min_seconds;
+  TrainingRunSpec scope_check;  // a bad scope is an option error: before any timing
+  if (!request.train_scope.empty() &&
+      !set_trainable_scope(request.train_scope, &scope_check, error)) {
+    return kExitBadInput;
+  }
+  tools::LoadedModel loaded;
+  if (!tools::load_model_file(request.model_path, &loaded, error)) return kExitBadInput;
+  out->model_bytes = loaded.bytes.size();
+  out->op_count = count_ops(loaded.model);
+  std::string problem;
+  int code = bench_inference(loaded.model, request.repetitions, request.min_seconds,
+                             &out->inference, &problem);
+  if (code != kExitOk) {
+    *error = request.model_path + ": " + problem;
+    return code;
+  }
+  if (request.train_scope.empty()) return kExitOk;
+  code = bench_training(loaded, request.train_scope, request.batch_size, request.repetitions,
+                        request.min_seconds, &out->training, error);
+  out->trained = code == kExitOk;
+  return code;
+}
+
+std::string bench_report(const BenchResult& r, bool json) {
+  const TrainingMemory& m = r.training.memory;
+  if (json) {
+    tools::JsonWriter w;
+    w.begin_object();
+    w.key("model").value(r.model_path);
+    w.key("model_bytes").value(r.model_bytes);
+    w.key("op_count").value(r.op_count);
+    w.key("repetitions").value(r.repetitions);
+    w.key("min_time_s").value(r.min_seconds);
+    w.key("arena_bytes").value(r.inference.arena_bytes);
+    w.key("inference").begin_object();
+    write_spread(w, r.inference.microseconds, "us");
+    w.key("invokes_per_repetition").value(r.inference.invokes_per_repetition);
+    w.end_object();
+    if (r.trained) {
+      w.key("training").begin_object();
+      w.key("scope").value(r.training.scope);
+      w.key("batch").value(r.training.batch_size);
+      w.key("optimizer").value("adam");
+      w.key("learning_rate").value(kLearningRate);
+      w.key("trainable_parameters").value(r.training.trainable_parameters);
+      write_spread(w, r.training.samples_per_second, "samples_per_s");
+      w.key("samples_per_repetition").value(r.training.samples_per_repetition);
+      w.key("memory");
+      write_training_memory(w, m);
+      w.end_object();
+    }
+    w.end_object();
+    return w.take() + "\n";
+  }
+  std::string text = "Model    " + r.model_path + ": " + std::to_string(r.model_bytes) +
+                     " bytes, " + std::to_string(r.op_count) + " ops\n";
+  text += "Arena    " + std::to_string(r.inference.arena_bytes) + " bytes (inference, planned)\n\n";
+  text +=
+      std::string(24, ' ') + column("median", 11) + column("min", 11) + column("max", 11) + "\n";
+  text += spread_row("inference µs/sequence", r.inference.microseconds, 2,
+                     std::to_string(r.repetitions) + " x " +
+                         std::to_string(r.inference.invokes_per_repetition) + " invokes");
+  if (!r.trained) return text;
+  text += spread_row("training samples/s", r.training.samples_per_second, 0,
+                     std::to_string(r.repetitions) + " x " +
+                         std::to_string(r.training.samples_per_repetition) + " samples");
+  text += "\nTraining: scope " + r.training.scope + ", batch " +
+          std::to_string(r.training.batch_size) + ", Adam lr 0.001, " +
+          std::to_string(r.training.trainable_parameters) + " trainable parameters\n";
+  const std::pair<const char*, size_t> rows[] = {
+      {"weights", m.weight_bytes},      {"gradients", m.gradient_bytes},
+      {"optimizer", m.optimizer_bytes}, {"activations", m.activation_bytes},
+      {"other", m.other_bytes},         {"total", m.total}};
+  for (const auto& row : rows) {
+    std::string line = std::string("  ") + row.first;
+    line.resize(14, ' ');
+    text += line + column(std::to_string(row.second), 10) + " bytes\n";
+  }
+  return text;
+}
+
+}  // namespace gruwb::app

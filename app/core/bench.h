@@ -1,0 +1,100 @@
+#pragma once
+// `bench`: how fast a model infers (and, optionally, trains) on this host,
+// timed through the engine itself. `gruwb bench`, the experiment runner's
+// cell comparison and the GUI use these functions; none of them has its own
+// timing loop.
+//
+//   BenchRequest request;
+//   request.model_path = "gesture_gru_fused.tflite";
+//   request.train_scope = "all";
+//   BenchResult result;
+//   if (bench_model(request, &result, &error) == kExitOk) text = bench_report(result, false);
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/model/model.h"
+#include "engine/tools/model_file.h"
+#include "engine/train/trainer.h"
+
+namespace gruwb::app {
+
+// Median, min and max over the repetitions of a timing.
+struct Spread {
+  double median = 0.0, min = 0.0, max = 0.0;
+};
+Spread spread_of(std::vector<double> values);  // {} when empty
+
+// How long one `call` takes: an untimed first call, a warm-up that doubles
+// the call count until it lasts a tenth of `min_seconds` and so sets how many
+// calls make one repetition (calibrated once), then `repetitions` timed runs
+// of that many. Gets seconds per call of each repetition; false as soon as
+// `call` fails.
+struct Timing {
+  std::vector<double> seconds_per_call;  // one per repetition
+  int64_t calls_per_repetition = 0;
+};
+bool time_calls(const std::function<bool()>& call, int repetitions, double min_seconds,
+                Timing* out);
+
+// Per-sequence inference time in an arena of exactly the planned size, on
+// deterministic pseudo-random inputs (float uniform in [-1, 1] from a fixed
+// seed, int32 zero), variables reset before every invoke (independent
+// windows, as a classifier runs).
+struct InferenceBench {
+  uint64_t arena_bytes = 0;
+  Spread microseconds;  // per sequence
+  int64_t invokes_per_repetition = 0;
+};
+// Returns kExitOk, kExitBadInput (the model cannot be prepared) or
+// kExitFailure (the engine failed while running); `error` names the problem.
+int bench_inference(const Model& model, int repetitions, double min_seconds, InferenceBench* out,
+                    std::string* error);
+
+// Training throughput with Adam (lr 1e-3) on random inputs and one-hot
+// labels; a batch accumulates `batch_size` samples before one update. The
+// trainer is prepared by TrainingSession (exact arena, its checks and messages).
+struct TrainingBench {
+  std::string scope;  // as given: "fc", "all", "last:N" or weight names
+  int batch_size = 1;
+  int64_t trainable_parameters = 0;
+  TrainingMemory memory;
+  Spread samples_per_second;
+  int64_t samples_per_repetition = 0;
+};
+// Exit codes as bench_inference (a model that cannot train: kExitBadInput).
+// Errors name the model by loaded.path.
+int bench_training(const tools::LoadedModel& loaded, const std::string& scope, int batch_size,
+                   int repetitions, double min_seconds, TrainingBench* out, std::string* error);
+
+struct BenchRequest {
+  std::string model_path;
+  int repetitions = 5;
+  double min_seconds = 0.1;  // per repetition
+  std::string train_scope;   // "" = inference only
+  int batch_size = 1;
+};
+
+struct BenchResult {
+  std::string model_path;
+  uint64_t model_bytes = 0;
+  int op_count = 0;  // over every subgraph (WHILE bodies count once)
+  int repetitions = 0;
+  double min_seconds = 0.0;
+  InferenceBench inference;
+  bool trained = false;  // `training` is valid
+  TrainingBench training;
+};
+
+// Returns kExitOk, or kExitBadInput with `error` one line naming the model
+// and the problem (unreadable/corrupt file, unsupported or full-integer
+// model, a model that cannot train in that scope), or kExitFailure when the
+// engine fails while running.
+int bench_model(const BenchRequest& request, BenchResult* out, std::string* error);
+
+// The aligned text table, or the JSON object (fields in `gruwb bench --help`).
+std::string bench_report(const BenchResult& result, bool json);
+
+}  // namespace gruwb::app

@@ -1,0 +1,165 @@
+// `gruwb bench` as a user runs it on the bundled gesture models: every figure
+// present and consistent (speed itself is never asserted: it depends on the
+// machine), the arena the same as `gruwb run --arena`, training memory that
+// follows the scope, and one-line errors for bad files and options.
+
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+
+#include "tests/app/cli_test_util.h"
+
+namespace {
+
+using gruwb::test::CliResult;
+using gruwb::test::expect_one_error_line;
+using gruwb::test::model;
+using gruwb::test::parse_json;
+using gruwb::test::run_gruwb;
+
+QString sample(const char* file) {
+  return QString(GRUWB_SOURCE_DIR) + "/resources/samples/" + QString::fromUtf8(file);
+}
+
+// Short and few repetitions: the tests check the figures, not the speed.
+CliResult bench(const QString& path, QStringList extra = {}) {
+  QStringList args = {"bench", path, "--repetitions", "2", "--min-time", "0.002"};
+  args += extra;
+  return run_gruwb(args);
+}
+
+void expect_ordered_positive(const QJsonObject& object, const QString& unit) {
+  const double median = object["median_" + unit].toDouble();
+  const double min = object["min_" + unit].toDouble();
+  const double max = object["max_" + unit].toDouble();
+  EXPECT_GT(min, 0.0) << unit.toStdString();
+  EXPECT_LE(min, median) << unit.toStdString();
+  EXPECT_LE(median, max) << unit.toStdString();
+}
+
+TEST(GruwbBenchTest, ArenaIsTheOneGruwbRunPlans) {
+  const QString path = sample("gesture_gru_fused.tflite");
+  const CliResult run = run_gruwb({"run", path, "--arena", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  const CliResult timed = bench(path, {"--json"});
+  ASSERT_EQ(timed.exit_code, 0) << timed.err.toStdString();
+  const qint64 arena = parse_json(timed.out)["arena_bytes"].toInteger();
+  EXPECT_GT(arena, 0);
+  EXPECT_EQ(arena, parse_json(run.out)["arena_bytes"].toInteger());
+}
+
+TEST(GruwbBenchTest, JsonHasEveryFigureWithOrderedTimes) {
+  const QString path = sample("gesture_gru_fused.tflite");
+  const CliResult run = bench(path, {"--train", "all", "--batch", "4", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_TRUE(run.err.isEmpty()) << run.err.toStdString();
+  const QJsonObject report = parse_json(run.out);
+  EXPECT_EQ(report["model"].toString(), path);
+  EXPECT_EQ(report["model_bytes"].toInteger(), QFileInfo(path).size());
+  EXPECT_GT(report["op_count"].toInt(), 0);
+  EXPECT_EQ(report["repetitions"].toInt(), 2);
+  EXPECT_DOUBLE_EQ(report["min_time_s"].toDouble(), 0.002);
+
+  const QJsonObject inference = report["inference"].toObject();
+  expect_ordered_positive(inference, "us");
+  EXPECT_GE(inference["invokes_per_repetition"].toInteger(), 1);
+
+  const QJsonObject training = report["training"].toObject();
+  EXPECT_EQ(training["scope"].toString(), "all");
+  EXPECT_EQ(training["batch"].toInt(), 4);
+  EXPECT_EQ(training["optimizer"].toString(), "adam");
+  EXPECT_FLOAT_EQ(static_cast<float>(training["learning_rate"].toDouble()), 1e-3f);
+  EXPECT_GT(training["trainable_parameters"].toInteger(), 0);
+  expect_ordered_positive(training, "samples_per_s");
+  EXPECT_EQ(training["samples_per_repetition"].toInteger() % 4, 0);  // whole batches
+  const QJsonObject memory = training["memory"].toObject();
+  qint64 parts = 0;
+  for (const char* part : {"weights", "gradients", "optimizer", "activations", "other"}) {
+    ASSERT_TRUE(memory.contains(part)) << part;
+    parts += memory[part].toInteger();
+  }
+  EXPECT_GT(memory["gradients"].toInteger(), 0);
+  EXPECT_EQ(parts, memory["total"].toInteger());
+}
+
+TEST(GruwbBenchTest, BothLayoutsOfTheBundledModelRunAndTrain) {
+  for (const char* file : {"gesture_gru_fused.tflite", "gesture_gru_while.tflite"}) {
+    const CliResult run = bench(sample(file), {"--train", "all"});
+    ASSERT_EQ(run.exit_code, 0) << file << ": " << run.err.toStdString();
+    EXPECT_TRUE(run.out.contains("inference µs/sequence")) << run.out.toStdString();
+    EXPECT_TRUE(run.out.contains("training samples/s")) << run.out.toStdString();
+    EXPECT_TRUE(run.out.contains("total")) << run.out.toStdString();
+  }
+}
+
+TEST(GruwbBenchTest, InferenceOnlyHasNoTrainingFigures) {
+  const CliResult run = bench(sample("gesture_gru_while.tflite"), {"--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_FALSE(parse_json(run.out).contains("training"));
+}
+
+TEST(GruwbBenchTest, TrainingOnlyTheDenseLayerNeedsFewerGradientBytes) {
+  const QString path = sample("gesture_gru_fused.tflite");
+  qint64 gradients[2] = {};
+  const char* scopes[2] = {"fc", "all"};
+  for (int i = 0; i < 2; ++i) {
+    const CliResult run = bench(path, {"--train", scopes[i], "--json"});
+    ASSERT_EQ(run.exit_code, 0) << scopes[i] << ": " << run.err.toStdString();
+    const QJsonObject training = parse_json(run.out)["training"].toObject();
+    gradients[i] = training["memory"].toObject()["gradients"].toInteger();
+  }
+  EXPECT_GT(gradients[0], 0);
+  EXPECT_LT(gradients[0], gradients[1]);
+}
+
+TEST(GruwbBenchTest, CorruptFileExitsTwoNamingIt) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  QFile original(sample("gesture_gru_fused.tflite"));
+  ASSERT_TRUE(original.open(QIODevice::ReadOnly));
+  const QString truncated = dir.filePath("truncated.tflite");
+  QFile out(truncated);
+  ASSERT_TRUE(out.open(QIODevice::WriteOnly));
+  out.write(original.readAll().left(1000));
+  out.close();
+  expect_one_error_line(bench(truncated), truncated, "corrupt model");
+  const QString missing = dir.filePath("no_such_model.tflite");
+  expect_one_error_line(bench(missing), missing, "No such file");
+}
+
+TEST(GruwbBenchTest, FullIntegerModelIsRefusedClearly) {
+  const QString path = model("tflm_mnist_fused_lstm_int8.tflite");
+  expect_one_error_line(bench(path), path, "full-integer quantized models are not supported yet");
+}
+
+TEST(GruwbBenchTest, UnknownOpAndUntrainableModelGiveTheEnginesMessage) {
+  const QString unknown_op = model("one_vscode_while_000.circle");
+  expect_one_error_line(bench(unknown_op), unknown_op, "no kernel for 1 op: BatchMatMulV2");
+  const QString projection = model("litert_unidirectional_sequence_lstm_24inputs.tflite");
+  expect_one_error_line(bench(projection, {"--train", "all"}), projection,
+                        "training through an LSTM with a projection");
+}
+
+TEST(GruwbBenchTest, BadOptionValuesExitTwoNamingTheOption) {
+  const QString path = sample("gesture_gru_fused.tflite");
+  const struct {
+    QStringList args;
+    const char* problem;
+  } cases[] = {
+      {{"bench", path, "--repetitions", "0"}, "--repetitions '0'"},
+      {{"bench", path, "--repetitions", "five"}, "--repetitions 'five'"},
+      {{"bench", path, "--min-time", "-1"}, "--min-time '-1'"},
+      {{"bench", path, "--train", "all", "--batch", "0"}, "--batch '0'"},
+      {{"bench", path, "--batch", "8"}, "--batch applies to training"},
+      {{"bench", path, "--train", "last:x"}, "last:N needs a whole number"},
+  };
+  for (const auto& c : cases) {
+    const CliResult run = run_gruwb(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args.join(' ').toStdString();
+    EXPECT_TRUE(run.out.isEmpty()) << run.out.toStdString();
+    EXPECT_EQ(run.err.count('\n'), 1) << run.err.toStdString();
+    EXPECT_TRUE(run.err.contains(QString::fromUtf8(c.problem))) << run.err.toStdString();
+  }
+}
+
+}  // namespace
