@@ -2,6 +2,8 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -9,12 +11,14 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QPlainTextEdit>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -24,6 +28,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "app/gui/bench_runner.h"
 #include "app/gui/board_workspace.h"
 #include "app/gui/project_file.h"
 #include "app/gui/training_workspace.h"
@@ -178,6 +183,16 @@ void MainWindow::createActions() {
   find_action_ = edit->addAction(tr("&Find…"), this, [this] { graph_view_->focusFind(); });
   find_action_->setShortcut(QKeySequence::Find);
 
+  // Tools, before View so View stays the last menu (its dock list grows).
+  QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+  bench_action_ =
+      tools->addAction(tr("&Benchmark Model on This Host"), this, &MainWindow::benchmarkModel);
+  bench_action_->setObjectName("benchmarkAction");
+  bench_action_->setShortcut(QKeySequence("Ctrl+Shift+B"));
+  bench_action_->setEnabled(false);
+  bench_ = new BenchRunner(this);
+  connect(bench_, &BenchRunner::finished, this, &MainWindow::showBenchResult);
+
   view_menu_ = menuBar()->addMenu(tr("&View"));
   QAction* fit =
       view_menu_->addAction(tr("&Fit Graph"), this, [this] { graph_view_->fitToView(); });
@@ -194,6 +209,46 @@ void MainWindow::createActions() {
                                           [this] { graph_view_->canvas()->setZoom(1.0); });
   actual->setShortcut(QKeySequence("Shift+Backspace"));
   view_menu_->addSeparator();
+}
+
+void MainWindow::benchmarkModel() {
+  if (!model_ || !bench_->start(currentPath())) return;
+  bench_action_->setEnabled(false);
+  statusBar()->showMessage(
+      tr("Benchmarking %1 on this host (inference, then training)…").arg(currentPath()));
+}
+
+void MainWindow::showBenchResult(const QString& path, const QString& report,
+                                 const QString& problem) {
+  bench_action_->setEnabled(model_ != nullptr);
+  statusBar()->clearMessage();
+  const QString name = QFileInfo(path).fileName();
+  if (report.isEmpty()) {
+    showError(tr("Benchmark of %1 failed: %2").arg(name, problem));
+    return;
+  }
+  if (!bench_dialog_) {  // one non-modal window, reused: keep it open beside the next run
+    bench_dialog_ = new QDialog(this);
+    bench_dialog_->setObjectName("benchDialog");
+    bench_text_ = new QPlainTextEdit;
+    bench_text_->setObjectName("benchText");
+    bench_text_->setReadOnly(true);
+    bench_text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(buttons, &QDialogButtonBox::rejected, bench_dialog_, &QDialog::hide);
+    auto* layout = new QVBoxLayout(bench_dialog_);
+    layout->addWidget(bench_text_);
+    layout->addWidget(buttons);
+    bench_dialog_->resize(680, 420);
+  }
+  QString text = tr("Timed with the workbench engine on this host (the same code as `gruwb bench`; "
+                    "figures depend on the machine and its load).\n\n") +
+                 report;
+  if (!problem.isEmpty()) text += "\n" + problem + "\n";
+  bench_text_->setPlainText(text);
+  bench_dialog_->setWindowTitle(tr("Benchmark: %1").arg(name));
+  bench_dialog_->show();
+  bench_dialog_->raise();
 }
 
 QDockWidget* MainWindow::addDock(QWidget* widget, const QString& title, const QString& object_name,
@@ -327,6 +382,7 @@ bool MainWindow::openModel(const QString& path) {
   hideError();
   reload_action_->setEnabled(true);
   export_action_->setEnabled(true);
+  bench_action_->setEnabled(!bench_->running());
   addRecentFile(absolute);
   updateTitle();
 

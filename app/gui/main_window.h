@@ -22,9 +22,11 @@
 #include "engine/tools/model_file.h"
 
 class QAction;
+class QDialog;
 class QDockWidget;
 class QLabel;
 class QMenu;
+class QPlainTextEdit;
 class QStackedWidget;
 
 namespace gruwb::views {
@@ -36,6 +38,7 @@ class TensorInspector;
 
 namespace gruwb::gui {
 
+class BenchRunner;
 class TrainingWorkspace;
 
 class MainWindow : public QMainWindow {
@@ -137,6 +140,8 @@ class MainWindow : public QMainWindow {
   void updateTitle();
   void selectReportRow(int subgraph, int op);
   void markRnnCells();
+  void benchmarkModel();
+  void showBenchResult(const QString& path, const QString& report, const QString& problem);
 
   std::unique_ptr<tools::LoadedModel> model_;  // the open document; null when none
   tools::AnalyzerReport report_;
@@ -159,6 +164,10 @@ class MainWindow : public QMainWindow {
   QAction* find_action_ = nullptr;
   QAction* export_action_ = nullptr;
   QAction* export_report_action_ = nullptr;
+  QAction* bench_action_ = nullptr;
+  BenchRunner* bench_ = nullptr;
+  QDialog* bench_dialog_ = nullptr;
+  QPlainTextEdit* bench_text_ = nullptr;
   TrainingWorkspace* training_ = nullptr;
 };
 

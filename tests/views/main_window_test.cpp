@@ -5,6 +5,7 @@
 
 #include <QAction>
 #include <QBuffer>
+#include <QDialog>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -16,6 +17,7 @@
 #include <QListWidget>
 #include <QMenu>
 #include <QMimeData>
+#include <QPlainTextEdit>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -458,6 +460,45 @@ class MainWindowTest : public QObject {
     QVERIFY(training->lastError().isEmpty());
     QVERIFY(!training->exportReport(temp_.filePath("old.html"), &error));
     QVERIFY2(error.contains("no experiment has finished"), qPrintable(error));
+  }
+
+  // Tools > Benchmark Model times the open model off the GUI thread and shows
+  // gruwb bench's table; a model that runs but cannot train (an LSTM with a
+  // projection has no backward kernel) still gets its inference figures and
+  // the reason.
+  void benchmarkShowsInferenceAndTraining() {
+    MainWindow window;
+    auto* action = window.findChild<QAction*>("benchmarkAction");
+    QVERIFY(action);
+    QVERIFY(!action->isEnabled());  // no model yet
+    QVERIFY(window.openModel(QString(GRUWB_SOURCE_DIR) +
+                             "/resources/samples/gesture_gru_fused.tflite"));
+    QVERIFY(action->isEnabled());
+    action->trigger();
+    QVERIFY(!action->isEnabled());  // one run at a time
+    QDialog* dialog = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (dialog = window.findChild<QDialog*>("benchDialog")) && dialog->isVisible(), 30000);
+    QVERIFY(action->isEnabled());
+    auto* text = dialog->findChild<QPlainTextEdit*>("benchText");
+    QVERIFY(text);
+    const QString fused = text->toPlainText();
+    QVERIFY2(fused.contains("Arena    10176 bytes"),
+             qPrintable(fused));  // gruwb run --arena's figure
+    QVERIFY2(fused.contains("inference µs/sequence"), qPrintable(fused));
+    QVERIFY2(fused.contains("training samples/s"), qPrintable(fused));
+    QVERIFY2(fused.contains("11944 trainable parameters"), qPrintable(fused));
+
+    dialog->hide();
+    const QString projection = modelPath("litert_unidirectional_sequence_lstm_24inputs.tflite");
+    QVERIFY(window.openModel(projection));
+    action->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->isVisible(), 30000);
+    const QString lstm = text->toPlainText();
+    QVERIFY2(lstm.contains("inference µs/sequence"), qPrintable(lstm));
+    QVERIFY2(!lstm.contains("training samples/s"), qPrintable(lstm));
+    QVERIFY2(lstm.contains("training: ") && lstm.contains("projection"), qPrintable(lstm));
+    QVERIFY(dialog->windowTitle().contains("litert_unidirectional_sequence_lstm_24inputs"));
   }
 
   // Ticking two weight badges on the graph makes the panel's custom stage;
