@@ -5,10 +5,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <random>
+#include <set>
+#include <utility>
 
 #include "app/core/inspect.h"
 #include "app/core/training_session.h"
+#include "engine/runtime/op_profiler.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
@@ -77,6 +81,92 @@ void write_spread(tools::JsonWriter& json, const Spread& spread, const char* uni
   json.key(std::string("max_") + unit).value(spread.max);
 }
 
+// Self time per op kind: an op's time minus that of the ops it ran (a
+// WHILE's cond and body), so the shares add up to the whole. Each nested op
+// also costs its parent one begin/end pair of clock reads; that cost,
+// measured once, is taken off the parent (else a WHILE would be charged for
+// the profiler itself).
+class SelfTimeProfiler : public OpProfiler {
+ public:
+  SelfTimeProfiler() {
+    constexpr int kPairs = 2000;
+    const auto start = Clock::now();
+    for (int i = 0; i < kPairs; ++i) {
+      begin_op(0, 0);
+      end_op(0, 0, "calibration");
+    }
+    pair_seconds_ = std::chrono::duration<double>(Clock::now() - start).count() / kPairs;
+    kinds_.clear();
+  }
+
+  void begin_op(int32_t, int32_t) override { open_.push_back({Clock::now(), 0.0, 0}); }
+  void end_op(int32_t subgraph, int32_t op, const char* op_name) override {
+    const double total = std::chrono::duration<double>(Clock::now() - open_.back().start).count();
+    const Open& self = open_.back();
+    const double own = std::max(0.0, total - self.nested - self.children * pair_seconds_);
+    open_.pop_back();
+    if (!open_.empty()) {
+      open_.back().nested += total;
+      ++open_.back().children;
+    }
+    Kind& kind = kinds_[op_name];
+    kind.seconds += own;
+    kind.instances.insert({subgraph, op});
+  }
+
+  // Each kind's share of all self time, and that share of `sequence_us`
+  // (the unprofiled time per sequence); largest first.
+  std::vector<OpTime> times(double sequence_us) const {
+    double all = 0.0;
+    for (const auto& entry : kinds_) all += entry.second.seconds;
+    std::vector<OpTime> out;
+    for (const auto& [name, kind] : kinds_) {
+      OpTime t;
+      t.op = name;
+      t.instances = static_cast<int>(kind.instances.size());
+      t.share = all > 0 ? kind.seconds / all : 0.0;
+      t.microseconds = t.share * sequence_us;
+      out.push_back(t);
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const OpTime& a, const OpTime& b) { return a.share > b.share; });
+    return out;
+  }
+
+ private:
+  struct Open {
+    Clock::time_point start;
+    double nested = 0.0;  // seconds of the ops this one ran
+    int children = 0;
+  };
+  struct Kind {
+    double seconds = 0.0;
+    std::set<std::pair<int32_t, int32_t>> instances;  // (subgraph, op)
+  };
+  double pair_seconds_ = 0.0;
+  std::vector<Open> open_;
+  std::map<std::string, Kind> kinds_;
+};
+
+// The op kinds with the most self time (at most 10 rows).
+std::string op_table(const std::vector<OpTime>& ops) {
+  constexpr size_t kRows = 10;
+  std::string text =
+      "\nInference by op (share of self time in one more, profiled repetition; µs = share x "
+      "median):\n";
+  text += "  op" + std::string(20, ' ') + column("ops", 5) + column("µs", 11) + column("share", 9) +
+          "\n";
+  for (size_t i = 0; i < ops.size() && i < kRows; ++i) {
+    std::string line = "  " + ops[i].op;
+    line.resize(std::max<size_t>(line.size(), 24), ' ');
+    text += line + column(std::to_string(ops[i].instances), 5) +
+            column(fixed(ops[i].microseconds, 2), 11) +
+            column(fixed(100.0 * ops[i].share, 1) + "%", 9) + "\n";
+  }
+  if (ops.size() > kRows) text += "  (+" + std::to_string(ops.size() - kRows) + " more kinds)\n";
+  return text;
+}
+
 }  // namespace
 
 Spread spread_of(std::vector<double> values) {
@@ -135,6 +225,15 @@ int bench_inference(const Model& model, int repetitions, double min_seconds, Inf
   for (double& seconds : timing.seconds_per_call) seconds *= 1e6;
   out->microseconds = spread_of(timing.seconds_per_call);
   out->invokes_per_repetition = timing.calls_per_repetition;
+  // One more repetition with the profiler (its clock reads cost time too,
+  // so it stays out of the figures above).
+  SelfTimeProfiler profiler;
+  interpreter.set_profiler(&profiler);
+  bool ok = true;
+  seconds_of(invoke, timing.calls_per_repetition, &ok);
+  interpreter.set_profiler(nullptr);
+  if (!ok) return kExitFailure;
+  out->ops = profiler.times(out->microseconds.median);
   return kExitOk;
 }
 
@@ -244,6 +343,16 @@ std::string bench_report(const BenchResult& r, bool json) {
     w.key("inference").begin_object();
     write_spread(w, r.inference.microseconds, "us");
     w.key("invokes_per_repetition").value(r.inference.invokes_per_repetition);
+    w.key("ops").begin_array();
+    for (const OpTime& t : r.inference.ops) {
+      w.begin_object();
+      w.key("op").value(t.op);
+      w.key("instances").value(t.instances);
+      w.key("self_us").value(t.microseconds);
+      w.key("share").value(t.share);
+      w.end_object();
+    }
+    w.end_array();
     w.end_object();
     if (r.trained) {
       w.key("training").begin_object();
@@ -269,10 +378,13 @@ std::string bench_report(const BenchResult& r, bool json) {
   text += spread_row("inference µs/sequence", r.inference.microseconds, 2,
                      std::to_string(r.repetitions) + " x " +
                          std::to_string(r.inference.invokes_per_repetition) + " invokes");
+  if (r.trained) {
+    text += spread_row("training samples/s", r.training.samples_per_second, 0,
+                       std::to_string(r.repetitions) + " x " +
+                           std::to_string(r.training.samples_per_repetition) + " samples");
+  }
+  text += op_table(r.inference.ops);
   if (!r.trained) return text;
-  text += spread_row("training samples/s", r.training.samples_per_second, 0,
-                     std::to_string(r.repetitions) + " x " +
-                         std::to_string(r.training.samples_per_repetition) + " samples");
   text += "\nTraining: scope " + r.training.scope + ", batch " +
           std::to_string(r.training.batch_size) + ", Adam lr 0.001, " +
           std::to_string(r.training.trainable_parameters) + " trainable parameters\n";

@@ -43,10 +43,21 @@ bool time_calls(const std::function<bool()>& call, int repetitions, double min_s
 // deterministic pseudo-random inputs (float uniform in [-1, 1] from a fixed
 // seed, int32 zero), variables reset before every invoke (independent
 // windows, as a classifier runs).
+// Where the time of one sequence goes, by op kind: self time (a WHILE's own
+// time without its cond/body ops), from one extra repetition with an
+// OpProfiler attached (the timing above runs without one, since the
+// profiler's clock reads cost time too).
+struct OpTime {
+  std::string op;             // builtin name or custom code
+  int instances = 0;          // ops of this kind that ran, over every subgraph
+  double share = 0.0;         // of all ops' self time in the profiled repetition
+  double microseconds = 0.0;  // share x the median time per sequence
+};
 struct InferenceBench {
   uint64_t arena_bytes = 0;
   Spread microseconds;  // per sequence
   int64_t invokes_per_repetition = 0;
+  std::vector<OpTime> ops;  // largest share first
 };
 // Returns kExitOk, kExitBadInput (the model cannot be prepared) or
 // kExitFailure (the engine failed while running); `error` names the problem.

@@ -239,7 +239,7 @@ void MainWindow::showBenchResult(const QString& path, const QString& report,
     auto* layout = new QVBoxLayout(bench_dialog_);
     layout->addWidget(bench_text_);
     layout->addWidget(buttons);
-    bench_dialog_->resize(680, 420);
+    bench_dialog_->resize(700, 540);
   }
   QString text = tr("Timed with the workbench engine on this host (the same code as `gruwb bench`; "
                     "figures depend on the machine and its load).\n\n") +

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "engine/runtime/op_profiler.h"
 #include "engine/train/observer.h"
 
 namespace gruwb {
@@ -1073,7 +1074,9 @@ Status Interpreter::invoke_subgraph(int index) {
   for (int o = 0; o < state.op_count; ++o) {
     OpNode& node = state.nodes[o];
     OpContext ctx(this, index, o, state.tensors, &node);
+    if (profiler_) profiler_->begin_op(index, o);
     Status status = node.kernel->eval(ctx);
+    if (profiler_) profiler_->end_op(index, o, node.op.name());
     if (!status.ok()) {
       return status.prefix("subgraph %d op %d (%s): ", index, o, node.op.name());
     }

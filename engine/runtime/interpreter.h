@@ -121,6 +121,7 @@ struct ArenaUsage {
 };
 
 class TrainingObserver;  // engine/train/observer.h
+class OpProfiler;        // engine/runtime/op_profiler.h
 
 class Interpreter {
  public:
@@ -168,6 +169,9 @@ class Interpreter {
   // state gradients from recurrent backward kernels (OpContext).
   void set_observer(TrainingObserver* observer) { observer_ = observer; }
   TrainingObserver* observer() const { return observer_; }
+  // Optional (nullptr: none); kept across prepare(). Hears every op invoke
+  // runs (engine/runtime/op_profiler.h).
+  void set_profiler(OpProfiler* profiler) { profiler_ = profiler; }
   // The kernels prepare() may use; nullptr (the default): this build's
   // default_op_resolver(). Kept across prepare().
   void set_op_resolver(const OpResolver* ops) { op_resolver_ = ops; }
@@ -239,6 +243,7 @@ class Interpreter {
   OpTraining* op_training_ = nullptr;          // every op, global index
   TrainingUsage training_usage_;
   TrainingObserver* observer_ = nullptr;
+  OpProfiler* profiler_ = nullptr;
   const OpResolver* op_resolver_ = nullptr;
 };
 

@@ -5,6 +5,7 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QTemporaryDir>
 
 #include "tests/app/cli_test_util.h"
@@ -90,6 +91,42 @@ TEST(GruwbBenchTest, BothLayoutsOfTheBundledModelRunAndTrain) {
     EXPECT_TRUE(run.out.contains("training samples/s")) << run.out.toStdString();
     EXPECT_TRUE(run.out.contains("total")) << run.out.toStdString();
   }
+}
+
+// The per-op table covers every op that ran once (the samples run all of
+// theirs: main, the loop's cond and body), its shares add up to the whole,
+// and the fused model's time is its GRU op's.
+TEST(GruwbBenchTest, OpSharesCoverEveryOpAndAddUp) {
+  for (const char* file : {"gesture_gru_fused.tflite", "gesture_gru_while.tflite"}) {
+    const CliResult run = bench(sample(file), {"--json"});
+    ASSERT_EQ(run.exit_code, 0) << file << ": " << run.err.toStdString();
+    const QJsonObject report = parse_json(run.out);
+    const QJsonArray ops = report["inference"].toObject()["ops"].toArray();
+    ASSERT_FALSE(ops.isEmpty()) << file;
+    int instances = 0;
+    double shares = 0.0, previous = 1.0;
+    QStringList names;
+    for (const QJsonValue& v : ops) {
+      const QJsonObject op = v.toObject();
+      names << op["op"].toString();
+      instances += op["instances"].toInt();
+      const double share = op["share"].toDouble();
+      EXPECT_GE(share, 0.0) << file;
+      EXPECT_LE(share, previous) << file << ": largest share first";
+      previous = share;
+      shares += share;
+      EXPECT_GE(op["self_us"].toDouble(), 0.0) << file;
+    }
+    EXPECT_EQ(instances, report["op_count"].toInt()) << file;
+    EXPECT_NEAR(shares, 1.0, 1e-9) << file;
+    if (QString(file).contains("fused")) {
+      EXPECT_EQ(names.first(), "GRUWB_GRU");
+    } else {
+      EXPECT_TRUE(names.contains("WHILE") && names.contains("FULLY_CONNECTED")) << file;
+    }
+  }
+  const CliResult text = bench(sample("gesture_gru_while.tflite"), {});
+  EXPECT_TRUE(text.out.contains("Inference by op")) << text.out.toStdString();
 }
 
 TEST(GruwbBenchTest, InferenceOnlyHasNoTrainingFigures) {

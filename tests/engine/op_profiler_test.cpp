@@ -1,0 +1,102 @@
+// The interpreter's OpProfiler hook on a real nested-WHILE model: every op
+// invoke runs is heard as a begin/end pair, pairs nest like the control flow
+// (a loop's cond and body ops inside its WHILE op), the main subgraph's ops
+// come in order at the top level, and without a profiler nothing is heard.
+
+#include "engine/runtime/op_profiler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/tools/model_file.h"
+#include "engine/tools/model_runner.h"
+#include "tests/engine/test_models.h"
+
+namespace gruwb {
+namespace {
+
+struct Recorder : OpProfiler {
+  struct Event {
+    int32_t subgraph, op, depth;
+    std::string name;
+  };
+  std::vector<std::pair<int32_t, int32_t>> open;  // (subgraph, op) not yet ended
+  std::vector<Event> ended;
+  int nesting_errors = 0;
+  int max_children_of_while = 0;
+  std::vector<int> children;
+
+  void begin_op(int32_t subgraph, int32_t op) override {
+    if (!children.empty()) ++children.back();
+    open.push_back({subgraph, op});
+    children.push_back(0);
+  }
+  void end_op(int32_t subgraph, int32_t op, const char* op_name) override {
+    if (open.empty() || open.back() != std::make_pair(subgraph, op)) ++nesting_errors;
+    if (!open.empty()) open.pop_back();
+    const int nested = children.empty() ? 0 : children.back();
+    if (!children.empty()) children.pop_back();
+    if (std::string(op_name) == "WHILE" && nested > max_children_of_while) {
+      max_children_of_while = nested;
+    }
+    ended.push_back({subgraph, op, static_cast<int32_t>(open.size()), op_name});
+  }
+};
+
+TEST(OpProfilerTest, HearsEveryOpNestedLikeTheControlFlow) {
+  tools::LoadedModel loaded;
+  std::string error;
+  ASSERT_TRUE(
+      tools::load_model_file(test::model_path("litert_nested_while.tflite"), &loaded, &error))
+      << error;
+  tools::ModelRunner runner;
+  ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
+  for (int i = 0; i < runner.input_count(); ++i) {
+    Tensor* input = runner.interpreter().input(i);
+    for (int64_t k = 0; k < input->elements(); ++k) {
+      if (input->type == TensorType::FLOAT32) input->f32()[k] = 1.f;
+    }
+  }
+  Recorder recorder;
+  runner.interpreter().set_profiler(&recorder);
+  ASSERT_TRUE(runner.invoke(&error)) << error;
+  EXPECT_EQ(recorder.nesting_errors, 0);
+  EXPECT_TRUE(recorder.open.empty());
+
+  // Top level: the main subgraph's ops, each once, in order.
+  std::vector<int32_t> top;
+  for (const auto& e : recorder.ended) {
+    if (e.depth == 0) {
+      EXPECT_EQ(e.subgraph, 0) << e.name;
+      top.push_back(e.op);
+    } else {
+      EXPECT_NE(e.subgraph, 0) << e.name << ": a loop's op runs inside its WHILE";
+    }
+  }
+  std::vector<int32_t> expected;
+  for (int32_t o = 0; o < loaded.model.subgraph(0).operator_count; ++o) expected.push_back(o);
+  EXPECT_EQ(top, expected);
+  // The loops iterate: more ops ran than the model has, and an outer WHILE
+  // ran its cond and body ops inside it.
+  int model_ops = 0;
+  for (int s = 0; s < loaded.model.subgraph_count(); ++s) {
+    model_ops += loaded.model.subgraph(s).operator_count;
+  }
+  EXPECT_GT(static_cast<int>(recorder.ended.size()), model_ops);
+  EXPECT_GT(recorder.max_children_of_while, 1);
+  int deepest = 0;
+  for (const auto& e : recorder.ended) deepest = std::max<int>(deepest, e.depth);
+  EXPECT_GE(deepest, 2);  // the inner loop's ops sit inside two WHILE ops
+
+  runner.interpreter().set_profiler(nullptr);
+  const size_t heard = recorder.ended.size();
+  ASSERT_TRUE(runner.invoke(&error)) << error;
+  EXPECT_EQ(recorder.ended.size(), heard);
+}
+
+}  // namespace
+}  // namespace gruwb
