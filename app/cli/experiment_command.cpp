@@ -15,6 +15,7 @@
 #include "app/core/experiment.h"
 #include "app/core/inspect.h"
 #include "app/core/report.h"
+#include "app/core/text_table.h"
 #include "engine/tools/model_file.h"
 
 namespace gruwb::cli {
@@ -25,33 +26,6 @@ std::atomic<bool> g_cancel{false};
 // The first Ctrl-C cancels (the results so far are saved); a second one kills.
 void on_interrupt(int) {
   if (g_cancel.exchange(true)) std::_Exit(130);
-}
-
-std::string plain_table(const std::vector<std::string>& header,
-                        const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width(header.size(), 0);
-  const auto cells = [](const std::string& s) {  // UTF-8 code points, for "±"/"Δ"
-    size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-  };
-  for (size_t i = 0; i < header.size(); ++i) width[i] = cells(header[i]);
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
-      width[i] = std::max(width[i], cells(row[i]));
-    }
-  }
-  std::string out;
-  const auto line = [&](const std::vector<std::string>& row) {
-    for (size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(width[i] - cells(row[i]), ' ');
-      out += (i == 0 ? row[i] + pad : "  " + pad + row[i]);
-    }
-    out += "\n";
-  };
-  line(header);
-  for (const auto& row : rows) line(row);
-  return out;
 }
 
 // A one-line progress bar on a terminal; nothing otherwise.
@@ -128,9 +102,9 @@ std::string result_text(const app::ExperimentResult& result,
   std::string out = result.spec.name + " (" + app::experiment_status_name(result.status) + ", " +
                     std::to_string(static_cast<int>(result.seconds + 0.5)) + " s)\n";
   for (const std::string& note : result.data_notes) out += "  " + note + "\n";
-  out += "\n" + plain_table(app::headline_header(result), app::headline_table(result));
+  out += "\n" + app::plain_table(app::headline_header(result), app::headline_table(result));
   if (!result.cells.empty()) {
-    out += "\n" + plain_table(app::cells_header(), app::cells_table(result));
+    out += "\n" + app::plain_table(app::cells_header(), app::cells_table(result));
   }
   for (const std::string& report : reports) out += "report: " + report + "\n";
   return out;

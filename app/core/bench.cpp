@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "app/core/inspect.h"
+#include "app/core/text_table.h"
 #include "app/core/training_session.h"
 #include "engine/runtime/op_profiler.h"
 #include "engine/tools/json_writer.h"
@@ -54,25 +55,11 @@ std::string fixed(double value, int digits) {
   return text;
 }
 
-// Characters, not bytes: "µs" is one column wide.
-size_t text_width(const std::string& text) {
-  size_t width = 0;
-  for (char c : text) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return width;
-}
-
-// Right-aligned in `width` characters.
-std::string column(const std::string& text, size_t width) {
-  const size_t used = text_width(text);
-  return used >= width ? text : std::string(width - used, ' ') + text;
-}
-
-std::string spread_row(const char* label, const Spread& spread, int digits,
-                       const std::string& note) {
-  std::string row = label;
-  row += std::string(24 - std::min<size_t>(24, text_width(row)), ' ');
-  for (double v : {spread.median, spread.min, spread.max}) row += column(fixed(v, digits), 11);
-  return row + "   " + note + "\n";
+// A row of the timing table: label, median, min, max, what was timed.
+std::vector<std::string> spread_row(const char* label, const Spread& spread, int digits,
+                                    const std::string& note) {
+  return {label, fixed(spread.median, digits), fixed(spread.min, digits), fixed(spread.max, digits),
+          note};
 }
 
 void write_spread(tools::JsonWriter& json, const Spread& spread, const char* unit) {
@@ -151,18 +138,15 @@ class SelfTimeProfiler : public OpProfiler {
 // The op kinds with the most self time (at most 10 rows).
 std::string op_table(const std::vector<OpTime>& ops) {
   constexpr size_t kRows = 10;
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < ops.size() && i < kRows; ++i) {
+    rows.push_back({"  " + ops[i].op, std::to_string(ops[i].instances),
+                    fixed(ops[i].microseconds, 2), fixed(100.0 * ops[i].share, 1) + "%"});
+  }
   std::string text =
       "\nInference by op (share of self time in one more, profiled repetition; µs = share x "
-      "median):\n";
-  text += "  op" + std::string(20, ' ') + column("ops", 5) + column("µs", 11) + column("share", 9) +
-          "\n";
-  for (size_t i = 0; i < ops.size() && i < kRows; ++i) {
-    std::string line = "  " + ops[i].op;
-    line.resize(std::max<size_t>(line.size(), 24), ' ');
-    text += line + column(std::to_string(ops[i].instances), 5) +
-            column(fixed(ops[i].microseconds, 2), 11) +
-            column(fixed(100.0 * ops[i].share, 1) + "%", 9) + "\n";
-  }
+      "median):\n" +
+      plain_table({"  op", "ops", "µs", "share"}, rows);
   if (ops.size() > kRows) text += "  (+" + std::to_string(ops.size() - kRows) + " more kinds)\n";
   return text;
 }
@@ -207,8 +191,8 @@ bool time_calls(const std::function<bool()>& call, int repetitions, double min_s
   return true;
 }
 
-int bench_inference(const Model& model, int repetitions, double min_seconds, InferenceBench* out,
-                    std::string* error) {
+int bench_inference(const Model& model, int repetitions, double min_seconds, bool per_op,
+                    InferenceBench* out, std::string* error) {
   tools::ModelRunner runner;
   if (!runner.prepare(model, error)) return kExitBadInput;
   *out = InferenceBench();
@@ -225,6 +209,7 @@ int bench_inference(const Model& model, int repetitions, double min_seconds, Inf
   for (double& seconds : timing.seconds_per_call) seconds *= 1e6;
   out->microseconds = spread_of(timing.seconds_per_call);
   out->invokes_per_repetition = timing.calls_per_repetition;
+  if (!per_op) return kExitOk;
   // One more repetition with the profiler (its clock reads cost time too,
   // so it stays out of the figures above).
   SelfTimeProfiler profiler;
@@ -317,7 +302,7 @@ int bench_model(const BenchRequest& request, BenchResult* out, std::string* erro
   out->op_count = count_ops(loaded.model);
   std::string problem;
   int code = bench_inference(loaded.model, request.repetitions, request.min_seconds,
-                             &out->inference, &problem);
+                             /*per_op=*/true, &out->inference, &problem);
   if (code != kExitOk) {
     *error = request.model_path + ": " + problem;
     return code;
@@ -373,30 +358,30 @@ std::string bench_report(const BenchResult& r, bool json) {
   std::string text = "Model    " + r.model_path + ": " + std::to_string(r.model_bytes) +
                      " bytes, " + std::to_string(r.op_count) + " ops\n";
   text += "Arena    " + std::to_string(r.inference.arena_bytes) + " bytes (inference, planned)\n\n";
-  text +=
-      std::string(24, ' ') + column("median", 11) + column("min", 11) + column("max", 11) + "\n";
-  text += spread_row("inference µs/sequence", r.inference.microseconds, 2,
-                     std::to_string(r.repetitions) + " x " +
-                         std::to_string(r.inference.invokes_per_repetition) + " invokes");
+  std::vector<std::vector<std::string>> timings = {
+      spread_row("inference µs/sequence", r.inference.microseconds, 2,
+                 std::to_string(r.repetitions) + " x " +
+                     std::to_string(r.inference.invokes_per_repetition) + " invokes")};
   if (r.trained) {
-    text += spread_row("training samples/s", r.training.samples_per_second, 0,
-                       std::to_string(r.repetitions) + " x " +
-                           std::to_string(r.training.samples_per_repetition) + " samples");
+    timings.push_back(spread_row("training samples/s", r.training.samples_per_second, 0,
+                                 std::to_string(r.repetitions) + " x " +
+                                     std::to_string(r.training.samples_per_repetition) +
+                                     " samples"));
   }
+  text += plain_table({"", "median", "min", "max", "timed"}, timings);
   text += op_table(r.inference.ops);
   if (!r.trained) return text;
   text += "\nTraining: scope " + r.training.scope + ", batch " +
           std::to_string(r.training.batch_size) + ", Adam lr 0.001, " +
           std::to_string(r.training.trainable_parameters) + " trainable parameters\n";
-  const std::pair<const char*, size_t> rows[] = {
+  const std::pair<const char*, size_t> parts[] = {
       {"weights", m.weight_bytes},      {"gradients", m.gradient_bytes},
       {"optimizer", m.optimizer_bytes}, {"activations", m.activation_bytes},
       {"other", m.other_bytes},         {"total", m.total}};
-  for (const auto& row : rows) {
-    std::string line = std::string("  ") + row.first;
-    line.resize(14, ' ');
-    text += line + column(std::to_string(row.second), 10) + " bytes\n";
-  }
+  std::vector<std::vector<std::string>> memory;
+  for (const auto& part : parts)
+    memory.push_back({std::string("  ") + part.first, std::to_string(part.second)});
+  text += plain_table({"  memory", "bytes"}, memory);
   return text;
 }
 

@@ -61,8 +61,9 @@ struct InferenceBench {
 };
 // Returns kExitOk, kExitBadInput (the model cannot be prepared) or
 // kExitFailure (the engine failed while running); `error` names the problem.
-int bench_inference(const Model& model, int repetitions, double min_seconds, InferenceBench* out,
-                    std::string* error);
+// `per_op`: also fill `ops` (one more repetition, profiled).
+int bench_inference(const Model& model, int repetitions, double min_seconds, bool per_op,
+                    InferenceBench* out, std::string* error);
 
 // Training throughput with Adam (lr 1e-3) on random inputs and one-hot
 // labels; a batch accumulates `batch_size` samples before one update. The

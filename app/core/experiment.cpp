@@ -130,7 +130,9 @@ bool measure_latency(const std::vector<uint8_t>& bytes, double* us, uint64_t* ar
   tools::LoadedModel loaded;
   if (!tools::load_model_bytes(bytes, "built model", &loaded, error)) return false;
   InferenceBench bench;
-  if (bench_inference(loaded.model, 3, 0.01, &bench, error) != kExitOk) return false;
+  if (bench_inference(loaded.model, 3, 0.01, /*per_op=*/false, &bench, error) != kExitOk) {
+    return false;
+  }
   *us = bench.microseconds.median;
   *arena = bench.arena_bytes;
   return true;

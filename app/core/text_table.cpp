@@ -1,0 +1,34 @@
+#include "app/core/text_table.h"
+
+#include <algorithm>
+
+namespace gruwb::app {
+
+std::string plain_table(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  const auto cells = [](const std::string& s) {  // UTF-8 code points
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  for (size_t i = 0; i < header.size(); ++i) width[i] = cells(header[i]);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], cells(row[i]));
+    }
+  }
+  std::string out;
+  const auto line = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(width[i] - cells(row[i]), ' ');
+      out += (i == 0 ? row[i] + pad : "  " + pad + row[i]);
+    }
+    out += "\n";
+  };
+  line(header);
+  for (const auto& row : rows) line(row);
+  return out;
+}
+
+}  // namespace gruwb::app
