@@ -103,7 +103,8 @@ struct BenchResult {
 // Returns kExitOk, or kExitBadInput with `error` one line naming the model
 // and the problem (unreadable/corrupt file, unsupported or full-integer
 // model, a model that cannot train in that scope), or kExitFailure when the
-// engine fails while running.
+// engine fails while running. When only training fails, `out` keeps the
+// inference figures (out->trained stays false).
 int bench_model(const BenchRequest& request, BenchResult* out, std::string* error);
 
 // The aligned text table, or the JSON object (fields in `gruwb bench --help`).

@@ -29,16 +29,15 @@ bool BenchRunner::start(const QString& model_path, int repetitions, double min_s
     request.min_seconds = min_seconds;
     request.train_scope = "all";
     app::BenchResult result;
-    std::string error, problem;
-    int code = app::bench_model(request, &result, &error);
-    if (code == app::kExitBadInput) {  // maybe it runs but does not train: time inference alone
-      problem = "training: " + error;
-      request.train_scope.clear();
-      code = app::bench_model(request, &result, &error);
-    }
+    std::string error;
+    const int code = app::bench_model(request, &result, &error);
+    // A model that runs but cannot train: bench_model keeps the inference
+    // figures it measured before training failed.
+    const bool timed = code == app::kExitOk || result.inference.invokes_per_repetition > 0;
     const QString report =
-        code == app::kExitOk ? QString::fromStdString(app::bench_report(result, false)) : QString();
-    if (code != app::kExitOk) problem = error;
+        timed ? QString::fromStdString(app::bench_report(result, false)) : QString();
+    std::string problem;
+    if (code != app::kExitOk) problem = timed ? "training: " + error : error;
     QMetaObject::invokeMethod(
         self,
         [self, model_path, report, problem = QString::fromStdString(problem)] {
