@@ -59,6 +59,7 @@ void convert_from(const Tensor* input, Tensor* output) {
 Status eval(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   Tensor* output = ctx.output(0);
+  if (output->dynamic) GRUWB_RETURN_IF_ERROR(set_dynamic_shape(output, input->shape));
   switch (input->type) {
     case TensorType::FLOAT32: convert_from<float>(input, output); break;
     case TensorType::INT32: convert_from<int32_t>(input, output); break;
@@ -80,13 +81,31 @@ Status prepare(OpContext& ctx) {
                          input->name, tensor_type_name(input->type), output->name,
                          tensor_type_name(output->type));
   }
+  output->dynamic = input->dynamic;
   set_output_shape(output, input->shape);
   return fold_if_constant(ctx, eval);
 }
 
+// FLOAT32 -> FLOAT32 (the converter's CAST after a loop's output
+// accumulator) passes the gradient through; casts from integers carry none.
+Status backward(OpContext& ctx) {
+  const Tensor* dy = ctx.gradient(ctx.output(0));
+  Tensor* dx = ctx.gradient(ctx.input(0));
+  if (!dy || !dx || ctx.input(0)->type != TensorType::FLOAT32 ||
+      ctx.output(0)->type != TensorType::FLOAT32) {
+    return Status();
+  }
+  add_floats(dx->f32(), dy->f32(), ctx.input(0)->elements());
+  return Status();
+}
+
 }  // namespace
 
-extern const KernelRegistration kCastKernel = {static_cast<int32_t>(BuiltinOperator::CAST), nullptr,
-                                               prepare, eval};
+extern const KernelRegistration kCastKernel = {static_cast<int32_t>(BuiltinOperator::CAST),
+                                               nullptr,
+                                               prepare,
+                                               eval,
+                                               backward,
+                                               /*dynamic_inputs=*/true};
 
 }  // namespace gruwb

@@ -58,13 +58,37 @@ Status prepare(OpContext& ctx) {
   }
   Tensor* output = ctx.output(0);
   output->type = first->type;
+  // Run-time-shaped inputs (the slices of a loop's output accumulator): the
+  // output is planned at the sum of their bounds and takes its real size in
+  // eval. Only the concatenation axis may vary.
+  for (int i = 0; i < ctx.input_count(); ++i) output->dynamic |= ctx.input(i)->dynamic;
   set_output_shape(output, shape);
   return Status();
+}
+
+// The actual shape of a dynamic output; the other dimensions must agree.
+Status set_actual_shape(OpContext& ctx, int32_t axis) {
+  Tensor* output = ctx.output(0);
+  Shape shape = ctx.input(0)->shape;
+  for (int i = 1; i < ctx.input_count(); ++i) {
+    const Tensor* input = ctx.input(i);
+    for (int32_t d = 0; d < shape.rank; ++d) {
+      if (d != axis && input->shape.dims[d] != shape.dims[d]) {
+        return Status::error(StatusCode::kInvalidArgument,
+                             "input %d '%s' %s does not match input 0 %s outside axis %d", i,
+                             input->name, ShapeText(input->shape).text, ShapeText(shape).text,
+                             static_cast<int>(axis));
+      }
+    }
+    shape.dims[axis] += input->shape.dims[axis];
+  }
+  return set_dynamic_shape(output, shape);
 }
 
 Status eval(OpContext& ctx) {
   const Params p = params_of(ctx);
   Tensor* output = ctx.output(0);
+  if (output->dynamic) GRUWB_RETURN_IF_ERROR(set_actual_shape(ctx, p.axis));
   const size_t element_bytes = element_bytes_of(output->type);
   const int64_t outer = dims_product(output->shape, 0, p.axis);
   const int64_t inner = dims_product(output->shape, p.axis + 1, output->shape.rank);
@@ -117,7 +141,11 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kConcatenationKernel = {
-    static_cast<int32_t>(BuiltinOperator::CONCATENATION), nullptr, prepare_then_fold<prepare, eval>,
-    eval, backward};
+    static_cast<int32_t>(BuiltinOperator::CONCATENATION),
+    nullptr,
+    prepare_then_fold<prepare, eval>,
+    eval,
+    backward,
+    /*dynamic_inputs=*/true};
 
 }  // namespace gruwb

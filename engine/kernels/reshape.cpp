@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "engine/kernels/data_util.h"
 #include "engine/kernels/kernel_util.h"
 
 namespace gruwb {
@@ -59,16 +60,7 @@ Status resolve_shape(const Tensor* input, const int32_t* dims, int32_t rank, Sha
   return Status();
 }
 
-Status finish(OpContext& ctx, const Shape& shape) {
-  Tensor* output = ctx.output(0);
-  output->type = ctx.input(0)->type;
-  set_output_shape(output, shape);
-  return Status();
-}
-
-Status prepare_reshape(OpContext& ctx) {
-  GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 1, 2));
-  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+Status reshape_shape(OpContext& ctx, Shape* out) {
   const Tensor* input = ctx.input(0);
   const int32_t* dims = nullptr;
   int32_t rank = 0;
@@ -84,14 +76,10 @@ Status prepare_reshape(OpContext& ctx) {
     dims = output->shape.dims;
     rank = output->shape.rank;
   }
-  Shape shape;
-  GRUWB_RETURN_IF_ERROR(resolve_shape(input, dims, rank, &shape));
-  return finish(ctx, shape);
+  return resolve_shape(input, dims, rank, out);
 }
 
-Status prepare_expand_dims(OpContext& ctx) {
-  GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 2, 2));
-  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+Status expand_dims_shape(OpContext& ctx, Shape* out) {
   const Tensor* input = ctx.input(0);
   const int32_t* axis_value = nullptr;
   int32_t count = 0;
@@ -102,16 +90,13 @@ Status prepare_expand_dims(OpContext& ctx) {
     return Status::error(StatusCode::kInvalidModel, "axis %d out of range for rank %d",
                          static_cast<int>(axis_value[0]), static_cast<int>(input->shape.rank));
   }
-  Shape shape;
-  shape.rank = input->shape.rank + 1;
-  for (int32_t i = 0, j = 0; i < shape.rank; ++i)
-    shape.dims[i] = i == axis ? 1 : input->shape.dims[j++];
-  return finish(ctx, shape);
+  out->rank = input->shape.rank + 1;
+  for (int32_t i = 0, j = 0; i < out->rank; ++i)
+    out->dims[i] = i == axis ? 1 : input->shape.dims[j++];
+  return Status();
 }
 
-Status prepare_squeeze(OpContext& ctx) {
-  GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 1, 1));
-  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+Status squeeze_shape(OpContext& ctx, Shape* out) {
   const Tensor* input = ctx.input(0);
   const auto* options = ctx.op().options<fb::SqueezeOptions>();
   bool squeeze[kMaxRank] = {};
@@ -127,17 +112,42 @@ Status prepare_squeeze(OpContext& ctx) {
   } else {
     for (int32_t i = 0; i < input->shape.rank; ++i) squeeze[i] = input->shape.dims[i] == 1;
   }
-  Shape shape;
+  *out = Shape();
   for (int32_t i = 0; i < input->shape.rank; ++i) {
-    if (!squeeze[i]) shape.dims[shape.rank++] = input->shape.dims[i];
+    if (!squeeze[i]) out->dims[out->rank++] = input->shape.dims[i];
   }
-  return finish(ctx, shape);
+  return Status();
 }
 
+using ShapeFn = Status (*)(OpContext&, Shape*);
+
+// The output shape from the input's; a run-time-shaped input gives a
+// run-time-shaped output, recomputed in eval.
+template <int kMinInputs, int kMaxInputs, ShapeFn Compute>
+Status prepare(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, kMinInputs, kMaxInputs));
+  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+  Shape shape;
+  GRUWB_RETURN_IF_ERROR(Compute(ctx, &shape));
+  Tensor* output = ctx.output(0);
+  output->type = ctx.input(0)->type;
+  output->dynamic = ctx.input(0)->dynamic;
+  set_output_shape(output, shape);
+  return Status();
+}
+
+template <ShapeFn Compute>
 Status eval(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   Tensor* output = ctx.output(0);
-  if (output->data != input->data) memcpy(output->data, input->data, output->bytes);
+  if (output->dynamic) {
+    Shape shape;
+    GRUWB_RETURN_IF_ERROR(Compute(ctx, &shape));
+    GRUWB_RETURN_IF_ERROR(set_dynamic_shape(output, shape));
+  }
+  size_t bytes = output->bytes;
+  if (output->dynamic && !tensor_bytes(output->type, output->shape, &bytes)) bytes = 0;
+  if (output->data != input->data) memcpy(output->data, input->data, bytes);
   return Status();
 }
 
@@ -146,19 +156,34 @@ Status backward(OpContext& ctx) {
   const Tensor* dy = ctx.gradient(ctx.output(0));
   Tensor* dx = ctx.gradient(ctx.input(0));
   if (!dy || !dx) return Status();
-  const int64_t n = dx->elements();
-  for (int64_t i = 0; i < n; ++i) dx->f32()[i] += dy->f32()[i];
+  add_floats(dx->f32(), dy->f32(), ctx.input(0)->elements());  // the actual count
   return Status();
 }
 
 }  // namespace
 
-extern const KernelRegistration kReshapeKernel = {static_cast<int32_t>(BuiltinOperator::RESHAPE),
-                                                  nullptr, prepare_reshape, eval, backward};
+// Integer results fold at prepare (shape arithmetic such as RESHAPE of a
+// SHAPE slice before a FILL's dims).
+extern const KernelRegistration kReshapeKernel = {
+    static_cast<int32_t>(BuiltinOperator::RESHAPE),
+    nullptr,
+    prepare_then_fold<prepare<1, 2, reshape_shape>, eval<reshape_shape>>,
+    eval<reshape_shape>,
+    backward,
+    /*dynamic_inputs=*/true};
 extern const KernelRegistration kExpandDimsKernel = {
-    static_cast<int32_t>(BuiltinOperator::EXPAND_DIMS), nullptr, prepare_expand_dims, eval,
-    backward};
-extern const KernelRegistration kSqueezeKernel = {static_cast<int32_t>(BuiltinOperator::SQUEEZE),
-                                                  nullptr, prepare_squeeze, eval, backward};
+    static_cast<int32_t>(BuiltinOperator::EXPAND_DIMS),
+    nullptr,
+    prepare_then_fold<prepare<2, 2, expand_dims_shape>, eval<expand_dims_shape>>,
+    eval<expand_dims_shape>,
+    backward,
+    /*dynamic_inputs=*/true};
+extern const KernelRegistration kSqueezeKernel = {
+    static_cast<int32_t>(BuiltinOperator::SQUEEZE),
+    nullptr,
+    prepare_then_fold<prepare<1, 1, squeeze_shape>, eval<squeeze_shape>>,
+    eval<squeeze_shape>,
+    backward,
+    /*dynamic_inputs=*/true};
 
 }  // namespace gruwb

@@ -1,7 +1,8 @@
 // SLICE: out = input[begin : begin + size] per dimension; size -1 means "to
-// the end". begin may be computed at run time (the converter's
-// TensorListSetItem accumulator) when every size is a constant >= 0, since
-// the output shape then does not depend on it.
+// the end". begin and size may be computed at run time (the converter's
+// TensorListSetItem accumulator: SLICE(acc, 0, [t,-1,-1]) and
+// SLICE(acc, [t+1,0,0], -1)); when the output's shape then depends on them it
+// is bounded-dynamic (Tensor::dynamic), planned at the input's size.
 
 #include "engine/kernels/data_util.h"
 
@@ -46,32 +47,45 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(element_size(input, "input", &element_bytes));
   GRUWB_RETURN_IF_ERROR(check_vector(begin, "begin", input));
   GRUWB_RETURN_IF_ERROR(check_vector(size, "size", input));
-  GRUWB_RETURN_IF_ERROR(expect_constant_index(size, "size"));
+  Tensor* output = ctx.output(0);
+  output->type = input->type;
   Shape shape;
   shape.rank = input->shape.rank;
-  for (int32_t d = 0; d < shape.rank; ++d) {
-    if (is_constant(begin)) {
+  if (is_constant(size) && is_constant(begin) && !input->dynamic) {
+    for (int32_t d = 0; d < shape.rank; ++d) {
       int64_t start = 0, count = 0;
       GRUWB_RETURN_IF_ERROR(resolve(input, begin, size, d, &start, &count));
       shape.dims[d] = static_cast<int32_t>(count);
-      continue;
     }
-    int64_t count = index_at(size, d);
-    if (count < 0) {
-      return Status::error(StatusCode::kUnsupported,
-                           "size -1 in dimension %d of '%s' needs begin '%s', which is computed "
-                           "at run time",
-                           static_cast<int>(d), size->name, begin->name);
-    }
+    set_output_shape(output, shape);
+    return Status();
+  }
+  // The output's shape depends on values computed at run time (a size taken
+  // from the loop counter): plan it at its largest, the input's bound, with
+  // constant sizes where they are known, and set the real shape in eval.
+  bool dynamic = input->dynamic;
+  for (int32_t d = 0; d < shape.rank; ++d) {
+    const int64_t count = is_constant(size) ? index_at(size, d) : -1;
     if (count > input->shape.dims[d]) {
       return Status::error(StatusCode::kInvalidModel, "size %lld exceeds dimension %d of '%s' %s",
                            static_cast<long long>(count), static_cast<int>(d), input->name,
                            ShapeText(input->shape).text);
     }
-    shape.dims[d] = static_cast<int32_t>(count);
+    if (count >= 0) {
+      shape.dims[d] = static_cast<int32_t>(count);
+      continue;
+    }
+    // "To the end" from a known begin is static unless the input is dynamic.
+    const int64_t start = is_constant(begin) ? index_at(begin, d) : 0;
+    if (start < 0 || start > input->shape.dims[d]) {
+      return Status::error(StatusCode::kInvalidModel, "begin %lld is out of range for '%s' %s",
+                           static_cast<long long>(start), input->name,
+                           ShapeText(input->shape).text);
+    }
+    if (!is_constant(size) || !is_constant(begin)) dynamic = true;
+    shape.dims[d] = static_cast<int32_t>(input->shape.dims[d] - start);
   }
-  Tensor* output = ctx.output(0);
-  output->type = input->type;
+  output->dynamic = dynamic;
   set_output_shape(output, shape);
   return Status();
 }
@@ -96,11 +110,28 @@ Status walk(const OpContext& ctx, int64_t* base, int32_t* count, int64_t* step) 
 
 Status eval(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
+  Tensor* output = ctx.output(0);
   int32_t count[kMaxRank];
   int64_t step[kMaxRank];
   int64_t base = 0;
   GRUWB_RETURN_IF_ERROR(walk(ctx, &base, count, step));
-  strided_copy(input->data, ctx.output(0)->data, element_bytes_of(input->type), base, count, step,
+  if (output->dynamic) {
+    Shape shape;
+    shape.rank = input->shape.rank;
+    for (int32_t d = 0; d < shape.rank; ++d) shape.dims[d] = count[d];
+    GRUWB_RETURN_IF_ERROR(set_dynamic_shape(output, shape));
+  } else {
+    // Static output, run-time begin: the counts must still be the planned ones.
+    for (int32_t d = 0; d < input->shape.rank; ++d) {
+      if (count[d] != output->shape.dims[d]) {
+        return Status::error(StatusCode::kInvalidArgument,
+                             "slice of '%s' %s has %d elements in dimension %d, planned %d",
+                             input->name, ShapeText(input->shape).text, static_cast<int>(count[d]),
+                             static_cast<int>(d), static_cast<int>(output->shape.dims[d]));
+      }
+    }
+  }
+  strided_copy(input->data, output->data, element_bytes_of(input->type), base, count, step,
                input->shape.rank);
   return Status();
 }
@@ -121,7 +152,10 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kSliceKernel = {static_cast<int32_t>(BuiltinOperator::SLICE),
-                                                nullptr, prepare_then_fold<prepare, eval>, eval,
-                                                backward};
+                                                nullptr,
+                                                prepare_then_fold<prepare, eval>,
+                                                eval,
+                                                backward,
+                                                /*dynamic_inputs=*/true};
 
 }  // namespace gruwb

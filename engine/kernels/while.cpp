@@ -28,8 +28,24 @@ namespace {
 // instead of hanging the host or the board.
 constexpr int64_t kMaxIterations = int64_t{1} << 24;
 
+// Loop values keep their shape (checked before every copy from a
+// run-time-shaped body output), so `to`'s planned bytes are the bytes to move.
 void copy_tensor(const Tensor& from, Tensor& to) {
-  if (to.data && to.data != from.data) memcpy(to.data, from.data, from.bytes);
+  if (to.data && to.data != from.data) memcpy(to.data, from.data, to.bytes);
+}
+
+// A body output whose shape is computed at run time (the accumulator the
+// converter rebuilds from slices every step) must come out of each iteration
+// with the loop value's shape.
+Status check_loop_shape(const Tensor& next, const Tensor& value, int i) {
+  if (!next.dynamic || next.shape == value.shape) return Status();
+  char planned[48], actual[48];
+  format_shape(value.shape, planned, sizeof planned);
+  format_shape(next.shape, actual, sizeof actual);
+  return Status::error(StatusCode::kInvalidArgument,
+                       "loop value %d '%s' comes out of the body as %s, not %s; loop values "
+                       "must keep their shape",
+                       i, value.name, actual, planned);
 }
 
 size_t align16(size_t n) { return (n + 15) & ~size_t{15}; }
@@ -116,16 +132,42 @@ int64_t trip_count(OpContext& ctx) {
   return limit <= start ? 0 : (limit - start + step - 1) / step;
 }
 
-// Points the body's taped tensors at one iteration's tape slot.
-void point_at_slot(Interpreter& interpreter, int body, uint8_t* slot) {
+// One iteration's tape slot holds, per taped body tensor in index order, its
+// values and, for a run-time-shaped tensor (Tensor::dynamic), the shape it
+// had in that iteration, which its ops' backward steps need again.
+size_t slot_bytes(const Tensor& tensor) {
+  return align16(tensor.bytes) + (tensor.dynamic ? align16(sizeof(Shape)) : 0);
+}
+
+// Points the body's taped tensors at one iteration's tape slot; with
+// `restore_shapes`, gives the run-time-shaped ones that iteration's shapes.
+void point_at_slot(Interpreter& interpreter, int body, uint8_t* slot, bool restore_shapes) {
   SubgraphState& state = interpreter.subgraph_state(body);
   size_t offset = 0;
   for (int t = 0; t < state.tensor_count; ++t) {
     const TensorTraining* train =
         interpreter.tensor_training(interpreter.global_tensor_index(body, t));
     if (!train->taped) continue;
-    state.tensors[t].data = slot + offset;
-    offset += align16(state.tensors[t].bytes);
+    Tensor& tensor = state.tensors[t];
+    tensor.data = slot + offset;
+    if (tensor.dynamic && restore_shapes) {
+      memcpy(&tensor.shape, slot + offset + align16(tensor.bytes), sizeof(Shape));
+    }
+    offset += slot_bytes(tensor);
+  }
+}
+
+// After the body ran: the shapes its run-time-shaped tensors had.
+void save_shapes(Interpreter& interpreter, int body, uint8_t* slot) {
+  SubgraphState& state = interpreter.subgraph_state(body);
+  size_t offset = 0;
+  for (int t = 0; t < state.tensor_count; ++t) {
+    const TensorTraining* train =
+        interpreter.tensor_training(interpreter.global_tensor_index(body, t));
+    if (!train->taped) continue;
+    const Tensor& tensor = state.tensors[t];
+    if (tensor.dynamic) memcpy(slot + offset + align16(tensor.bytes), &tensor.shape, sizeof(Shape));
+    offset += slot_bytes(tensor);
   }
 }
 
@@ -165,7 +207,7 @@ Status prepare_training(OpContext& ctx) {
       return Status::error(StatusCode::kUnsupported, "body tensor %d '%s' has %s values", t,
                            tensor.name, tensor_type_name(tensor.type));
     }
-    train->stride += align16(tensor.bytes);
+    train->stride += slot_bytes(tensor);
   }
   GRUWB_RETURN_IF_ERROR(ctx.request_tape(static_cast<size_t>(trips) * train->stride));
   size_t carry_bytes = 0;
@@ -210,7 +252,10 @@ Status prepare(OpContext& ctx) {
   for (int i = 0; i < ctx.output_count(); ++i) {
     const Tensor* value = ctx.input(i);
     const Tensor& next = body_state.tensors[body.outputs[static_cast<size_t>(i)]];
-    if (next.shape != value->shape || next.type != value->type) {
+    // A run-time-shaped body output is checked in eval; its bound may be larger.
+    const bool same_shape =
+        next.dynamic ? next.shape.rank == value->shape.rank : next.shape == value->shape;
+    if (!same_shape || next.type != value->type) {
       char before[48], after[48];
       format_shape(value->shape, before, sizeof before);
       format_shape(next.shape, after, sizeof after);
@@ -261,11 +306,19 @@ Status eval(OpContext& ctx) {
                              "loop runs more than the %d iterations its training tape holds",
                              static_cast<int>(train->trips));
       }
-      point_at_slot(interpreter, body_index, tape + static_cast<size_t>(iteration) * train->stride);
+      point_at_slot(interpreter, body_index, tape + static_cast<size_t>(iteration) * train->stride,
+                    false);
     }
     for (int i = 0; i < n; ++i) copy_tensor(*ctx.output(i), body.tensors[body_inputs[i]]);
     GRUWB_RETURN_IF_ERROR(interpreter.invoke_subgraph(body_index));
-    for (int i = 0; i < n; ++i) copy_tensor(body.tensors[body_outputs[i]], *ctx.output(i));
+    if (train) {
+      save_shapes(interpreter, body_index, tape + static_cast<size_t>(iteration) * train->stride);
+    }
+    for (int i = 0; i < n; ++i) {
+      const Tensor& next = body.tensors[body_outputs[i]];
+      GRUWB_RETURN_IF_ERROR(check_loop_shape(next, *ctx.output(i), i));
+      copy_tensor(next, *ctx.output(i));
+    }
   }
   return Status();
 }
@@ -315,7 +368,7 @@ Status backward(OpContext& ctx) {
       }
       ctx.report_state_gradient(k, static_cast<float>(std::sqrt(sum)));
     }
-    if (tape) point_at_slot(interpreter, body, tape + static_cast<size_t>(k) * train->stride);
+    if (tape) point_at_slot(interpreter, body, tape + static_cast<size_t>(k) * train->stride, true);
     interpreter.zero_activation_gradients(body);
     at = carry;
     for (int i = 0; i < n; ++i) {

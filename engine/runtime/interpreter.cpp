@@ -348,6 +348,28 @@ Status Interpreter::check_supported_ops() {
 
 // ---- prepare ----------------------------------------------------------------
 
+namespace {
+
+// A kernel that plans with static shapes would read a bounded-dynamic
+// tensor (Tensor::dynamic) at its upper bound: refuse it, naming the tensor.
+Status check_dynamic_inputs(const OpContext& ctx, const KernelRegistration& kernel) {
+  if (kernel.dynamic_inputs) return Status();
+  for (int i = 0; i < ctx.input_count(); ++i) {
+    const Tensor* input = ctx.input(i);
+    if (input && input->dynamic) {
+      char bound[48];
+      format_shape(input->shape, bound, sizeof bound);
+      return Status::error(StatusCode::kUnsupported,
+                           "input %d '%s' changes shape at run time (up to %s), which this "
+                           "kernel does not support",
+                           i, input->name, bound);
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
 Status Interpreter::prepare_subgraph(int index) {
   SubgraphState& state = subgraphs_[index];
   if (state.prepared) return Status();
@@ -357,7 +379,8 @@ Status Interpreter::prepare_subgraph(int index) {
   state.preparing = true;
   for (int o = 0; o < state.op_count; ++o) {
     OpContext ctx(this, index, o, state.tensors, &state.nodes[o]);
-    Status status = state.nodes[o].kernel->prepare(ctx);
+    Status status = check_dynamic_inputs(ctx, *state.nodes[o].kernel);
+    if (status.ok()) status = state.nodes[o].kernel->prepare(ctx);
     if (!status.ok()) {
       return status.prefix("subgraph %d '%s' op %d (%s): ", index, model_->subgraph(index).name, o,
                            state.nodes[o].op.name());

@@ -92,6 +92,10 @@ struct KernelRegistration {
   // its outputs, and adds to the gradients of its inputs (ctx.gradient()).
   // Last so that the 4-field registrations of inference-only ops still compile.
   Status (*backward)(OpContext& ctx) = nullptr;
+  // Reads inputs whose shape changes at run time (Tensor::dynamic) and sets
+  // its outputs' shapes in eval; the interpreter refuses dynamic inputs to
+  // every other kernel at prepare, naming the op and the tensor.
+  bool dynamic_inputs = false;
 };
 
 // In this build's default op table (engine/runtime/op_resolver.h): every

@@ -26,8 +26,8 @@ Shape make_shape(std::initializer_list<int32_t> dims) {
 void format_shape(const Shape& shape, char* out, size_t capacity) {
   size_t used = static_cast<size_t>(snprintf(out, capacity, "["));
   for (int32_t i = 0; i < shape.rank && used < capacity; ++i) {
-    used += static_cast<size_t>(snprintf(out + used, capacity - used, i ? ",%d" : "%d",
-                                         static_cast<int>(shape.dims[i])));
+    used += static_cast<size_t>(
+        snprintf(out + used, capacity - used, i ? ",%d" : "%d", static_cast<int>(shape.dims[i])));
   }
   if (used < capacity) snprintf(out + used, capacity - used, "]");
 }
@@ -37,6 +37,21 @@ bool tensor_bytes(TensorType type, const Shape& shape, size_t* bytes) {
   if (!tensor_storage_bytes(type, static_cast<uint64_t>(shape.elements()), &n)) return false;
   *bytes = static_cast<size_t>(n);
   return true;
+}
+
+Status set_dynamic_shape(Tensor* tensor, const Shape& shape) {
+  size_t bytes = 0;
+  if (!tensor_bytes(tensor->type, shape, &bytes) || bytes > tensor->bytes) {
+    char text[48];
+    format_shape(shape, text, sizeof text);
+    return Status::error(StatusCode::kInvalidArgument,
+                         "tensor '%s' would have shape %s (%llu bytes) at run time, more than "
+                         "the %llu bytes planned for it",
+                         tensor->name, text, static_cast<unsigned long long>(bytes),
+                         static_cast<unsigned long long>(tensor->bytes));
+  }
+  tensor->shape = shape;
+  return Status();
 }
 
 }  // namespace gruwb

@@ -39,6 +39,13 @@ enum class TensorKind : uint8_t {
 struct Tensor {
   TensorType type = TensorType::FLOAT32;
   TensorKind kind = TensorKind::kActivation;
+  // Bounded-dynamic: the shape changes from one eval (or loop iteration) to
+  // the next, e.g. the SLICE/CONCATENATION "set item" idiom of converter-written
+  // loops. prepare sets `shape` to the upper bound, which the arena is planned
+  // for (`bytes`); the producing kernel's eval sets the actual shape, never
+  // larger than the bound (set_dynamic_shape). Only kernels registered with
+  // `dynamic_inputs` may read such a tensor.
+  bool dynamic = false;
   Shape shape;
   uint8_t* data = nullptr;  // constants: read-only model bytes
   size_t bytes = 0;
@@ -55,5 +62,10 @@ struct Tensor {
 // Bytes for `shape` x `type`, rounded up to whole bytes; false for types
 // without a fixed size.
 bool tensor_bytes(TensorType type, const Shape& shape, size_t* bytes);
+
+// Eval of a kernel whose output is `dynamic`: the actual shape, checked
+// against the planned bytes (a loop whose slices outgrow their bound fails
+// with the tensor named instead of writing past it).
+Status set_dynamic_shape(Tensor* tensor, const Shape& shape);
 
 }  // namespace gruwb

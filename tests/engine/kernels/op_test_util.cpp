@@ -250,7 +250,9 @@ Values OpRunner::output(int index) {
   Values v;
   v.type = tensor->type;
   v.shape.assign(tensor->shape.dims, tensor->shape.dims + tensor->shape.rank);
-  v.bytes.assign(tensor->data, tensor->data + tensor->bytes);
+  size_t bytes = tensor->bytes;  // planned; a run-time-shaped output uses less
+  if (tensor->dynamic) tensor_bytes(tensor->type, tensor->shape, &bytes);
+  v.bytes.assign(tensor->data, tensor->data + bytes);
   return v;
 }
 

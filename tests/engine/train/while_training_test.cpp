@@ -292,5 +292,87 @@ TEST(WhileTraining, UnknownTripCountFailsNamingTheLoop) {
   EXPECT_NE(std::string(r.message()).find("WHILE"), std::string::npos) << r.message();
 }
 
+// The converter's TensorListSetItem lowering (TF 1.x-2.x): every step writes its output row
+// t with acc' = CONCAT(SLICE(acc, 0, [t,-1,-1]), h, SLICE(acc, [t+1,0,0], -1)), so the two
+// slices change shape from one iteration to the next. The loss reads every row, so the
+// gradient crosses each iteration's concatenation at that iteration's shapes (kept on the
+// tape); a recurrent h = FC(x, W) + FC(h, U) makes the rows depend on each other.
+TEST(WhileTraining, SetItemAccumulatorGradientsMatchFiniteDifferences) {
+  constexpr int kSteps = 4;
+  const std::vector<int32_t> acc_shape = {kSteps, 1, 3};
+  OpModelBuilder b;
+  const int cond = b.add_subgraph("cond");
+  const int body = b.add_subgraph("body");
+  int sequence = b.input("sequence", acc_shape);
+  int t0 = b.constant_i32("t0", {}, {0});
+  int h0 = b.constant("h0", {1, 3}, {0.1f, -0.2f, 0.3f});
+  int acc0 = b.constant("acc0", acc_shape, std::vector<float>(kSteps * 3, 0.f));
+  int t_out = b.tensor("t_out", {}, TensorType::INT32);
+  int h_out = b.tensor("h_out", {1, 3});
+  int acc_out = b.output("acc_out");
+  int seq_out = b.tensor("seq_out");
+  fb::WhileOptionsT loop;
+  loop.cond_subgraph_index = cond;
+  loop.body_subgraph_index = body;
+  b.op(BuiltinOperator::WHILE, {t0, h0, acc0, sequence}, {t_out, h_out, acc_out, seq_out}, loop);
+
+  b.use_subgraph(cond);
+  int ct = b.input("t", {}, TensorType::INT32);
+  b.input("h", {1, 3});
+  b.input("acc", acc_shape);
+  b.input("sequence", acc_shape);
+  int steps = b.constant_i32("steps", {}, {kSteps});
+  int more = b.output("more", {}, TensorType::BOOL);
+  b.op(BuiltinOperator::LESS, {ct, steps}, {more});
+
+  b.use_subgraph(body);
+  int bt = b.input("t", {}, TensorType::INT32);
+  int bh = b.input("h", {1, 3});
+  int bacc = b.input("acc", acc_shape);
+  int bseq = b.input("sequence", acc_shape);
+  fb::GatherOptionsT gather;
+  gather.axis = 0;
+  int x = b.tensor("x");
+  b.op(BuiltinOperator::GATHER, {bseq, bt}, {x}, gather);
+  int w = b.constant("w", {3, 3}, random_floats(9, 1.f, 3));
+  int u = b.constant("u", {3, 3}, random_floats(9, 0.5f, 4));
+  int xw = b.tensor("xw"), hu = b.tensor("hu"), h = b.tensor("h_next");
+  b.op(BuiltinOperator::FULLY_CONNECTED, {x, w, -1}, {xw}, fb::FullyConnectedOptionsT());
+  b.op(BuiltinOperator::FULLY_CONNECTED, {bh, u, -1}, {hu}, fb::FullyConnectedOptionsT());
+  b.op(BuiltinOperator::ADD, {xw, hu}, {h}, fb::AddOptionsT());
+  int one = b.constant_i32("one", {}, {1});
+  int next_t = b.tensor("next_t", {}, TensorType::INT32);
+  b.op(BuiltinOperator::ADD, {bt, one}, {next_t}, fb::AddOptionsT());
+  fb::ConcatenationOptionsT axis0;
+  axis0.axis = 0;
+  int shape1 = b.constant_i32("shape1", {1}, {1});
+  int t_vec = b.tensor("t_vec", {}, TensorType::INT32);
+  int next_vec = b.tensor("next_vec", {}, TensorType::INT32);
+  b.op(BuiltinOperator::RESHAPE, {bt, shape1}, {t_vec});
+  b.op(BuiltinOperator::RESHAPE, {next_t, shape1}, {next_vec});
+  int head_size = b.tensor("head_size", {}, TensorType::INT32);
+  b.op(BuiltinOperator::CONCATENATION, {t_vec, b.constant_i32("rest", {2}, {-1, -1})}, {head_size},
+       axis0);
+  int tail_begin = b.tensor("tail_begin", {}, TensorType::INT32);
+  b.op(BuiltinOperator::CONCATENATION, {next_vec, b.constant_i32("zeros", {2}, {0, 0})},
+       {tail_begin}, axis0);
+  int head = b.tensor("head"), tail = b.tensor("tail"), item = b.tensor("item");
+  b.op(BuiltinOperator::SLICE, {bacc, b.constant_i32("origin", {3}, {0, 0, 0}), head_size}, {head});
+  b.op(BuiltinOperator::SLICE, {bacc, tail_begin, b.constant_i32("to_end", {3}, {-1, -1, -1})},
+       {tail});
+  b.op(BuiltinOperator::EXPAND_DIMS, {h, b.constant_i32("axis", {}, {0})}, {item});
+  int next_acc = b.tensor("next_acc");
+  b.op(BuiltinOperator::CONCATENATION, {head, item, tail}, {next_acc}, axis0);
+  for (int out : {next_t, h, next_acc, bseq}) b.mark_output(out);
+  b.use_subgraph(0);
+
+  Session s;
+  ASSERT_TRUE(s.prepare(b, mse_config()));
+  ASSERT_EQ(s.trainer.weight_count(), 2);  // the body's FC weights w and u
+  EXPECT_GT(s.trainer.memory().tape_bytes, 0u);
+  check_gradients(s, {random_floats(kSteps * 3, 1.f, 5)}, random_floats(kSteps * 3, 1.f, 6),
+                  "set-item accumulator loop");
+}
+
 }  // namespace
 }  // namespace gruwb::test
