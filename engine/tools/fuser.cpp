@@ -287,6 +287,30 @@ Uses find_uses(const fb::SubGraphT& sg) {
   return u;
 }
 
+// SHAPE(t): reads only t's shape, which the fused op's outputs keep.
+bool is_shape_of(const ModelDef& def, const fb::OperatorT& o, int t) {
+  return code_of(def, o) == Op::SHAPE && !o.inputs.empty() && o.inputs[0] == t;
+}
+
+// RESHAPE(acc, SHAPE(acc)) read only by a last-step slice (TF 2.x converters write the
+// list stack this way): the index of that slice op, else -1.
+int identity_reshape_then_last_step(const ModelDef& def, const fb::SubGraphT& sg, const Uses& uses,
+                                    const fb::OperatorT& o, int acc) {
+  if (code_of(def, o) != Op::RESHAPE || o.inputs.size() != 2 || o.outputs.size() != 1) return -1;
+  bool shape_of_acc = false;
+  for (const auto& p : sg.operators) {
+    if (!p->outputs.empty() && p->outputs[0] == o.inputs[1])
+      shape_of_acc = is_shape_of(def, *p, acc);
+  }
+  const int out = o.outputs[0];
+  const auto& readers = uses.consumers[static_cast<size_t>(out)];
+  if (!shape_of_acc || uses.is_output[static_cast<size_t>(out)] || readers.size() != 1 ||
+      !is_last_step_slice(def, sg, *sg.operators[static_cast<size_t>(readers[0])])) {
+    return -1;
+  }
+  return readers[0];
+}
+
 void replace_uses(ModelDef* def, int subgraph, int from, int to) {
   fb::SubGraphT& sg = *def->subgraphs[static_cast<size_t>(subgraph)];
   for (auto& o : sg.operators) {
@@ -305,12 +329,24 @@ void replace_uses(ModelDef* def, int subgraph, int from, int to) {
   }
 }
 
-bool all_zero_constant(const ModelDef& def, const fb::SubGraphT& sg, int t) {
-  if (t < 0) return true;
+bool all_zero_buffer(const ModelDef& def, const fb::SubGraphT& sg, int t) {
   uint32_t b = sg.tensors[static_cast<size_t>(t)]->buffer;
   if (b == 0 || b >= def.buffers.size() || def.buffers[b]->data.empty()) return false;
   const auto& d = def.buffers[b]->data;
   return std::all_of(d.begin(), d.end(), [](uint8_t v) { return v == 0; });
+}
+
+// A zero initial state: a constant of zeros, or FILL(dims, 0.0), which the
+// converter writes when the batch is dynamic (dims = PACK(SHAPE(x)[0], H)).
+bool all_zero_constant(const ModelDef& def, const fb::SubGraphT& sg, int t) {
+  if (t < 0) return true;
+  if (all_zero_buffer(def, sg, t)) return true;
+  for (const auto& o : sg.operators) {
+    if (std::find(o->outputs.begin(), o->outputs.end(), t) == o->outputs.end()) continue;
+    return code_of(def, *o) == Op::FILL && o->inputs.size() == 2 &&
+           all_zero_buffer(def, sg, o->inputs[1]);
+  }
+  return false;
 }
 
 // Chooses the batch-major input when the time-major sequence is only a
@@ -378,9 +414,13 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
       case LoopRole::kSequenceAccumulator: {
         bool other = uses.is_output[static_cast<size_t>(t)];
         for (int o : uses.consumers[static_cast<size_t>(t)]) {
-          if (is_last_step_slice(*def, sg, *sg.operators[static_cast<size_t>(o)])) {
+          const fb::OperatorT& reader = *sg.operators[static_cast<size_t>(o)];
+          if (is_last_step_slice(*def, sg, reader)) {
             last_slices.push_back(o);
-          } else {
+          } else if (int slice = identity_reshape_then_last_step(*def, sg, uses, reader, t);
+                     slice >= 0) {
+            last_slices.push_back(slice);  // the reshape and its SHAPE die with it
+          } else if (!is_shape_of(*def, reader, t)) {
             other = true;
           }
         }
@@ -485,6 +525,8 @@ bool is_pure(Op code) {
     case Op::SQUEEZE:
     case Op::EXPAND_DIMS:
     case Op::CAST:
+    case Op::SHAPE:
+    case Op::RANK:
     case Op::FILL: return true;
     default: return false;
   }
@@ -692,8 +734,12 @@ int FuseResult::fused_count() const {
 
 bool rewrite_cell(ModelDef* model, const DetectedCell& cell, ModelFormat format,
                   std::string* fused_op, std::string* error) {
-  if (cell.activation != "tanh" ||
-      (cell.kind != CellKind::kGru && cell.gate_activation != "sigmoid")) {
+  // GRUWB_GRU carries tanh/relu/linear candidates; the builtin LSTM and RNN ops tanh only so far.
+  const bool activation_ok =
+      cell.kind == CellKind::kGru
+          ? (cell.activation == "tanh" || cell.activation == "relu" || cell.activation == "linear")
+          : cell.activation == "tanh" && cell.gate_activation == "sigmoid";
+  if (!activation_ok) {
     *error = "unsupported activation " + cell.gate_activation + "/" + cell.activation;
     return false;
   }

@@ -4,19 +4,64 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <set>
+
+#include "engine/tools/model_runner.h"
 
 namespace gruwb::tools {
 namespace {
 
 using Op = BuiltinOperator;
 
+// What the engine's prepare knows that the file may not say: converters
+// leave placeholder shapes ([1,1,1], rank 0 for loop values) and compute
+// trip counts from SHAPE at run time. Empty when the engine cannot prepare
+// the model; the detector then reads the file's shapes alone.
+struct EngineFacts {
+  std::vector<std::vector<std::vector<int32_t>>> shapes;  // [subgraph][tensor]
+  std::vector<std::map<int, int64_t>> folded_scalars;     // int scalars folded at prepare
+};
+
+EngineFacts engine_facts(const ModelDef& def) {
+  EngineFacts facts;
+  std::vector<uint8_t> bytes;
+  std::string error;
+  if (!write_model(def, ModelFormat::kTflite, &bytes, &error)) return facts;
+  Model model;
+  if (!Model::load(bytes.data(), bytes.size(), &model).ok()) return facts;
+  ModelRunner runner;
+  if (!runner.prepare(model, &error)) return facts;
+  const int subgraphs = model.subgraph_count();
+  facts.shapes.resize(static_cast<size_t>(subgraphs));
+  facts.folded_scalars.resize(static_cast<size_t>(subgraphs));
+  for (int s = 0; s < subgraphs; ++s) {
+    const SubgraphState& state = runner.interpreter().subgraph_state(s);
+    if (!state.prepared) continue;
+    for (int t = 0; t < state.tensor_count; ++t) {
+      const Tensor& tensor = state.tensors[t];
+      facts.shapes[static_cast<size_t>(s)].emplace_back(tensor.shape.dims,
+                                                        tensor.shape.dims + tensor.shape.rank);
+      if (tensor.kind == TensorKind::kConstant && tensor.type == TensorType::INT32 &&
+          tensor.elements() == 1 && tensor.data) {
+        facts.folded_scalars[static_cast<size_t>(s)][t] = tensor.i32()[0];
+      }
+    }
+  }
+  return facts;
+}
+
 // ---- Read-only view of one subgraph -----------------------------------------------
 
 class Graph {
  public:
-  Graph(const ModelDef& def, int subgraph)
+  Graph(const ModelDef& def, int subgraph, const EngineFacts* facts = nullptr)
       : def_(def), sg_(*def.subgraphs[static_cast<size_t>(subgraph)]) {
+    if (facts && static_cast<size_t>(subgraph) < facts->shapes.size() &&
+        facts->shapes[static_cast<size_t>(subgraph)].size() == sg_.tensors.size()) {
+      shapes_ = &facts->shapes[static_cast<size_t>(subgraph)];
+      folded_ = &facts->folded_scalars[static_cast<size_t>(subgraph)];
+    }
     producer_.assign(sg_.tensors.size(), -1);
     for (size_t i = 0; i < sg_.operators.size(); ++i) {
       for (int32_t t : sg_.operators[i]->outputs) {
@@ -28,6 +73,10 @@ class Graph {
   const fb::SubGraphT& sg() const { return sg_; }
   bool valid(int t) const { return t >= 0 && static_cast<size_t>(t) < sg_.tensors.size(); }
   const fb::TensorT& tensor(int t) const { return *sg_.tensors[static_cast<size_t>(t)]; }
+  // The engine's inferred shape when known, else the file's.
+  const std::vector<int32_t>& shape(int t) const {
+    return shapes_ ? (*shapes_)[static_cast<size_t>(t)] : tensor(t).shape;
+  }
   int producer(int t) const { return valid(t) ? producer_[static_cast<size_t>(t)] : -1; }
   const fb::OperatorT& op(int i) const { return *sg_.operators[static_cast<size_t>(i)]; }
   Op code(int i) const { return def_.operator_codes[op(i).opcode_index]->builtin_code; }
@@ -55,6 +104,10 @@ class Graph {
   // A constant with one value (any shape), as double.
   bool scalar(int t, double* out) const {
     const std::vector<uint8_t>* d = data(t);
+    if (!d && folded_) {
+      auto it = folded_->find(t);
+      if (it != folded_->end()) return *out = static_cast<double>(it->second), true;
+    }
     if (!d) return false;
     if (tensor(t).type == fb::TensorType::FLOAT32 && d->size() == 4) {
       float v;
@@ -78,12 +131,12 @@ class Graph {
   }
   int64_t elements(int t) const {
     int64_t n = 1;
-    for (int32_t d : tensor(t).shape) n *= d;
+    for (int32_t d : shape(t)) n *= d;
     return n;
   }
   // Last dimension (the vector size of a [B,N] activation).
   int last_dim(int t) const {
-    const auto& s = tensor(t).shape;
+    const auto& s = shape(t);
     return s.empty() ? 1 : s.back();
   }
   int activation(int i) const {
@@ -109,6 +162,8 @@ class Graph {
   const ModelDef& def_;
   const fb::SubGraphT& sg_;
   std::vector<int> producer_;
+  const std::vector<std::vector<int32_t>>* shapes_ = nullptr;
+  const std::map<int, int64_t>* folded_ = nullptr;
 };
 
 // ---- Affine expressions: sums of FC products and biases ---------------------------
@@ -296,6 +351,7 @@ struct CellMatch {
   int h_in = -1, c_in = -1, c_out = -1, x = -1;
   bool reset_after = true;
   std::string gate_activation = "sigmoid";
+  std::string activation = "tanh";
   int units = 0, features = 0;
   CellWeights weights;
   std::set<int> ops;
@@ -356,9 +412,15 @@ bool match_gru(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
     const auto& kin = g.op(keep_op).inputs;
     if (kin[0] != z_t && kin[1] != z_t) continue;
     const int h_in = other_input(g.op(keep_op), z_t);
-    const int tanh_op = g.produced_by(n, Op::TANH);
-    if (tanh_op < 0) return m.fail("GRU candidate is not TANH (unsupported activation)");
-    const int cand_pre = g.op(tanh_op).inputs[0];
+    // The candidate's activation: TANH, RELU, or none (Keras activation=None).
+    std::string activation = "linear";
+    int act_op = g.produced_by(n, Op::TANH);
+    if (act_op >= 0) {
+      activation = "tanh";
+    } else if ((act_op = g.produced_by(n, Op::RELU)) >= 0) {
+      activation = "relu";
+    }
+    const int cand_pre = act_op >= 0 ? g.op(act_op).inputs[0] : n;
     const int add_op = g.produced_by(cand_pre, Op::ADD);
     if (add_op < 0 || g.activation(add_op) != 0) return m.fail("GRU candidate input is not an ADD");
     // z gate
@@ -430,6 +492,7 @@ bool match_gru(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
       if (z_kind != r_kind) return m.fail("the GRU gates use different activations");
       c.reset_after = reset_after;
       c.gate_activation = z_kind;
+      c.activation = activation;
       const int F = c.features;
       if (!block_ok(g, zp.x_weight, zp.x_row, H, F) || !block_ok(g, rp.x_weight, rp.x_row, H, F) ||
           !block_ok(g, x_aff.terms[0].weight, x_aff.terms[0].row0, H, F) ||
@@ -457,12 +520,13 @@ bool match_gru(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
         for (size_t i = 0; i < w.bias.size(); ++i) w.bias[i] += w.recurrent_bias[i];
         w.recurrent_bias.clear();
       }
-      m.ops.insert({top, keep_op, take_op, sub_op, tanh_op, add_op});
+      m.ops.insert({top, keep_op, take_op, sub_op, add_op});
+      if (act_op >= 0) m.ops.insert(act_op);
       c.ops = m.ops;
       *out = c;
       return true;
     }
-    return m.fail("GRU candidate is not TANH(x part + reset-gated h part)");
+    return m.fail("GRU candidate is not " + activation + "(x part + reset-gated h part)");
   }
   return m.fail("h' is not z*h + (1-z)*candidate");
 }
@@ -621,12 +685,54 @@ void fill_from_match(const CellMatch& cm, DetectedCell* c) {
   c->kind = cm.kind;
   c->reset_after = cm.reset_after;
   c->gate_activation = cm.gate_activation;
+  c->activation = cm.activation;
   c->units = cm.units;
   c->features = cm.features;
   c->weights = cm.weights;
 }
 
 // ---- WHILE loops -------------------------------------------------------------------
+
+// t = MUL(x, ones): Keras multiplies x_t by a dropout mask that is all ones
+// at inference (FILL(SHAPE(x_t), 1.0), or a constant of ones).
+bool ones_mask_of(const Graph& g, int t, int x) {
+  const int mul = g.produced_by(t, Op::MUL);
+  if (mul < 0 || g.activation(mul) != 0) return false;
+  const auto& in = g.op(mul).inputs;
+  if (in.size() != 2 || (in[0] != x && in[1] != x)) return false;
+  const int mask = in[0] == x ? in[1] : in[0];
+  if (const int fill = g.produced_by(mask, Op::FILL); fill >= 0) {
+    return g.op(fill).inputs.size() == 2 && g.scalar_is(g.op(fill).inputs[1], 1.0);
+  }
+  const std::vector<float> v = g.floats(mask);
+  return !v.empty() && std::all_of(v.begin(), v.end(), [](float f) { return f == 1.f; });
+}
+
+// acc' = [CAST](CONCATENATION(SLICE(acc, 0, [t,-1,-1]), EXPAND_DIMS|RESHAPE(h'),
+//                             SLICE(acc, [t+1,0,0], -1))) along axis 0: the converter's
+// TensorListSetItem(acc, t, h') with builtin ops. The slice bounds come from the counter;
+// the fuser's numeric check confirms that row t is the step-t output.
+bool set_item_accumulator(const Graph& body, int next, int acc, int h_out, std::set<int>* ops) {
+  int cat = body.producer(next);
+  if (cat >= 0 && body.code(cat) == Op::CAST) {
+    ops->insert(cat);
+    cat = body.producer(body.op(cat).inputs[0]);
+  }
+  if (cat < 0 || body.code(cat) != Op::CONCATENATION) return false;
+  const auto* options = body.op(cat).builtin_options.AsConcatenationOptions();
+  const auto& in = body.op(cat).inputs;
+  if (!options || options->axis != 0 || in.size() != 3) return false;
+  const int head = body.produced_by(in[0], Op::SLICE);
+  const int tail = body.produced_by(in[2], Op::SLICE);
+  int item = body.produced_by(in[1], Op::EXPAND_DIMS);
+  if (item < 0) item = body.produced_by(in[1], Op::RESHAPE);
+  if (head < 0 || tail < 0 || item < 0 || body.op(item).inputs[0] != h_out ||
+      body.op(head).inputs[0] != acc || body.op(tail).inputs[0] != acc) {
+    return false;
+  }
+  ops->insert({cat, head, tail, item});
+  return true;
+}
 
 bool counter_step(const Graph& body, int index) {
   const auto& sg = body.sg();
@@ -640,9 +746,9 @@ bool counter_step(const Graph& body, int index) {
 
 // The number of iterations the cond allows when every counter starts at 0,
 // or -1 when it is not LESS(counter, limit) [AND LESS(...)].
-int trip_count(const ModelDef& def, const Graph& main, const fb::OperatorT& loop, int cond_index,
-               const std::vector<LoopRole>& roles) {
-  Graph cond(def, cond_index);
+int trip_count(const ModelDef& def, const EngineFacts& facts, const Graph& main,
+               const fb::OperatorT& loop, int cond_index, const std::vector<LoopRole>& roles) {
+  Graph cond(def, cond_index, &facts);
   if (cond.sg().outputs.size() != 1) return -1;
   std::vector<int> lesses;
   int top = cond.producer(cond.sg().outputs[0]);
@@ -672,9 +778,9 @@ int trip_count(const ModelDef& def, const Graph& main, const fb::OperatorT& loop
   return trips;
 }
 
-bool analyze_while(const ModelDef& def, int subgraph, int op_index, DetectedCell* cell,
-                   std::string* reason) {
-  Graph main(def, subgraph);
+bool analyze_while(const ModelDef& def, const EngineFacts& facts, int subgraph, int op_index,
+                   DetectedCell* cell, std::string* reason) {
+  Graph main(def, subgraph, &facts);
   const fb::OperatorT& loop = main.op(op_index);
   const auto* opt = loop.builtin_options.AsWhileOptions();
   if (!opt) return *reason = "WHILE without options", false;
@@ -688,7 +794,7 @@ bool analyze_while(const ModelDef& def, int subgraph, int op_index, DetectedCell
       opt->cond_subgraph_index < 0 || opt->cond_subgraph_index >= nsg) {
     return *reason = "WHILE subgraph index out of range", false;
   }
-  Graph body(def, opt->body_subgraph_index);
+  Graph body(def, opt->body_subgraph_index, &facts);
   const auto& bin = body.sg().inputs;
   const auto& bout = body.sg().outputs;
   const size_t n = loop.inputs.size();
@@ -726,7 +832,7 @@ bool analyze_while(const ModelDef& def, int subgraph, int op_index, DetectedCell
                "no GATHER of a loop-invariant sequence by a loop counter: not an RNN over time",
            false;
   }
-  const auto& seq_shape = body.tensor(bin[static_cast<size_t>(seq_pos)]).shape;
+  const auto& seq_shape = body.shape(bin[static_cast<size_t>(seq_pos)]);
   if (seq_shape.size() != 3) return *reason = "the GATHERed sequence is not [T,B,F]", false;
   // The state: a loop value whose update is a recognised cell of x and itself.
   CellMatch match;
@@ -736,8 +842,8 @@ bool analyze_while(const ModelDef& def, int subgraph, int op_index, DetectedCell
     if (roles[i] != LoopRole::kOther || !body.is_float(bout[i])) continue;
     CellMatch cm;
     std::string w;
-    if (!match_cell(
-            body, bout[i], [x](int t) { return t == x; }, &cm, &w)) {
+    const auto is_x = [x, &body](int t) { return t == x || ones_mask_of(body, t, x); };
+    if (!match_cell(body, bout[i], is_x, &cm, &w)) {
       if (body.producer(bout[i]) >= 0 && body.code(body.producer(bout[i])) != Op::RESHAPE &&
           body.code(body.producer(bout[i])) != Op::CONCATENATION) {
         why = w;
@@ -765,13 +871,28 @@ bool analyze_while(const ModelDef& def, int subgraph, int op_index, DetectedCell
   const int h_out = bout[static_cast<size_t>(h_pos)];
   std::set<int> ops = match.ops;
   ops.insert(gather);
-  // Accumulators: RESHAPE(h') or CONCATENATION(SLICE(acc, 1..), RESHAPE(h')).
+  // Accumulators: RESHAPE(h'), CONCATENATION(SLICE(acc, 1..), RESHAPE(h')) (a shift), or
+  // the converter's TensorListSetItem lowering (below).
   for (size_t i = 0; i < n; ++i) {
     if (roles[i] != LoopRole::kOther) continue;
     int r = body.produced_by(bout[i], Op::RESHAPE);
     if (r >= 0 && body.op(r).inputs[0] == h_out) {
       roles[i] = LoopRole::kLastOutput;
       ops.insert(r);
+      continue;
+    }
+    if (std::set<int> set_ops; set_item_accumulator(body, bout[i], bin[i], h_out, &set_ops)) {
+      const auto& acc_shape = body.shape(bin[i]);
+      if (acc_shape.size() != 3) continue;
+      // A one-row list keeps only the last output (TF 2.20); T rows keep them all.
+      if (acc_shape[0] == 1) {
+        roles[i] = LoopRole::kLastOutput;
+      } else if (acc_shape[0] == seq_shape[0]) {
+        roles[i] = LoopRole::kSequenceAccumulator;
+      } else {
+        continue;
+      }
+      ops.insert(set_ops.begin(), set_ops.end());
       continue;
     }
     int cat = body.produced_by(bout[i], Op::CONCATENATION);
@@ -786,7 +907,7 @@ bool analyze_while(const ModelDef& def, int subgraph, int op_index, DetectedCell
     const std::vector<uint8_t>* begin = body.data(body.op(sl).inputs[1]);
     int32_t b0 = 0;
     if (begin && begin->size() >= 4) std::memcpy(&b0, begin->data(), 4);
-    const auto& acc_shape = body.tensor(bin[i]).shape;
+    const auto& acc_shape = body.shape(bin[i]);
     if (b0 != 1 || acc_shape.size() != 3 || acc_shape[0] != seq_shape[0]) continue;
     roles[i] = LoopRole::kSequenceAccumulator;
     ops.insert({cat, sl, rs});
@@ -797,7 +918,7 @@ bool analyze_while(const ModelDef& def, int subgraph, int op_index, DetectedCell
       ops.insert(add);
     }
   }
-  const int trips = trip_count(def, main, loop, opt->cond_subgraph_index, roles);
+  const int trips = trip_count(def, facts, main, loop, opt->cond_subgraph_index, roles);
   if (trips != seq_shape[0]) {
     return *reason = "the loop runs " +
                      (trips < 0 ? std::string("an unknown number of") : std::to_string(trips)) +
@@ -825,12 +946,13 @@ bool same_weights(const CellWeights& a, const CellWeights& b) {
 
 // An UNPACK of a [T,B,F] sequence along axis 0 whose steps each feed one cell,
 // chained through h (and c) from zero states.
-bool analyze_unrolled(const ModelDef& def, int subgraph, int unpack, DetectedCell* cell) {
-  Graph g(def, subgraph);
+bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgraph, int unpack,
+                      DetectedCell* cell) {
+  Graph g(def, subgraph, &facts);
   const fb::OperatorT& u = g.op(unpack);
   const auto* opt = u.builtin_options.AsUnpackOptions();
   if (!opt || opt->axis != 0 || u.inputs.empty()) return false;
-  const auto& seq_shape = g.tensor(u.inputs[0]).shape;
+  const auto& seq_shape = g.shape(u.inputs[0]);
   if (seq_shape.size() != 3 || u.outputs.size() != static_cast<size_t>(seq_shape[0])) return false;
   const std::vector<int32_t>& steps = u.outputs;
   // Consumers per tensor, to walk forward from h_t to step t+1.
@@ -932,6 +1054,7 @@ const char* cell_form_name(CellForm form) {
 
 DetectionReport detect_rnn_cells(const ModelDef& model) {
   DetectionReport report;
+  const EngineFacts facts = engine_facts(model);
   for (size_t s = 0; s < model.subgraphs.size(); ++s) {
     const fb::SubGraphT& sg = *model.subgraphs[s];
     for (size_t i = 0; i < sg.operators.size(); ++i) {
@@ -941,7 +1064,7 @@ DetectionReport detect_rnn_cells(const ModelDef& model) {
       DetectedCell cell;
       if (code == Op::WHILE) {
         std::string reason;
-        if (analyze_while(model, static_cast<int>(s), static_cast<int>(i), &cell, &reason)) {
+        if (analyze_while(model, facts, static_cast<int>(s), static_cast<int>(i), &cell, &reason)) {
           report.cells.push_back(std::move(cell));
         } else {
           OtherLoop other;
@@ -953,7 +1076,7 @@ DetectionReport detect_rnn_cells(const ModelDef& model) {
           report.other_loops.push_back(other);
         }
       } else if (code == Op::UNPACK) {
-        if (analyze_unrolled(model, static_cast<int>(s), static_cast<int>(i), &cell)) {
+        if (analyze_unrolled(model, facts, static_cast<int>(s), static_cast<int>(i), &cell)) {
           report.cells.push_back(std::move(cell));
         }
       }
