@@ -48,4 +48,9 @@
   X(UNIDIRECTIONAL_SEQUENCE_LSTM, kUnidirectionalSequenceLstmKernel) \
   X(UNIDIRECTIONAL_SEQUENCE_RNN, kUnidirectionalSequenceRnnKernel)   \
   X(GRU, kGruKernel)                                                 \
-  X(GRUWB_GRU, kGruCustomKernel)
+  X(GRUWB_GRU, kGruCustomKernel)                                     \
+  X(FlexTensorListReserve, kFlexTensorListReserveKernel)             \
+  X(FlexTensorListFromTensor, kFlexTensorListFromTensorKernel)       \
+  X(FlexTensorListStack, kFlexTensorListStackKernel)                 \
+  X(FlexTensorListGetItem, kFlexTensorListGetItemKernel)             \
+  X(FlexTensorListSetItem, kFlexTensorListSetItemKernel)

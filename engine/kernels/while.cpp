@@ -234,6 +234,8 @@ Status prepare(OpContext& ctx) {
     for (SubgraphState* state : {&cond_state, &body_state}) {
       const SubgraphView& sg = state == &cond_state ? cond : body;
       Tensor& arg = state->tensors[sg.inputs[static_cast<size_t>(i)]];
+      // A Flex TensorList (VARIANT in the file) is a dense tensor here (tensor_list.cpp).
+      if (arg.type == TensorType::VARIANT) arg.type = value->type;
       if (arg.type != value->type) {
         return Status::error(
             StatusCode::kInvalidModel, "loop value %d is %s but subgraph %d '%s' takes %s", i,

@@ -580,6 +580,12 @@ Status Interpreter::plan_activations() {
 
 namespace {
 
+// Gradient paths are marked before the kernels' prepare gives Flex TensorLists (VARIANT in
+// the file) their element type; the lists of recurrent models hold floats.
+bool carries_gradient(TensorType type) {
+  return type == TensorType::FLOAT32 || type == TensorType::VARIANT;
+}
+
 bool is_while(const OperatorView& op) {
   return op.op_code == static_cast<int32_t>(BuiltinOperator::WHILE);
 }
@@ -691,7 +697,7 @@ Status Interpreter::mark_forward(int index) {
     }
     if (!reads_grad) continue;
     for (int32_t t : op.outputs) {
-      if (t < 0 || state.tensors[t].type != TensorType::FLOAT32 ||
+      if (t < 0 || !carries_gradient(state.tensors[t].type) ||
           state.tensors[t].kind != TensorKind::kActivation) {
         continue;
       }
@@ -729,7 +735,7 @@ Status Interpreter::mark_forward_while(int index, int o) {
     const int32_t out = op.outputs[static_cast<size_t>(i)];
     if (out < 0) continue;
     const bool flows =
-        in >= 0 && tensors[in].requires_grad && state.tensors[out].type == TensorType::FLOAT32;
+        in >= 0 && tensors[in].requires_grad && carries_gradient(state.tensors[out].type);
     tensors[out].requires_grad = flows;
     any_input |= flows;
   }
@@ -749,7 +755,7 @@ Status Interpreter::mark_forward_while(int index, int o) {
       const int32_t out = op.outputs[static_cast<size_t>(i)];
       const int32_t next = body_view.outputs[static_cast<size_t>(i)];
       if (out < 0 || tensors[out].requires_grad || !body_tensors[next].requires_grad) continue;
-      if (state.tensors[out].type != TensorType::FLOAT32) continue;
+      if (!carries_gradient(state.tensors[out].type)) continue;
       tensors[out].requires_grad = true;
       changed = true;
     }

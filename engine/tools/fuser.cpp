@@ -287,6 +287,11 @@ Uses find_uses(const fb::SubGraphT& sg) {
   return u;
 }
 
+bool is_flex(const ModelDef& def, const fb::OperatorT& o, const char* custom_code) {
+  return code_of(def, o) == Op::CUSTOM &&
+         def.operator_codes[o.opcode_index]->custom_code == custom_code;
+}
+
 // SHAPE(t): reads only t's shape, which the fused op's outputs keep.
 bool is_shape_of(const ModelDef& def, const fb::OperatorT& o, int t) {
   return code_of(def, o) == Op::SHAPE && !o.inputs.empty() && o.inputs[0] == t;
@@ -415,7 +420,17 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
         bool other = uses.is_output[static_cast<size_t>(t)];
         for (int o : uses.consumers[static_cast<size_t>(t)]) {
           const fb::OperatorT& reader = *sg.operators[static_cast<size_t>(o)];
-          if (is_last_step_slice(*def, sg, reader)) {
+          if (is_flex(*def, reader, "FlexTensorListStack")) {
+            // The stacked list is the dense [T,B,H] (or [1,B,H]) accumulator itself.
+            removed.insert(o);
+            const int stacked = reader.outputs[0];
+            if (c.loop_roles[i] == LoopRole::kSequenceAccumulator) {
+              plan.need_sequence = true;
+              sequences.push_back({stacked, 0});
+            } else {
+              last_outputs.push_back(stacked);
+            }
+          } else if (is_last_step_slice(*def, sg, reader)) {
             last_slices.push_back(o);
           } else if (int slice = identity_reshape_then_last_step(*def, sg, uses, reader, t);
                      slice >= 0) {
@@ -549,7 +564,10 @@ void remove_dead_ops(ModelDef* def) {
       Uses uses = find_uses(sg);
       for (size_t i = sg.operators.size(); i-- > 0;) {
         const fb::OperatorT& o = *sg.operators[i];
-        if (!is_pure(code_of(*def, o))) continue;
+        const bool flex_list =
+            code_of(*def, o) == Op::CUSTOM &&
+            def->operator_codes[o.opcode_index]->custom_code.rfind("FlexTensorList", 0) == 0;
+        if (!is_pure(code_of(*def, o)) && !flex_list) continue;
         bool used = false;
         for (int32_t t : o.outputs) {
           if (t >= 0 && (uses.is_output[static_cast<size_t>(t)] ||

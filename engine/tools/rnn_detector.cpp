@@ -80,6 +80,10 @@ class Graph {
   int producer(int t) const { return valid(t) ? producer_[static_cast<size_t>(t)] : -1; }
   const fb::OperatorT& op(int i) const { return *sg_.operators[static_cast<size_t>(i)]; }
   Op code(int i) const { return def_.operator_codes[op(i).opcode_index]->builtin_code; }
+  bool is_custom(int i, const char* custom_code) const {
+    return code(i) == Op::CUSTOM &&
+           def_.operator_codes[op(i).opcode_index]->custom_code == custom_code;
+  }
   // The op producing `t` if it has code `c`, else -1.
   int produced_by(int t, Op c) const {
     int p = producer(t);
@@ -734,6 +738,18 @@ bool set_item_accumulator(const Graph& body, int next, int acc, int h_out, std::
   return true;
 }
 
+// acc' = FlexTensorListSetItem(acc, index, h'): a list of T rows indexed by the counter
+// (return_sequences) or of one row at index 0 (the last output).
+bool flex_set_item_accumulator(const Graph& body, int next, int acc, int h_out,
+                               std::set<int>* ops) {
+  const int set = body.producer(next);
+  if (set < 0 || !body.is_custom(set, "FlexTensorListSetItem")) return false;
+  const auto& in = body.op(set).inputs;
+  if (in.size() != 3 || in[0] != acc || in[2] != h_out) return false;
+  ops->insert(set);
+  return true;
+}
+
 bool counter_step(const Graph& body, int index) {
   const auto& sg = body.sg();
   int out = sg.outputs[static_cast<size_t>(index)];
@@ -881,7 +897,9 @@ bool analyze_while(const ModelDef& def, const EngineFacts& facts, int subgraph, 
       ops.insert(r);
       continue;
     }
-    if (std::set<int> set_ops; set_item_accumulator(body, bout[i], bin[i], h_out, &set_ops)) {
+    std::set<int> set_ops;
+    if (set_item_accumulator(body, bout[i], bin[i], h_out, &set_ops) ||
+        flex_set_item_accumulator(body, bout[i], bin[i], h_out, &set_ops)) {
       const auto& acc_shape = body.shape(bin[i]);
       if (acc_shape.size() != 3) continue;
       // A one-row list keeps only the last output (TF 2.20); T rows keep them all.

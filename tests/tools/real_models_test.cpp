@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,14 +16,17 @@
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
 #include "engine/tools/npy.h"
+#include "engine/train/trainer.h"
 #include "tests/engine/test_models.h"
 
 namespace gruwb::tools {
 namespace {
 
 enum class Expect {
-  kGolden,   // runs and equals real TFLite (float: 1e-5 relative to max(1, |ref|))
-  kRuns,     // runs; no golden output exists (Flex ops: no TFLite build here runs them)
+  kGolden,  // runs and equals real TFLite (float: 1e-5 relative to max(1, |ref|))
+  // Flex TensorList ops, which no TFLite build here runs: the original in the engine equals
+  // real TFLite on the builtin-only `gruwb fuse` rewrite (tests/fixtures/flex_golden/).
+  kFlexGolden,
   kRefused,  // prepare fails with `reason` (work of a later issue)
 };
 
@@ -37,6 +41,8 @@ const RealModel kRealModels[] = {
     {"breizhn_dtln_model_1", Expect::kGolden, 0, "unrolled single-step LSTM, state in/out"},
     {"breizhn_dtln_model_1_3d37fdf", Expect::kGolden, 0, "LSTM state comes in as a model input"},
     {"mycroftai_plugin_wake_word_precise_lite_hey_mycroft", Expect::kGolden, 1, ""},
+    {"casonka_networkfilter_simplernn", Expect::kFlexGolden, 2, ""},
+    {"casonka_networkfilter_lstm", Expect::kFlexGolden, 2, ""},
     {"google_coral_test_data_keras_lstm_mnist_ptq", Expect::kRefused, 0, "full-integer"},
     {"tensorflow_tflite_micro_dtln_noise_suppression", Expect::kRefused, 0, "full-integer"},
     {"tensorflow_tflite_micro_micro_speech_lstm", Expect::kRefused, 0, "full-integer"},
@@ -46,11 +52,16 @@ std::string real_dir() { return test::shared_dir() + "/data/models/real/"; }
 
 std::string file_of(const RealModel& m) { return real_dir() + m.stem + ".tflite"; }
 
+std::string golden_dir(const RealModel& m) {
+  return m.expect == Expect::kFlexGolden
+             ? std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/flex_golden/" + m.stem + "/"
+             : real_dir() + "golden/" + m.stem + "/";
+}
+
 std::vector<NpyArray> golden(const RealModel& m, const char* kind) {
   std::vector<NpyArray> arrays;
   for (int i = 0;; ++i) {
-    const std::string path =
-        real_dir() + "golden/" + m.stem + "/" + kind + std::to_string(i) + ".npy";
+    const std::string path = golden_dir(m) + kind + std::to_string(i) + ".npy";
     if (FILE* f = std::fopen(path.c_str(), "rb")) {
       std::fclose(f);
     } else {
@@ -147,6 +158,80 @@ TEST_P(RealModels, FuseKeepsTheAnswers) {
               static_cast<unsigned long long>(result.before.bytes),
               static_cast<unsigned long long>(result.after.bytes), result.before.ops,
               result.after.ops, worst);
+}
+
+// One MSE step towards 0.5 on the golden inputs: the loss, dL/d(input 0), and the
+// gradient of each weight by tensor name.
+struct Step {
+  float loss = 0;
+  std::vector<float> input_gradient;
+  std::map<std::string, std::vector<float>> weights;
+};
+
+::testing::AssertionResult train_step(const std::vector<uint8_t>& bytes, const RealModel& m,
+                                      Step* out) {
+  Model model;
+  Status s = Model::load(bytes.data(), bytes.size(), &model);
+  if (!s.ok()) return ::testing::AssertionFailure() << s.message();
+  TrainingConfig config;
+  config.loss = Loss::kMeanSquaredError;
+  config.input_gradients = true;
+  std::vector<uint8_t> arena(4u << 20);
+  Trainer trainer;
+  s = trainer.prepare(model, config, arena.data(), arena.size());
+  if (!s.ok()) return ::testing::AssertionFailure() << "prepare: " << s.message();
+  const std::vector<NpyArray> inputs = golden(m, "input");
+  for (int i = 0; i < trainer.input_count(); ++i) {
+    Tensor* in = trainer.input(i);
+    const NpyArray& a = inputs[static_cast<size_t>(i)];
+    if (in->bytes != a.data.size()) return ::testing::AssertionFailure() << "input " << i;
+    std::copy(a.data.begin(), a.data.end(), in->data);
+  }
+  std::fill(trainer.label(), trainer.label() + trainer.label_count(), 0.5f);
+  s = trainer.accumulate(&out->loss);
+  if (!s.ok()) return ::testing::AssertionFailure() << "accumulate: " << s.message();
+  const Tensor* dx = trainer.interpreter().gradient(0, trainer.input(0));
+  if (!dx) return ::testing::AssertionFailure() << "no gradient reaches input 0";
+  out->input_gradient.assign(dx->f32(), dx->f32() + dx->elements());
+  for (int w = 0; w < trainer.weight_count(); ++w) {
+    const Tensor* g = trainer.weight_gradient(w);
+    out->weights[trainer.weight(w)->name].assign(g->f32(), g->f32() + g->elements());
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// BPTT through the converter's loop (WHILE, Flex TensorLists, set-item accumulators) gives
+// the fused op's loss, input gradient and head gradients; the fused ops' backward is checked
+// against PyTorch in tests/engine/kernels. (Weight layouts differ between the forms.)
+TEST_P(RealModels, LoopGradientsEqualTheFusedOps) {
+  const RealModel& m = GetParam();
+  if (m.expect == Expect::kRefused || m.cells_fused == 0) GTEST_SKIP() << "nothing fused";
+  std::vector<uint8_t> bytes;
+  std::string error;
+  ASSERT_TRUE(read_file_bytes(file_of(m), &bytes, &error)) << error;
+  FuseResult result;
+  ASSERT_TRUE(fuse_model(bytes, FuseOptions(), &result, &error)) << error;
+  Step loop, fused;
+  ASSERT_TRUE(train_step(bytes, m, &loop));
+  ASSERT_TRUE(train_step(result.bytes, m, &fused));
+  EXPECT_NEAR(loop.loss, fused.loss, 1e-6f * std::max(1.f, fused.loss));
+  ASSERT_EQ(loop.input_gradient.size(), fused.input_gradient.size());
+  float scale = 0;
+  for (float g : fused.input_gradient) scale = std::max(scale, std::fabs(g));
+  EXPECT_GT(scale, 1e-6f) << "the gradient crosses the recurrent layers";
+  for (size_t i = 0; i < loop.input_gradient.size(); ++i) {
+    EXPECT_NEAR(loop.input_gradient[i], fused.input_gradient[i], 1e-5f * std::max(scale, 1e-3f))
+        << "dL/dx[" << i << "]";
+  }
+  int shared = 0;
+  for (const auto& [name, g] : loop.weights) {
+    auto it = fused.weights.find(name);
+    if (it == fused.weights.end()) continue;
+    ++shared;
+    ASSERT_EQ(g.size(), it->second.size()) << name;
+    for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], it->second[i], 1e-5f) << name;
+  }
+  EXPECT_GT(shared, 0) << "the Dense head keeps its weights";
 }
 
 INSTANTIATE_TEST_SUITE_P(Licensed, RealModels, ::testing::ValuesIn(kRealModels),
