@@ -48,4 +48,18 @@
   X(UNIDIRECTIONAL_SEQUENCE_LSTM, kUnidirectionalSequenceLstmKernel) \
   X(UNIDIRECTIONAL_SEQUENCE_RNN, kUnidirectionalSequenceRnnKernel)   \
   X(GRU, kGruKernel)                                                 \
-  X(GRUWB_GRU, kGruCustomKernel)
+  X(GRUWB_GRU, kGruCustomKernel)                                     \
+  /* issue 14: ops the converters' models use */                     \
+  X(LOGICAL_AND, kLogicalAndKernel)                                  \
+  X(LOGICAL_OR, kLogicalOrKernel)                                    \
+  X(LOGICAL_NOT, kLogicalNotKernel)                                  \
+  X(SELECT, kSelectKernel)                                           \
+  X(SELECT_V2, kSelectV2Kernel)                                      \
+  X(RANK, kRankKernel)                                               \
+  X(RANGE, kRangeKernel)                                             \
+  X(REVERSE_V2, kReverseV2Kernel)                                    \
+  X(ZEROS_LIKE, kZerosLikeKernel)                                    \
+  X(ELU, kEluKernel)                                                 \
+  X(LEAKY_RELU, kLeakyReluKernel)                                    \
+  X(RELU_N1_TO_1, kReluN1To1Kernel)                                  \
+  X(RELU_0_TO_1, kRelu0To1Kernel)
