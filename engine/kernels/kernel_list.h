@@ -62,4 +62,14 @@
   X(ELU, kEluKernel)                                                 \
   X(LEAKY_RELU, kLeakyReluKernel)                                    \
   X(RELU_N1_TO_1, kReluN1To1Kernel)                                  \
-  X(RELU_0_TO_1, kRelu0To1Kernel)
+  X(RELU_0_TO_1, kRelu0To1Kernel)                                    \
+  X(DIV, kDivKernel)                                                 \
+  X(FLOOR_DIV, kFloorDivKernel)                                      \
+  X(FLOOR_MOD, kFloorModKernel)                                      \
+  X(SQUARED_DIFFERENCE, kSquaredDifferenceKernel)                    \
+  X(EXP, kExpKernel)                                                 \
+  X(NEG, kNegKernel)                                                 \
+  X(ABS, kAbsKernel)                                                 \
+  X(SQRT, kSqrtKernel)                                               \
+  X(RSQRT, kRsqrtKernel)                                             \
+  X(SQUARE, kSquareKernel)
