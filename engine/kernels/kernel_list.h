@@ -72,4 +72,9 @@
   X(ABS, kAbsKernel)                                                 \
   X(SQRT, kSqrtKernel)                                               \
   X(RSQRT, kRsqrtKernel)                                             \
-  X(SQUARE, kSquareKernel)
+  X(SQUARE, kSquareKernel)                                           \
+  X(SUM, kSumKernel)                                                 \
+  X(MEAN, kMeanKernel)                                               \
+  X(TILE, kTileKernel)                                               \
+  X(ARG_MAX, kArgMaxKernel)                                          \
+  X(ARG_MIN, kArgMinKernel)
