@@ -77,4 +77,5 @@
   X(MEAN, kMeanKernel)                                               \
   X(TILE, kTileKernel)                                               \
   X(ARG_MAX, kArgMaxKernel)                                          \
-  X(ARG_MIN, kArgMinKernel)
+  X(ARG_MIN, kArgMinKernel)                                          \
+  X(BATCH_MATMUL, kBatchMatmulKernel)
