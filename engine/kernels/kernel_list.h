@@ -48,7 +48,7 @@
   X(UNIDIRECTIONAL_SEQUENCE_LSTM, kUnidirectionalSequenceLstmKernel) \
   X(UNIDIRECTIONAL_SEQUENCE_RNN, kUnidirectionalSequenceRnnKernel)   \
   X(GRU, kGruKernel)                                                 \
-  X(GRUWB_GRU, kGruCustomKernel)                                     \
+  X(GRUWB_GRU, kGruCustomKernel)                                    \
   /* issue 14: ops the converters' models use */                     \
   X(LOGICAL_AND, kLogicalAndKernel)                                  \
   X(LOGICAL_OR, kLogicalOrKernel)                                    \
@@ -78,4 +78,8 @@
   X(TILE, kTileKernel)                                               \
   X(ARG_MAX, kArgMaxKernel)                                          \
   X(ARG_MIN, kArgMinKernel)                                          \
-  X(BATCH_MATMUL, kBatchMatmulKernel)
+  X(BATCH_MATMUL, kBatchMatmulKernel)                                \
+  X(CONV_2D, kConv2dKernel)                                          \
+  X(DEPTHWISE_CONV_2D, kDepthwiseConv2dKernel)                       \
+  X(MAX_POOL_2D, kMaxPool2dKernel)                                   \
+  X(AVERAGE_POOL_2D, kAveragePool2dKernel)
