@@ -48,7 +48,7 @@
   X(UNIDIRECTIONAL_SEQUENCE_LSTM, kUnidirectionalSequenceLstmKernel) \
   X(UNIDIRECTIONAL_SEQUENCE_RNN, kUnidirectionalSequenceRnnKernel)   \
   X(GRU, kGruKernel)                                                 \
-  X(GRUWB_GRU, kGruCustomKernel)                                    \
+  X(GRUWB_GRU, kGruCustomKernel)                                     \
   /* issue 14: ops the converters' models use */                     \
   X(LOGICAL_AND, kLogicalAndKernel)                                  \
   X(LOGICAL_OR, kLogicalOrKernel)                                    \
