@@ -1,9 +1,11 @@
-// Element-wise activations: LOGISTIC, TANH, RELU, RELU6 (float32).
+// Element-wise activations: LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1,
+// RELU_0_TO_1, ELU and LEAKY_RELU (float32).
 // LOGISTIC and TANH run through the recurrent kernels' vectorized
 // vector_sigmoid / vector_tanh (max error ~2e-7): in a GRU written as a WHILE
 // loop they are the gate nonlinearities, once per unit per step, and libm's
 // exp/tanh were a quarter of that model's time.
 
+#include <cmath>
 #include <cstring>
 
 #include "engine/kernels/kernel_util.h"
@@ -80,6 +82,52 @@ struct Relu6Fn {
   void apply(const float* x, float* y, int64_t n) const { apply_each(*this, x, y, n); }
   float derivative(float y) const { return y > 0.f && y < 6.f ? 1.f : 0.f; }
 };
+struct ReluN1To1Fn {
+  float operator()(float x) const { return x < -1.f ? -1.f : (x > 1.f ? 1.f : x); }
+  void apply(const float* x, float* y, int64_t n) const { apply_each(*this, x, y, n); }
+  float derivative(float y) const { return y > -1.f && y < 1.f ? 1.f : 0.f; }
+};
+struct Relu0To1Fn {
+  float operator()(float x) const { return x < 0.f ? 0.f : (x > 1.f ? 1.f : x); }
+  void apply(const float* x, float* y, int64_t n) const { apply_each(*this, x, y, n); }
+  float derivative(float y) const { return y > 0.f && y < 1.f ? 1.f : 0.f; }
+};
+// As TFLite: expm1 for negative inputs; d/dx = exp(x) = y + 1 there.
+struct EluFn {
+  float operator()(float x) const { return x < 0.f ? std::expm1(x) : x; }
+  void apply(const float* x, float* y, int64_t n) const { apply_each(*this, x, y, n); }
+  float derivative(float y) const { return y < 0.f ? y + 1.f : 1.f; }
+};
+
+// LEAKY_RELU: x > 0 ? x : alpha * x, alpha from LeakyReluOptions. The
+// derivative needs the input's sign (alpha may be negative or zero).
+float leaky_alpha(const OpContext& ctx) {
+  const auto* options = ctx.op().options<fb::LeakyReluOptions>();
+  return options ? options->alpha() : 0.f;
+}
+
+Status eval_leaky_relu(OpContext& ctx) {
+  const float alpha = leaky_alpha(ctx);
+  const float* x = ctx.input(0)->f32();
+  float* y = ctx.output(0)->f32();
+  const int64_t n = ctx.output(0)->elements();
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : x[i] * alpha;
+  return Status();
+}
+
+Status backward_leaky_relu(OpContext& ctx) {
+  const Tensor* input = ctx.input(0);
+  const Tensor* dy = ctx.gradient(ctx.output(0));
+  Tensor* dx = ctx.gradient(input);
+  if (!dy || !dx) return Status();
+  const float alpha = leaky_alpha(ctx);
+  const float* x = input->f32();
+  const float* g = dy->f32();
+  float* d = dx->f32();
+  const int64_t n = input->elements();
+  for (int64_t i = 0; i < n; ++i) d[i] += x[i] > 0.f ? g[i] : g[i] * alpha;
+  return Status();
+}
 
 }  // namespace
 
@@ -92,5 +140,16 @@ extern const KernelRegistration kReluKernel = {static_cast<int32_t>(BuiltinOpera
                                                prepare, eval<ReluFn>, backward<ReluFn>};
 extern const KernelRegistration kRelu6Kernel = {static_cast<int32_t>(BuiltinOperator::RELU6),
                                                 nullptr, prepare, eval<Relu6Fn>, backward<Relu6Fn>};
+extern const KernelRegistration kReluN1To1Kernel = {
+    static_cast<int32_t>(BuiltinOperator::RELU_N1_TO_1), nullptr, prepare, eval<ReluN1To1Fn>,
+    backward<ReluN1To1Fn>};
+extern const KernelRegistration kRelu0To1Kernel = {
+    static_cast<int32_t>(BuiltinOperator::RELU_0_TO_1), nullptr, prepare, eval<Relu0To1Fn>,
+    backward<Relu0To1Fn>};
+extern const KernelRegistration kEluKernel = {static_cast<int32_t>(BuiltinOperator::ELU), nullptr,
+                                              prepare, eval<EluFn>, backward<EluFn>};
+extern const KernelRegistration kLeakyReluKernel = {
+    static_cast<int32_t>(BuiltinOperator::LEAKY_RELU), nullptr, prepare, eval_leaky_relu,
+    backward_leaky_relu};
 
 }  // namespace gruwb

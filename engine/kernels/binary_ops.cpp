@@ -1,10 +1,15 @@
-// Broadcasting binary ops: arithmetic (ADD, SUB, MUL, MINIMUM, MAXIMUM; float32
-// with fused activation, or int32 as WHILE loop counters need) and comparisons
-// (LESS, ..., NOT_EQUAL; BOOL out). One family, one file: the ops differ only
-// in their scalar function.
+// Broadcasting binary ops: arithmetic (ADD, SUB, MUL, DIV, MINIMUM, MAXIMUM,
+// FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE; float32 with fused activation, or
+// int32 as WHILE loop counters and the converter's shape arithmetic need) and
+// comparisons (LESS, ..., NOT_EQUAL; BOOL out). One family, one file: the ops
+// differ only in their scalar function. Results computed only from constants
+// (small int32/BOOL tensors) are folded at prepare (see fold_if_constant).
 
+#include <cfloat>
+#include <cmath>
 #include <type_traits>
 
+#include "engine/kernels/data_util.h"
 #include "engine/kernels/kernel_util.h"
 
 namespace gruwb {
@@ -66,15 +71,37 @@ Status prepare_arithmetic(OpContext& ctx) {
   return prepare_binary(ctx, false, fused_activation<Options>(ctx));
 }
 
+// Integer division by zero is an error, as in TFLite (floats give inf/nan).
+Status check_int_divisor(const Tensor* b) {
+  const int32_t* y = b->i32();
+  for (int64_t i = 0; i < b->elements(); ++i) {
+    if (y[i] == 0) {
+      return Status::error(StatusCode::kInvalidArgument, "divisor '%s' holds a zero at %lld",
+                           b->name, static_cast<long long>(i));
+    }
+  }
+  return Status();
+}
+
 template <typename Options, typename F>
 Status eval_arithmetic(OpContext& ctx) {
   const Tensor* a = ctx.input(0);
   Tensor* out = ctx.output(0);
   if (a->type == TensorType::INT32) {
+    if (F::kDivides) GRUWB_RETURN_IF_ERROR(check_int_divisor(ctx.input(1)));
     binary_loop<int32_t, int32_t>(a, ctx.input(1), out, F{});
   } else {
     binary_loop<float, float>(a, ctx.input(1), out, F{});
     apply_activation(fused_activation<Options>(ctx), out->f32(), out->elements());
+    if (F::kDivides) {
+      // TFLite clamps to the activation range, [lowest, max] for NONE: x / 0
+      // gives +-FLT_MAX there, not inf (nan stays nan).
+      float* z = out->f32();
+      for (int64_t i = 0; i < out->elements(); ++i) {
+        if (z[i] > FLT_MAX) z[i] = FLT_MAX;
+        if (z[i] < -FLT_MAX) z[i] = -FLT_MAX;
+      }
+    }
   }
   return Status();
 }
@@ -92,12 +119,13 @@ Status eval_comparison(OpContext& ctx) {
   return Status();
 }
 
-#define GRUWB_SCALAR_FN(Name, expr)   \
-  struct Name {                       \
-    template <typename T>             \
-    auto operator()(T a, T b) const { \
-      return expr;                    \
-    }                                 \
+#define GRUWB_SCALAR_FN(Name, expr)         \
+  struct Name {                             \
+    static constexpr bool kDivides = false; \
+    template <typename T>                   \
+    auto operator()(T a, T b) const {       \
+      return expr;                          \
+    }                                       \
   }
 GRUWB_SCALAR_FN(AddFn, a + b);
 GRUWB_SCALAR_FN(SubFn, a - b);
@@ -110,7 +138,40 @@ GRUWB_SCALAR_FN(GreaterFn, a > b);
 GRUWB_SCALAR_FN(GreaterEqualFn, a >= b);
 GRUWB_SCALAR_FN(EqualFn, a == b);
 GRUWB_SCALAR_FN(NotEqualFn, a != b);
+GRUWB_SCALAR_FN(SquaredDifferenceFn, (a - b) * (a - b));
 #undef GRUWB_SCALAR_FN
+
+// int32 DIV truncates (C++ division), as TFLite's does.
+struct DivFn {
+  static constexpr bool kDivides = true;
+  template <typename T>
+  T operator()(T a, T b) const {
+    return a / b;
+  }
+};
+// floor(a / b) computed in double, for floats and integers alike (TFLite).
+struct FloorDivFn {
+  static constexpr bool kDivides = true;
+  template <typename T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(std::floor(static_cast<double>(a) / static_cast<double>(b)));
+  }
+};
+// The remainder with the divisor's sign: the truncated remainder, moved by b
+// when its sign differs from b's.
+struct FloorModFn {
+  static constexpr bool kDivides = true;
+  template <typename T>
+  T operator()(T a, T b) const {
+    T r;
+    if constexpr (std::is_integral_v<T>) {
+      r = a % b;
+    } else {
+      r = std::fmod(a, b);
+    }
+    return r != 0 && ((b < 0) != (r < 0)) ? r + b : r;
+  }
+};
 
 // Training: the partial derivatives of z = f(a, b), given a, b and dz.
 struct AddGrad {
@@ -145,6 +206,33 @@ struct MaxGrad {
   }
 };
 
+struct DivGrad {
+  void operator()(float a, float b, float g, float* da, float* db) const {
+    *da = g / b;
+    *db = -g * a / (b * b);
+  }
+};
+// Piecewise constant: no gradient (TensorFlow's FloorDiv has none either).
+struct FloorDivGrad {
+  void operator()(float, float, float, float* da, float* db) const {
+    *da = 0.f;
+    *db = 0.f;
+  }
+};
+// a mod b = a - floor(a / b) * b (TensorFlow's FloorMod gradient).
+struct FloorModGrad {
+  void operator()(float a, float b, float g, float* da, float* db) const {
+    *da = g;
+    *db = -g * std::floor(a / b);
+  }
+};
+struct SquaredDifferenceGrad {
+  void operator()(float a, float b, float g, float* da, float* db) const {
+    *da = 2.f * (a - b) * g;
+    *db = -2.f * (a - b) * g;
+  }
+};
+
 // Broadcast inputs receive the sum over the dimensions they were repeated in.
 template <typename Options, typename G>
 Status backward_arithmetic(OpContext& ctx) {
@@ -175,13 +263,15 @@ Status backward_arithmetic(OpContext& ctx) {
 
 template <BuiltinOperator kOp, typename Options, typename F, typename G>
 constexpr KernelRegistration arithmetic() {
-  return {static_cast<int32_t>(kOp), nullptr, prepare_arithmetic<Options, F>,
+  return {static_cast<int32_t>(kOp), nullptr,
+          prepare_then_fold<prepare_arithmetic<Options, F>, eval_arithmetic<Options, F>>,
           eval_arithmetic<Options, F>, backward_arithmetic<Options, G>};
 }
 
 template <BuiltinOperator kOp, typename F>
 constexpr KernelRegistration comparison() {
-  return {static_cast<int32_t>(kOp), nullptr, prepare_comparison, eval_comparison<F>};
+  return {static_cast<int32_t>(kOp), nullptr,
+          prepare_then_fold<prepare_comparison, eval_comparison<F>>, eval_comparison<F>};
 }
 
 }  // namespace
@@ -196,6 +286,15 @@ extern const KernelRegistration kMinimumKernel =
     arithmetic<BuiltinOperator::MINIMUM, NoOptions, MinFn, MinGrad>();
 extern const KernelRegistration kMaximumKernel =
     arithmetic<BuiltinOperator::MAXIMUM, NoOptions, MaxFn, MaxGrad>();
+extern const KernelRegistration kDivKernel =
+    arithmetic<BuiltinOperator::DIV, fb::DivOptions, DivFn, DivGrad>();
+extern const KernelRegistration kFloorDivKernel =
+    arithmetic<BuiltinOperator::FLOOR_DIV, NoOptions, FloorDivFn, FloorDivGrad>();
+extern const KernelRegistration kFloorModKernel =
+    arithmetic<BuiltinOperator::FLOOR_MOD, NoOptions, FloorModFn, FloorModGrad>();
+extern const KernelRegistration kSquaredDifferenceKernel =
+    arithmetic<BuiltinOperator::SQUARED_DIFFERENCE, NoOptions, SquaredDifferenceFn,
+               SquaredDifferenceGrad>();
 extern const KernelRegistration kLessKernel = comparison<BuiltinOperator::LESS, LessFn>();
 extern const KernelRegistration kLessEqualKernel =
     comparison<BuiltinOperator::LESS_EQUAL, LessEqualFn>();

@@ -53,4 +53,38 @@
   X(FlexTensorListFromTensor, kFlexTensorListFromTensorKernel)       \
   X(FlexTensorListStack, kFlexTensorListStackKernel)                 \
   X(FlexTensorListGetItem, kFlexTensorListGetItemKernel)             \
-  X(FlexTensorListSetItem, kFlexTensorListSetItemKernel)
+  X(FlexTensorListSetItem, kFlexTensorListSetItemKernel)             \
+  /* issue 14: ops the converters' models use */                     \
+  X(LOGICAL_AND, kLogicalAndKernel)                                  \
+  X(LOGICAL_OR, kLogicalOrKernel)                                    \
+  X(LOGICAL_NOT, kLogicalNotKernel)                                  \
+  X(SELECT, kSelectKernel)                                           \
+  X(SELECT_V2, kSelectV2Kernel)                                      \
+  X(RANK, kRankKernel)                                               \
+  X(RANGE, kRangeKernel)                                             \
+  X(REVERSE_V2, kReverseV2Kernel)                                    \
+  X(ZEROS_LIKE, kZerosLikeKernel)                                    \
+  X(ELU, kEluKernel)                                                 \
+  X(LEAKY_RELU, kLeakyReluKernel)                                    \
+  X(RELU_N1_TO_1, kReluN1To1Kernel)                                  \
+  X(RELU_0_TO_1, kRelu0To1Kernel)                                    \
+  X(DIV, kDivKernel)                                                 \
+  X(FLOOR_DIV, kFloorDivKernel)                                      \
+  X(FLOOR_MOD, kFloorModKernel)                                      \
+  X(SQUARED_DIFFERENCE, kSquaredDifferenceKernel)                    \
+  X(EXP, kExpKernel)                                                 \
+  X(NEG, kNegKernel)                                                 \
+  X(ABS, kAbsKernel)                                                 \
+  X(SQRT, kSqrtKernel)                                               \
+  X(RSQRT, kRsqrtKernel)                                             \
+  X(SQUARE, kSquareKernel)                                           \
+  X(SUM, kSumKernel)                                                 \
+  X(MEAN, kMeanKernel)                                               \
+  X(TILE, kTileKernel)                                               \
+  X(ARG_MAX, kArgMaxKernel)                                          \
+  X(ARG_MIN, kArgMinKernel)                                          \
+  X(BATCH_MATMUL, kBatchMatmulKernel)                                \
+  X(CONV_2D, kConv2dKernel)                                          \
+  X(DEPTHWISE_CONV_2D, kDepthwiseConv2dKernel)                       \
+  X(MAX_POOL_2D, kMaxPool2dKernel)                                   \
+  X(AVERAGE_POOL_2D, kAveragePool2dKernel)

@@ -1,5 +1,6 @@
-// LOGISTIC, TANH, RELU, RELU6 element-wise on values across their ranges
-// (saturated ends included).
+// LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, ELU and LEAKY_RELU
+// element-wise on values across their ranges (saturated ends included); the
+// backward passes by finite differences.
 
 #include <gtest/gtest.h>
 
@@ -7,6 +8,7 @@
 #include <functional>
 
 #include "tests/engine/kernels/op_test_util.h"
+#include "tests/engine/train/gradient_check.h"
 
 namespace gruwb::test {
 namespace {
@@ -21,6 +23,9 @@ TEST(ActivationsTest, EachMatchesItsFormula) {
       {BuiltinOperator::TANH, [](double x) { return std::tanh(x); }},
       {BuiltinOperator::RELU, [](double x) { return x < 0 ? 0.0 : x; }},
       {BuiltinOperator::RELU6, [](double x) { return x < 0 ? 0.0 : (x > 6 ? 6.0 : x); }},
+      {BuiltinOperator::RELU_N1_TO_1, [](double x) { return x < -1 ? -1.0 : (x > 1 ? 1.0 : x); }},
+      {BuiltinOperator::RELU_0_TO_1, [](double x) { return x < 0 ? 0.0 : (x > 1 ? 1.0 : x); }},
+      {BuiltinOperator::ELU, [](double x) { return x < 0 ? std::exp(x) - 1.0 : x; }},
   };
   for (const auto& [code, f] : ops) {
     OpModelBuilder b;
@@ -33,6 +38,41 @@ TEST(ActivationsTest, EachMatchesItsFormula) {
     Floats expected;
     for (float v : kInputs) expected.push_back(static_cast<float>(f(v)));
     EXPECT_TRUE(floats_near(expected, out[0].floats(), 2e-7f)) << fb::EnumNameBuiltinOperator(code);
+  }
+}
+
+TEST(ActivationsTest, LeakyReluUsesAlpha) {
+  for (float alpha : {0.2f, 0.f, -0.5f}) {
+    OpModelBuilder b;
+    int x = b.input("x", {3, 4});
+    int y = b.output("y");
+    fb::LeakyReluOptionsT options;
+    options.alpha = alpha;
+    b.op(BuiltinOperator::LEAKY_RELU, {x}, {y}, options);
+    auto out = run(b, {Values::f32({3, 4}, kInputs)});
+    ASSERT_EQ(out.size(), 1u);
+    Floats expected;
+    for (float v : kInputs) expected.push_back(v > 0.f ? v : v * alpha);
+    EXPECT_EQ(out[0].floats(), expected) << alpha;
+  }
+}
+
+// Inputs away from the kinks, so central differences are exact enough.
+TEST(ActivationsBackward, MatchFiniteDifferences) {
+  const Floats inputs = {-2.5f, -1.3f, -0.6f, -0.2f, 0.3f, 0.7f, 1.4f, 6.6f};
+  for (BuiltinOperator code : {BuiltinOperator::RELU_N1_TO_1, BuiltinOperator::RELU_0_TO_1,
+                               BuiltinOperator::ELU, BuiltinOperator::LEAKY_RELU}) {
+    OpModelBuilder b;
+    int x = b.input("x", {8});
+    int y = b.output("y");
+    if (code == BuiltinOperator::LEAKY_RELU) {
+      fb::LeakyReluOptionsT options;
+      options.alpha = 0.3f;
+      b.op(code, {x}, {y}, options);
+    } else {
+      b.op(code, {x}, {y});
+    }
+    check_input_gradients(b, {inputs}, 8, fb::EnumNameBuiltinOperator(code));
   }
 }
 

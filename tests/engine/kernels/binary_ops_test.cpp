@@ -1,13 +1,16 @@
 // ADD, SUB, MUL, MINIMUM, MAXIMUM (float with fused activation, int32) and
-// LESS, EQUAL (BOOL out) with NumPy broadcasting: equal shapes, [2,3]+[3],
-// [2,1,3]+[4,1], scalars on either side; incompatible shapes are named.
+// DIV, FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE (float and int32, against
+// hand-computed Python semantics), LESS, EQUAL (BOOL out) with NumPy broadcasting: equal shapes,
+// [2,3]+[3], [2,1,3]+[4,1], scalars on either side; incompatible shapes are named.
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <functional>
 
 #include "tests/engine/kernels/op_test_util.h"
+#include "tests/engine/train/gradient_check.h"
 
 namespace gruwb::test {
 namespace {
@@ -189,6 +192,100 @@ TEST(BinaryOpsTest, RejectsIncompatibleShapesAndMixedTypes) {
     m.op(BuiltinOperator::MUL, {x, y}, {z}, fb::MulOptionsT());
     std::string error = prepare_error(m);
     EXPECT_NE(error.find("'b' is INT32, expected FLOAT32"), std::string::npos) << error;
+  }
+}
+
+// Expected values are Python's: a // b and a % b floor (the divisor's sign),
+// int division in TFLite's DIV truncates.
+TEST(BinaryOpsTest, DivisionsOnFloats) {
+  const Values a = Values::f32({6}, {7.f, -7.f, 7.f, -7.f, 1.5f, 0.f});
+  const Values b = Values::f32({6}, {2.f, 2.f, -2.f, -2.f, 0.5f, 3.f});
+  Values z = binary(BuiltinOperator::DIV, a, b, TensorType::FLOAT32, {});
+  EXPECT_EQ(z.floats(), (Floats{3.5f, -3.5f, -3.5f, 3.5f, 3.f, 0.f}));
+  z = binary(BuiltinOperator::FLOOR_DIV, a, b, TensorType::FLOAT32);
+  EXPECT_EQ(z.floats(), (Floats{3.f, -4.f, -4.f, 3.f, 3.f, 0.f}));
+  z = binary(BuiltinOperator::FLOOR_MOD, a, b, TensorType::FLOAT32);
+  EXPECT_EQ(z.floats(), (Floats{1.f, 1.f, -1.f, -1.f, 0.f, 0.f}));
+  z = binary(BuiltinOperator::SQUARED_DIFFERENCE, a, b, TensorType::FLOAT32);
+  EXPECT_EQ(z.floats(), (Floats{25.f, 81.f, 81.f, 25.f, 1.f, 9.f}));
+  // TFLite clamps a float DIV to its activation range: x / 0 is FLT_MAX.
+  z = binary(BuiltinOperator::DIV, Values::f32({2}, {1.f, -1.f}), Values::f32({}, {0.f}),
+             TensorType::FLOAT32);
+  EXPECT_EQ(z.floats(), (Floats{FLT_MAX, -FLT_MAX}));
+  fb::DivOptionsT relu;
+  relu.fused_activation_function = fb::ActivationFunctionType::RELU;
+  fb::BuiltinOptionsUnion u;
+  u.Set(relu);
+  z = binary(BuiltinOperator::DIV, a, b, TensorType::FLOAT32, u);
+  EXPECT_EQ(z.floats(), (Floats{3.5f, 0.f, 0.f, 3.5f, 3.f, 0.f}));
+}
+
+TEST(BinaryOpsTest, DivisionsOnInt32) {
+  const Values a = Values::i32({4}, {7, -7, 7, -7});
+  const Values b = Values::i32({4}, {2, 2, -2, -2});
+  using Ints = std::vector<int32_t>;
+  EXPECT_EQ(binary(BuiltinOperator::DIV, a, b, TensorType::INT32).ints(), (Ints{3, -3, -3, 3}));
+  EXPECT_EQ(binary(BuiltinOperator::FLOOR_DIV, a, b, TensorType::INT32).ints(),
+            (Ints{3, -4, -4, 3}));
+  EXPECT_EQ(binary(BuiltinOperator::FLOOR_MOD, a, b, TensorType::INT32).ints(),
+            (Ints{1, 1, -1, -1}));
+  EXPECT_EQ(binary(BuiltinOperator::SQUARED_DIFFERENCE, a, b, TensorType::INT32).ints(),
+            (Ints{25, 81, 81, 25}));
+  // Broadcast scalar divisor, as in "time steps // 2".
+  EXPECT_EQ(binary(BuiltinOperator::FLOOR_DIV, Values::i32({3}, {5, 6, -1}), Values::i32({}, {2}),
+                   TensorType::INT32)
+                .ints(),
+            (Ints{2, 3, -1}));
+}
+
+TEST(BinaryOpsTest, Int32DivisionByZeroIsAnError) {
+  for (BuiltinOperator code :
+       {BuiltinOperator::DIV, BuiltinOperator::FLOOR_DIV, BuiltinOperator::FLOOR_MOD}) {
+    OpModelBuilder m;
+    int x = m.input("a", {2}, TensorType::INT32);
+    int y = m.input("b", {2}, TensorType::INT32);
+    int z = m.output("z", {}, TensorType::INT32);
+    m.op(code, {x, y}, {z});
+    std::string error = invoke_error(m, {Values::i32({2}, {1, 2}), Values::i32({2}, {1, 0})});
+    EXPECT_NE(error.find("divisor 'b' holds a zero at 1"), std::string::npos) << error;
+  }
+}
+
+// The converter's shape arithmetic: every value is known at prepare, so
+// the result is a constant there (and can size a FILL).
+TEST(BinaryOpsTest, ConstantInt32ArithmeticIsFolded) {
+  OpModelBuilder m;
+  int t = m.constant_i32("t", {}, {7});
+  int two = m.constant_i32("two", {}, {2});
+  int half = m.tensor("half", {}, TensorType::INT32);
+  m.op(BuiltinOperator::FLOOR_DIV, {t, two}, {half});
+  int one = m.constant_i32("one", {}, {1});
+  int sum = m.tensor("sum", {}, TensorType::INT32);
+  m.op(BuiltinOperator::ADD, {half, one}, {sum}, fb::AddOptionsT());
+  int less = m.output("less", {}, TensorType::BOOL);
+  m.op(BuiltinOperator::LESS, {sum, t}, {less});
+  OpRunner runner(m);
+  ASSERT_TRUE(runner.ok()) << runner.error();
+  const SubgraphState& main = runner.interpreter().subgraph_state(0);
+  EXPECT_EQ(main.tensors[half].kind, TensorKind::kConstant);
+  EXPECT_EQ(main.tensors[sum].kind, TensorKind::kConstant);
+  EXPECT_EQ(main.tensors[sum].i32()[0], 4);
+  EXPECT_EQ(main.tensors[less].kind, TensorKind::kConstant);
+  EXPECT_EQ(runner.output(0).bools(), (std::vector<bool>{true}));
+}
+
+TEST(BinaryOpsBackward, DivisionsAndSquaredDifference) {
+  for (BuiltinOperator code :
+       {BuiltinOperator::DIV, BuiltinOperator::FLOOR_MOD, BuiltinOperator::SQUARED_DIFFERENCE}) {
+    OpModelBuilder b;
+    int x = b.input("a", {2, 3});
+    int y = b.input("b", {3});
+    int z = b.output("z");
+    b.op(code, {x, y}, {z});
+    // Divisors away from zero; FLOOR_MOD away from its jumps (a/b not near an integer).
+    const std::vector<float> a = {1.3f, -2.2f, 0.7f, 2.6f, -0.4f, 1.9f};
+    const std::vector<float> d = {0.9f, -1.7f, 1.25f};
+    check_input_gradients(b, {a, d}, 6, fb::EnumNameBuiltinOperator(code));
   }
 }
 
