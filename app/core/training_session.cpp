@@ -156,11 +156,22 @@ bool check_training_data(const TrainingData& data, const Model& model, Loss loss
              std::to_string(sg.outputs.size) + " output(s)";
     return false;
   }
-  if (sg.inputs.size != 1 || sg.outputs.size < 1) {
-    *error = "training needs a model with one input and an output, this one has " +
+  if (sg.inputs.size < 1 || sg.outputs.size < 1) {
+    *error = "training needs a model with an input and an output, this one has " +
              std::to_string(sg.inputs.size) + " inputs and " + std::to_string(sg.outputs.size) +
              " outputs";
     return false;
+  }
+  // Input 0 takes the samples; further inputs are a streaming model's
+  // recurrent states, held at zero (each sample starts from the zero state).
+  for (size_t i = 1; i < sg.inputs.size; ++i) {
+    TensorView state = sg.tensor(sg.inputs[i]);
+    if (state.type != TensorType::FLOAT32) {
+      *error = std::string("model input ") + std::to_string(i) + " '" + state.name + "' is " +
+               tensor_type_name(state.type) +
+               ": the samples go to input 0, further inputs must be float states (held at zero)";
+      return false;
+    }
   }
   TensorView input = sg.tensor(sg.inputs[0]);
   TensorView output = sg.tensor(sg.outputs[static_cast<size_t>(output_index)]);
@@ -517,12 +528,14 @@ bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& t
     }
     if (!load_checkpoint(error)) return false;
   }
+  for (int i = 1; i < t.input_count(); ++i) std::memset(t.input(i)->data, 0, t.input(i)->bytes);
   t.set_observer(spec_.observer);
   return true;
 }
 
 bool TrainingSession::fill_sample(const TrainingData& data, int64_t i, std::string* error) {
   Trainer& t = state_->trainer;
+  for (int s = 1; s < t.input_count(); ++s) std::memset(t.input(s)->data, 0, t.input(s)->bytes);
   Tensor* input = t.input(0);
   const int64_t per_sample = data.sample_elements();
   std::memcpy(input->data, data.inputs.data() + i * per_sample,

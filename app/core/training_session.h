@@ -63,7 +63,8 @@ struct TrainingData {
 bool load_training_data(const std::string& inputs_path, const std::string& labels_path,
                         TrainingData* out, std::string* error);
 
-// Checks `data` against the model's input [1, ...] and output `output`
+// Checks `data` against the model's input 0 [1, ...] (further inputs must be
+// float: a streaming model's states, held at zero) and output `output`
 // (index into subgraph 0's outputs, the one the loss is on) [1, C] for
 // `loss`; the error names the data's label and both shapes.
 bool check_training_data(const TrainingData& data, const Model& model, Loss loss,
