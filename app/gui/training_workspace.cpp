@@ -232,7 +232,7 @@ bool TrainingWorkspace::checkLossOutput(const views::ExperimentSettings& setting
   const gruwb::Status chosen = choose_loss_output(loaded.model, request, &output);
   if (chosen.ok()) return true;
   *error = q(settings.model_path.toStdString() + ": " + chosen.message())
-               .replace("with --output NAME", tr("in Loss on output"));
+               .replace("with --output NAME", tr("in the panel's Loss on output"));
   return false;
 }
 

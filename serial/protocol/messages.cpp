@@ -199,7 +199,7 @@ bool TrainingSettings::read(WireReader& r) {
   shuffle = r.u8();
   metric_every = r.u32();
   sample_limit = r.u32();
-  config.loss_output = r.remaining() >= 4 ? r.i32() : -1;
+  config.loss_output = r.remaining() > 0 ? r.i32() : -1;  // a cut field fails like any other
   return r.ok && loss <= 3 && optimizer <= 1 && scope <= 2 && config.batch_size >= 1 &&
          config.last_n >= 1 && config.loss_output >= -1;
 }
