@@ -76,8 +76,8 @@ bool check_training_data(const TrainingData& data, const Model& model, Loss loss
 bool choose_training_output(const Model& model, const std::string& name, const TrainingData& data,
                             int32_t* output, std::string* error);
 
-// "'name' [1,4]" of every output of subgraph 0, the automatic choice
-// marked; for option lists in the GUI and --help-like messages.
+// Every output of subgraph 0: its name, shape, whether it is float and
+// whether SOFTMAX/LOGISTIC feeds it (the GUI's "Loss on output" choice).
 struct ModelOutputInfo {
   std::string name;
   std::vector<int32_t> shape;
