@@ -188,19 +188,19 @@ int board_upload(const BoardConnection& connection, const std::string& model_pat
 // with the dataset's classes (what the board itself would choose).
 static bool board_loss_output(const std::vector<uint8_t>& model,
                               const std::vector<uint8_t>& dataset, const std::string& name,
-                              int32_t* output, std::string* err) {
+                              const std::string& label, int32_t* output, std::string* err) {
   Model view;
   Status s = Model::load(model.data(), model.size(), &view);
   DatasetHeader header;
   if (!s.ok() || !read_dataset_header(dataset.data(), dataset.size(), &header)) {
-    *err = std::string("model: ") + (s.ok() ? "the dataset blob is malformed" : s.message());
+    *err = label + ": " + (s.ok() ? "the dataset blob is malformed" : s.message());
     return false;
   }
   LossOutputRequest request;
   request.name = name.c_str();
   request.class_count = header.classes;
   s = choose_loss_output(view, request, output);
-  if (!s.ok()) *err = std::string("model: ") + s.message();
+  if (!s.ok()) *err = label + ": " + s.message();
   return s.ok();
 }
 
@@ -217,7 +217,8 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
     return kExitBadInput;
   }
   int32_t loss_output = -1;
-  if (!model.empty() && !board_loss_output(model, blob, request.loss_output, &loss_output, err)) {
+  if (!model.empty() &&
+      !board_loss_output(model, blob, request.loss_output, request.model_path, &loss_output, err)) {
     return kExitBadInput;
   }
 
@@ -243,7 +244,9 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   }
   *out += data_note;
   serial::TrainingSettings settings = request.settings;
-  if (!board_loss_output(model, blob, request.loss_output, &settings.config.loss_output, err)) {
+  if (!board_loss_output(model, blob, request.loss_output,
+                         request.model_path.empty() ? "the board's model" : request.model_path,
+                         &settings.config.loss_output, err)) {
     return kExitBadInput;
   }
   if (!upload_with_progress(*client, UploadKind::kDataset, blob, "dataset", progress, out, err)) {

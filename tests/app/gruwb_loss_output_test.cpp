@@ -261,6 +261,11 @@ TEST_F(BuiltTwoOutputsTest, TrainExperimentAndBenchTakeTheOption) {
       run.err.startsWith("gruwb: train: --output names the model output the loss goes "
                          "on; save the trained model with -o"))
       << run.err.toStdString();
+  // Board training checks the name before any port is opened.
+  const QString data = QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts";
+  run = run_gruwb({"board", "train", "--port", "/dev/null", "--model", built.streaming, "--data",
+                   data, "--output", "missing"});
+  expect_one_error_line(run, built.streaming, "no output named 'missing'");
   // A built model has one output: --output is for model files.
   run = run_gruwb({"experiment", "--build", "cell=gru,units=4", "--data", x_, "--output", "probs"});
   EXPECT_EQ(run.exit_code, 2);
