@@ -29,7 +29,8 @@ struct Line {
 void add_output(Line* line, const SubgraphView& sg, int32_t index) {
   TensorView t = sg.tensor(sg.outputs[static_cast<size_t>(index)]);
   line->add("'%s' [", t.name);
-  for (size_t d = 0; d < t.shape.size; ++d) line->add(d ? ",%d" : "%d", t.shape[d]);
+  for (size_t d = 0; d < t.shape.size; ++d)
+    line->add(d ? ",%d" : "%d", static_cast<int>(t.shape[d]));
   line->add("]");
   if (t.type != TensorType::FLOAT32) line->add(" %s", tensor_type_name(t.type));
 }
