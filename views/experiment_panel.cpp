@@ -44,6 +44,7 @@ QJsonObject settings_to_json(const ExperimentSettings& s) {
   o["model"] = s.model_path;
   o["build"] = s.build_spec;
   o["dataset"] = s.dataset_path;
+  o["loss_output"] = s.loss_output;
   o["stages"] = QJsonArray::fromStringList(s.stages);
   o["optimizer"] = s.optimizer;
   o["learning_rate"] = s.learning_rate;
@@ -66,6 +67,7 @@ ExperimentSettings settings_from_json(const QJsonObject& o) {
   s.model_path = o["model"].toString();
   s.build_spec = o["build"].toString();
   s.dataset_path = o["dataset"].toString();
+  s.loss_output = o["loss_output"].toString();
   s.stages = strings(o["stages"]);
   s.optimizer = o["optimizer"].toString(s.optimizer);
   s.learning_rate = o["learning_rate"].toDouble(s.learning_rate);
@@ -123,6 +125,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     build_edit_->setVisible(index == 1);
     // Comparing cells builds each one: it needs a build spec.
     cells_box_->setEnabled(index == 1);
+    updateLossOutputRow();
     updateButtons();
   });
 
@@ -136,10 +139,21 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   dataset_row->addWidget(dataset_edit_, 1);
   dataset_row->addWidget(dataset_browse);
 
+  loss_output_box_ = new QComboBox;
+  loss_output_box_->setObjectName("lossOutput");
+  loss_output_box_->setToolTip(
+      tr("The model output the loss goes on (gruwb --output NAME). Automatic: the only output, "
+         "the one fed by SOFTMAX/LOGISTIC, else the only float output with the data's classes"));
+  loss_output_box_->addItem(tr("Automatic"), QString());
+  connect(loss_output_box_, &QComboBox::activated, this,
+          [this](int index) { loss_output_ = loss_output_box_->itemData(index).toString(); });
+  loss_output_label_ = new QLabel(tr("Loss on output"));
+
   auto* source = new QFormLayout;
   source->addRow(tr("Name"), name_edit_);
   source->addRow(tr("Model"), model_row);
   source->addRow(QString(), cells_box_);
+  source->addRow(loss_output_label_, loss_output_box_);
   source->addRow(tr("Data"), dataset_row);
 
   // Stages, all from the same initial weights.
@@ -253,13 +267,39 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     connect(box, &QCheckBox::toggled, this, &ExperimentPanel::updateButtons);
   }
   connect(model_edit_, &QLineEdit::textChanged, this, &ExperimentPanel::updateButtons);
+  connect(model_edit_, &QLineEdit::textChanged, this, &ExperimentPanel::updateLossOutputRow);
   connect(build_edit_, &QLineEdit::textChanged, this, &ExperimentPanel::updateButtons);
   connect(dataset_edit_, &QLineEdit::textChanged, this, &ExperimentPanel::updateButtons);
   connect(custom_list_, &QListWidget::itemChanged, this, [this] {
     updateButtons();
     if (!syncing_) emit checkedWeightsChanged(checkedWeights());
   });
+  updateLossOutputRow();
   updateButtons();
+}
+
+void ExperimentPanel::setModelOutputs(const QString& model_path, const QStringList& names,
+                                      const QStringList& labels, const QString& automatic) {
+  outputs_model_ = model_path;
+  loss_output_box_->clear();
+  loss_output_box_->addItem(automatic.isEmpty() ? tr("Automatic (cannot tell: choose one)")
+                                                : tr("Automatic: %1").arg(automatic),
+                            QString());
+  for (int i = 0; i < names.size(); ++i) loss_output_box_->addItem(labels.value(i), names[i]);
+  const int chosen = loss_output_.isEmpty() ? 0 : loss_output_box_->findData(loss_output_);
+  if (chosen < 0) loss_output_.clear();  // that model has no such output
+  loss_output_box_->setCurrentIndex(chosen < 0 ? 0 : chosen);
+  updateLossOutputRow();
+}
+
+// The choice matters only for a model file with several outputs.
+void ExperimentPanel::updateLossOutputRow() {
+  const bool file = model_source_->currentIndex() == 0;
+  const bool listed = file && !outputs_model_.isEmpty() &&
+                      model_edit_->text().trimmed() == outputs_model_ &&
+                      loss_output_box_->count() > 2;
+  loss_output_box_->setVisible(listed);
+  loss_output_label_->setVisible(listed);
 }
 
 ExperimentSettings ExperimentPanel::settings() const {
@@ -268,6 +308,8 @@ ExperimentSettings ExperimentPanel::settings() const {
   if (s.name.isEmpty()) s.name = name_edit_->placeholderText();
   if (model_source_->currentIndex() == 0) {
     s.model_path = model_edit_->text().trimmed();
+    // A choice for another model than the listed one does not carry over.
+    if (outputs_model_.isEmpty() || s.model_path == outputs_model_) s.loss_output = loss_output_;
   } else {
     s.build_spec = build_edit_->text().trimmed();
     if (cells_box_->isChecked()) s.compare_cells = {"gru", "lstm", "rnn"};
@@ -296,6 +338,10 @@ void ExperimentPanel::setSettings(const ExperimentSettings& s) {
   model_edit_->setText(s.model_path);
   if (!s.build_spec.isEmpty()) build_edit_->setText(s.build_spec);
   dataset_edit_->setText(s.dataset_path);
+  loss_output_ = s.loss_output;
+  const int chosen = loss_output_.isEmpty() ? 0 : loss_output_box_->findData(loss_output_);
+  loss_output_box_->setCurrentIndex(chosen < 0 ? 0 : chosen);
+  updateLossOutputRow();
   cells_box_->setChecked(!s.compare_cells.isEmpty());
   init_box_->setChecked(s.stages.contains("init"));
   fc_box_->setChecked(s.stages.contains("fc"));
@@ -485,6 +531,7 @@ void ExperimentPanel::saveSettings(QSettings& settings, const QString& group) co
   settings.setValue("modelPath", model_edit_->text());
   settings.setValue("buildSpec", build_edit_->text());
   settings.setValue("datasetPath", s.dataset_path);
+  settings.setValue("lossOutput", s.loss_output);
   settings.setValue("stages", s.stages);
   settings.setValue("lastN", last_spin_->value());
   settings.setValue("optimizer", s.optimizer);
@@ -507,6 +554,7 @@ void ExperimentPanel::restoreSettings(QSettings& settings, const QString& group)
   s.model_path = settings.value("modelPath").toString();
   s.build_spec = settings.value("buildSpec").toString();
   s.dataset_path = settings.value("datasetPath").toString();
+  s.loss_output = settings.value("lossOutput").toString();
   s.stages = settings.value("stages").toStringList();
   s.optimizer = settings.value("optimizer", s.optimizer).toString();
   s.learning_rate = settings.value("learningRate", s.learning_rate).toDouble();

@@ -29,6 +29,9 @@ struct ExperimentSettings {
   QString model_path;  // "" = build from `build_spec`
   QString build_spec;  // e.g. "cell=gru,units=60" (gruwb experiment --build)
   QString dataset_path;
+  // The model output the loss goes on (its tensor name); "" = automatic
+  // (the only output, the one fed by SOFTMAX/LOGISTIC, ...).
+  QString loss_output;
   // In order, e.g. {"init", "fc", "all", "last:2", "names:dense/kernel,dense/bias"}.
   QStringList stages;
   QString optimizer = "adam";  // "adam" | "sgd"
@@ -69,6 +72,14 @@ class ExperimentPanel : public QWidget {
   // names, offered as the custom tensor set.
   void setModelPath(const QString& path);
   void setWeightNames(const QStringList& names);
+  // The outputs of the model at `model_path`: tensor names and what the
+  // choice shows for each (e.g. "'Identity' [1,4] (softmax)"), and what
+  // the automatic choice picks ("" = it cannot decide). With several
+  // outputs the "Loss on output" row shows them; a choice that the model
+  // does not have goes back to automatic.
+  void setModelOutputs(const QString& model_path, const QStringList& names,
+                       const QStringList& labels, const QString& automatic);
+  QComboBox* lossOutputBox() const { return loss_output_box_; }
   // Ticks exactly `names` in the custom set (adding unknown ones) and turns
   // the custom stage on when any is ticked (the graph's weight checkboxes).
   void setCheckedWeights(const QStringList& names);
@@ -120,8 +131,13 @@ class ExperimentPanel : public QWidget {
   QSpinBox* last_spin_ = nullptr;
   QCheckBox* custom_box_ = nullptr;
   QListWidget* custom_list_ = nullptr;
-  QCheckBox* cells_box_ = nullptr;  // compare GRU / LSTM / SimpleRNN (build spec only)
-  bool syncing_ = false;            // list rebuilt by code: one signal at the end
+  QCheckBox* cells_box_ = nullptr;        // compare GRU / LSTM / SimpleRNN (build spec only)
+  QComboBox* loss_output_box_ = nullptr;  // "" = automatic, else an output name
+  QLabel* loss_output_label_ = nullptr;
+  QString outputs_model_;  // the model the box lists the outputs of
+  QString loss_output_;    // the choice (kept until that model's outputs are known)
+  void updateLossOutputRow();
+  bool syncing_ = false;  // list rebuilt by code: one signal at the end
   QComboBox* optimizer_box_ = nullptr;
   QDoubleSpinBox* lr_spin_ = nullptr;
   QSpinBox* batch_spin_ = nullptr;

@@ -1,4 +1,5 @@
-// gruwb bench MODEL [--repetitions K] [--min-time S] [--train SCOPE] [--batch B] [--json]
+// gruwb bench MODEL [--repetitions K] [--min-time S] [--train SCOPE] [--batch B]
+//   [--output NAME] [--json]
 
 #include "app/cli/command.h"
 #include "app/core/bench.h"
@@ -10,11 +11,9 @@ namespace {
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
-  const std::vector<OptionSpec> spec = {{"--repetitions", true},
-                                        {"--min-time", true},
-                                        {"--train", true},
-                                        {"--batch", true},
-                                        {"--json", false}};
+  const std::vector<OptionSpec> spec = {{"--repetitions", true}, {"--min-time", true},
+                                        {"--train", true},       {"--batch", true},
+                                        {"--output", true},      {"--json", false}};
   if (!parse_args(kBenchCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.size() != 1) {
     return usage_error(
@@ -33,6 +32,15 @@ int run(const std::vector<std::string>& args) {
   if (parsed.has("--train") && request.train_scope.empty()) {
     return finish(app::kExitBadInput, "", "bench: --train needs a scope (fc, all, last:N)");
   }
+  request.loss_output = parsed.value("--output");
+  if (parsed.has("--output") && request.train_scope.empty()) {
+    return finish(app::kExitBadInput, "",
+                  "bench: --output (the output the loss goes on) applies to training: add "
+                  "--train SCOPE");
+  }
+  if (parsed.has("--output") && request.loss_output.empty()) {
+    return finish(app::kExitBadInput, "", "bench: --output needs an output tensor NAME");
+  }
   if (parsed.has("--batch") && request.train_scope.empty()) {
     return finish(app::kExitBadInput, "", "bench: --batch applies to training: add --train SCOPE");
   }
@@ -47,7 +55,7 @@ int run(const std::vector<std::string>& args) {
 const Command kBenchCommand = {
     "bench", "Time a model's inference (and training) on this host",
     "Usage: gruwb bench MODEL [--repetitions K] [--min-time S] [--train SCOPE]\n"
-    "                   [--batch B] [--json]\n"
+    "                   [--batch B] [--output NAME] [--json]\n"
     "\n"
     "Times a .tflite/.circle model with GRU Workbench's engine (the code that runs\n"
     "on the board), to compare cells and layouts (fused op, WHILE loop, unrolled:\n"
@@ -66,6 +74,9 @@ const Command kBenchCommand = {
     "  --train SCOPE     Also time training: all, fc (the last FULLY_CONNECTED),\n"
     "                    last:N (the last N layers) or comma-separated weight names\n"
     "  --batch B         Samples accumulated per update when training (default 1)\n"
+    "  --output NAME     Training: the output the loss goes on (tensor name, or its\n"
+    "                    position 0, 1, ...). Default: the only output; else the\n"
+    "                    one fed by SOFTMAX/LOGISTIC; else an error naming them\n"
     "  --json            Print the figures as one JSON object\n"
     "  -h, --help        Show this help\n"
     "\n"
@@ -78,7 +89,7 @@ const Command kBenchCommand = {
     "                          self time (a WHILE without its cond/body ops) in\n"
     "                          one more repetition with a profiler, and self_us\n"
     "                          = share x median_us; largest share first\n"
-    "  training (--train)      scope, batch, optimizer, learning_rate,\n"
+    "  training (--train)      scope, loss_output, batch, optimizer, learning_rate,\n"
     "                          trainable_parameters; median_samples_per_s,\n"
     "                          min_samples_per_s, max_samples_per_s;\n"
     "                          samples_per_repetition; memory: weights,\n"

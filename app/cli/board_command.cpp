@@ -98,6 +98,10 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
   s.shuffle = p.has("--no-shuffle") ? 0 : 1;
   r->compare_host = p.has("--compare-host");
   r->output_path = p.value("-o");
+  r->loss_output = p.value("--output");
+  if (p.has("--output") && r->loss_output.empty()) {
+    return p.command + ": --output needs an output tensor NAME";
+  }
   r->model_path = p.value("--model");
   r->data_path = p.value("--data");
   if (r->data_path.empty()) return p.command + ": missing --data FILE.ts";
@@ -108,7 +112,7 @@ int run_board(const std::vector<std::string>& args) {
   std::vector<OptionSpec> spec = kConnectionOptions;
   for (const char* name : {"--data", "--model", "--epochs", "--batch", "--lr", "--momentum",
                            "--optimizer", "--loss", "--scope", "--clip", "--seed", "--samples",
-                           "--metric-every", "-o", "--timeout", "--checkpoint-every"}) {
+                           "--metric-every", "-o", "--timeout", "--checkpoint-every", "--output"}) {
     spec.push_back({name, true});
   }
   spec.push_back({"--no-shuffle", false});
@@ -212,6 +216,10 @@ const Command kBoardCommand = {
     "  --samples N          Train on the first N samples (default all)\n"
     "  --epochs N (1)  --batch N (1)  --lr X (0.001)  --optimizer adam|sgd  --momentum X\n"
     "  --loss ce|sparse-ce|mse|mae (ce)  --scope fc|all|last:N (all)  --clip X  --seed N (0)\n"
+    "  --output NAME        The model output the loss goes on (tensor name, or its\n"
+    "                       position 0, 1, ...). Default: the only output; else the one fed\n"
+    "                       by SOFTMAX/LOGISTIC; else the only float output with the\n"
+    "                       dataset's classes; else an error naming the candidates\n"
     "  --no-shuffle         Keep the dataset order\n"
     "  --metric-every N     Also report every N samples (default: per epoch)\n"
     "  --compare-host       Run the same training on this computer and check that losses and\n"

@@ -143,7 +143,7 @@ int run(const std::vector<std::string>& args) {
       {"--lr", true},        {"--batch", true},         {"--optimizer", true}, {"--patience", true},
       {"--clip", true},      {"--validation", true},    {"--timesteps", true}, {"--length", true},
       {"--normalize", true}, {"--compare-cells", true}, {"--name", true},      {"--report", true},
-      {"--json", true},      {"--save-spec", true},     {"--result", true}};
+      {"--json", true},      {"--save-spec", true},     {"--result", true},    {"--output", true}};
   if (!parse_args(kExperimentCommand, args, options, &parsed, &exit_code)) return exit_code;
   if (!parsed.positional.empty()) {
     return usage_error("experiment: unexpected argument '" + parsed.positional[0] + "'",
@@ -189,6 +189,12 @@ int run(const std::vector<std::string>& args) {
   // Options given next to --spec override the file.
   if (parsed.has("--data")) spec.data_path = parsed.value("--data");
   if (parsed.has("--name")) spec.name = parsed.value("--name");
+  if (parsed.has("--output")) {
+    spec.loss_output = parsed.value("--output");
+    if (spec.loss_output.empty()) {
+      return usage_error("experiment: --output needs an output tensor NAME", &kExperimentCommand);
+    }
+  }
   if (parsed.has("--normalize")) spec.normalize = parsed.value("--normalize");
   double validation = spec.validation_fraction;
   if (!parsed.integer("--seeds", 1, 1000, &spec.seeds, &message) ||
@@ -288,6 +294,10 @@ const Command kExperimentCommand = {
     "                       T, F and classes come from the data\n"
     "  --spec EXP.json      Re-run a saved experiment (a --save-spec or --json file);\n"
     "                       options given with it override the file\n"
+    "  --output NAME        With --model: the output the loss goes on (tensor name,\n"
+    "                       or its position 0, 1, ...). Default: the only output;\n"
+    "                       else the one fed by SOFTMAX/LOGISTIC; else the only\n"
+    "                       float output with the data's classes; else an error\n"
     "Data (docs/datasets.md):\n"
     "  --data PATH          UEA folder or NAME_TRAIN.ts/.arff (+ _TEST), .csv, .npz,\n"
     "                       X.npy,y.npy or a folder with X_train.npy/y_train.npy\n"

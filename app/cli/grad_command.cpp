@@ -13,7 +13,8 @@ int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
   const std::vector<OptionSpec> spec = {{"--input", true}, {"--inputs", true}, {"--labels", true},
-                                        {"--loss", true},  {"--train", true},  {"--json", false}};
+                                        {"--loss", true},  {"--train", true},  {"--json", false},
+                                        {"--output", true}};
   if (!parse_args(kGradCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.size() != 1) {
     return usage_error(
@@ -33,6 +34,10 @@ int run(const std::vector<std::string>& args) {
                        &kGradCommand);
   }
   request.scope = parsed.value("--train", "all");
+  request.loss_output = parsed.value("--output");
+  if (parsed.has("--output") && request.loss_output.empty()) {
+    return usage_error("grad: --output needs an output tensor NAME", &kGradCommand);
+  }
   request.json = parsed.has("--json");
   std::string out, err;
   return finish(app::grad_model(request, &out, &err), out, err);
@@ -43,7 +48,7 @@ int run(const std::vector<std::string>& args) {
 const Command kGradCommand = {
     "grad", "Print the loss and the gradient of every trainable weight",
     "Usage: gruwb grad MODEL --input X.npy --labels Y.npy [--loss LOSS] [--train SCOPE]\n"
-    "                  [--json]\n"
+    "                  [--output NAME] [--json]\n"
     "\n"
     "Runs the engine's forward and backward pass (BPTT through recurrent ops) over\n"
     "the samples in X and prints the mean loss and the mean gradient of every\n"
@@ -61,11 +66,16 @@ const Command kGradCommand = {
     "  --loss LOSS     ce (default), sparse_ce, mse or mae\n"
     "  --train SCOPE   Which weights: all (default), fc (the last FULLY_CONNECTED),\n"
     "                  last:N (the last N layers) or comma-separated tensor names\n"
+    "  --output NAME   The model output the loss goes on (tensor name, or its\n"
+    "                  position 0, 1, ...). Default: the only output; else the one\n"
+    "                  fed by SOFTMAX/LOGISTIC; else the only float output that\n"
+    "                  fits the labels; else an error naming the candidates\n"
     "  --json          Print JSON: loss, and per weight name, tensor, shape, norm,\n"
     "                  min, max and every value\n"
     "  -h, --help      Show this help\n"
     "\n"
-    "Text output: the loss, then per weight its name, shape, norm, min and max.\n"
+    "Text output: the loss (and which output it is on, for a model with several),\n"
+    "then per weight its name, shape, norm, min and max.\n"
     "\n"
     "Exit status: 0 on success; 2 for an unusable model, data file or option (one\n"
     "line 'gruwb: FILE: problem' naming the file and both shapes on a mismatch);\n"

@@ -1,11 +1,12 @@
 // gruwb train MODEL --inputs X.npy --labels Y.npy [--val-inputs X.npy --val-labels Y.npy]
 //   --train SCOPE --optimizer adam|sgd --lr LR --batch B --epochs E --seed S [--loss L]
 //   [--clip-norm C] [--momentum M] [--patience P] [--metrics out.jsonl]
-//   [--checkpoint FILE [--resume]] -o trained.tflite|.circle
+//   [--checkpoint FILE [--resume]] [--output NAME] -o trained.tflite|.circle
 
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "app/cli/command.h"
 #include "app/core/inspect.h"
@@ -45,7 +46,22 @@ int run(const std::vector<std::string>& args) {
     return usage_error("train: give both --val-inputs and --val-labels, or neither",
                        &kTrainCommand);
   }
-  request.output_path = parsed.value("-o", parsed.value("--output"));
+  request.output_path = parsed.value("-o");
+  request.spec.loss_output = parsed.value("--output");
+  if (parsed.has("--output") && request.spec.loss_output.empty()) {
+    return usage_error("train: --output needs an output tensor NAME", &kTrainCommand);
+  }
+  const std::string& name = request.spec.loss_output;
+  for (const char* extension : {".tflite", ".circle"}) {
+    const size_t n = std::strlen(extension);
+    if (name.size() > n && name.compare(name.size() - n, n, extension) == 0) {
+      return usage_error(
+          "train: --output names the model output the loss goes on; save the "
+          "trained model with -o " +
+              name,
+          &kTrainCommand);
+    }
+  }
   request.metrics_path = parsed.value("--metrics");
   request.scope = parsed.value("--train", "all");
   TrainingConfig& config = request.spec.config;
@@ -106,7 +122,7 @@ const Command kTrainCommand = {
     "                   [--optimizer adam|sgd] [--lr LR] [--batch B] [--epochs E]\n"
     "                   [--seed S] [--loss LOSS] [--clip-norm C] [--momentum M]\n"
     "                   [--patience P] [--metrics FILE.jsonl]\n"
-    "                   [--checkpoint FILE [--resume]]\n"
+    "                   [--checkpoint FILE [--resume]] [--output NAME]\n"
     "\n"
     "Trains the weights in SCOPE with GRU Workbench's engine (the code that also\n"
     "trains on the board: BPTT through recurrent ops, one planned arena) and saves\n"
@@ -124,7 +140,11 @@ const Command kTrainCommand = {
     "  --labels FILE        Training labels Y (.npy)\n"
     "  --val-inputs FILE    Validation samples, evaluated after every epoch\n"
     "  --val-labels FILE    Validation labels\n"
-    "  -o, --output FILE    Save the trained model (.tflite or .circle by extension)\n"
+    "  -o FILE              Save the trained model (.tflite or .circle by extension)\n"
+    "  --output NAME        The model output the loss goes on (tensor name, or its\n"
+    "                       position 0, 1, ...). Default: the only output; else the\n"
+    "                       one fed by SOFTMAX/LOGISTIC; else the only float output\n"
+    "                       that fits the labels; else an error naming them\n"
     "  --train SCOPE        all (default), fc (the last FULLY_CONNECTED), last:N\n"
     "                       (the last N layers) or comma-separated weight tensor names\n"
     "  --optimizer NAME     adam (default; Keras defaults) or sgd\n"

@@ -17,6 +17,7 @@
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
+#include "engine/train/loss_output.h"
 
 namespace gruwb::app {
 namespace {
@@ -222,8 +223,9 @@ int bench_inference(const Model& model, int repetitions, double min_seconds, boo
   return kExitOk;
 }
 
-int bench_training(const tools::LoadedModel& loaded, const std::string& scope, int batch_size,
-                   int repetitions, double min_seconds, TrainingBench* out, std::string* error) {
+int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
+                   const std::string& loss_output, int batch_size, int repetitions,
+                   double min_seconds, TrainingBench* out, std::string* error) {
   TrainingRunSpec spec;
   spec.model_bytes = loaded.bytes;
   spec.model_label = loaded.path;
@@ -239,8 +241,15 @@ int bench_training(const tools::LoadedModel& loaded, const std::string& scope, i
     *error = loaded.path + ": training needs a model with an input and an output";
     return kExitBadInput;
   }
+  LossOutputRequest request;
+  request.name = loss_output.c_str();
+  Status chosen = choose_loss_output(loaded.model, request, &spec.config.loss_output);
+  if (!chosen.ok()) {
+    *error = loaded.path + ": " + chosen.message();
+    return kExitBadInput;
+  }
   const TensorView input = main.tensor(main.inputs[0]);
-  const TensorView output = main.tensor(main.outputs[0]);
+  const TensorView output = main.tensor(main.outputs[static_cast<size_t>(spec.config.loss_output)]);
   TrainingData data;
   data.inputs_label = data.labels_label = loaded.path + " (random samples)";
   for (size_t d = input.shape.size && input.shape[0] == 1 ? 1 : 0; d < input.shape.size; ++d) {
@@ -258,6 +267,7 @@ int bench_training(const tools::LoadedModel& loaded, const std::string& scope, i
   Trainer& trainer = session.trainer();
   *out = TrainingBench();
   out->scope = scope;
+  out->loss_output = output.name;
   out->batch_size = batch_size;
   out->trainable_parameters = session.result().trainable_parameters;
   out->memory = session.memory();
@@ -308,8 +318,8 @@ int bench_model(const BenchRequest& request, BenchResult* out, std::string* erro
     return code;
   }
   if (request.train_scope.empty()) return kExitOk;
-  code = bench_training(loaded, request.train_scope, request.batch_size, request.repetitions,
-                        request.min_seconds, &out->training, error);
+  code = bench_training(loaded, request.train_scope, request.loss_output, request.batch_size,
+                        request.repetitions, request.min_seconds, &out->training, error);
   out->trained = code == kExitOk;
   return code;
 }
@@ -342,6 +352,7 @@ std::string bench_report(const BenchResult& r, bool json) {
     if (r.trained) {
       w.key("training").begin_object();
       w.key("scope").value(r.training.scope);
+      w.key("loss_output").value(r.training.loss_output);
       w.key("batch").value(r.training.batch_size);
       w.key("optimizer").value("adam");
       w.key("learning_rate").value(kLearningRate);
@@ -371,8 +382,8 @@ std::string bench_report(const BenchResult& r, bool json) {
   text += plain_table({"", "median", "min", "max", "timed"}, timings);
   text += op_table(r.inference.ops);
   if (!r.trained) return text;
-  text += "\nTraining: scope " + r.training.scope + ", batch " +
-          std::to_string(r.training.batch_size) + ", Adam lr 0.001, " +
+  text += "\nTraining: scope " + r.training.scope + ", loss on output '" + r.training.loss_output +
+          "', batch " + std::to_string(r.training.batch_size) + ", Adam lr 0.001, " +
           std::to_string(r.training.trainable_parameters) + " trainable parameters\n";
   const std::pair<const char*, size_t> parts[] = {
       {"weights", m.weight_bytes},      {"gradients", m.gradient_bytes},

@@ -69,7 +69,8 @@ int bench_inference(const Model& model, int repetitions, double min_seconds, boo
 // labels; a batch accumulates `batch_size` samples before one update. The
 // trainer is prepared by TrainingSession (exact arena, its checks and messages).
 struct TrainingBench {
-  std::string scope;  // as given: "fc", "all", "last:N" or weight names
+  std::string scope;        // as given: "fc", "all", "last:N" or weight names
+  std::string loss_output;  // the tensor name of the output the loss is on
   int batch_size = 1;
   int64_t trainable_parameters = 0;
   TrainingMemory memory;
@@ -78,14 +79,18 @@ struct TrainingBench {
 };
 // Exit codes as bench_inference (a model that cannot train: kExitBadInput).
 // Errors name the model by loaded.path.
-int bench_training(const tools::LoadedModel& loaded, const std::string& scope, int batch_size,
-                   int repetitions, double min_seconds, TrainingBench* out, std::string* error);
+// `loss_output`: the output the loss goes on ("" = automatic, see
+// engine/train/loss_output.h); the random labels are its classes.
+int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
+                   const std::string& loss_output, int batch_size, int repetitions,
+                   double min_seconds, TrainingBench* out, std::string* error);
 
 struct BenchRequest {
   std::string model_path;
   int repetitions = 5;
   double min_seconds = 0.1;  // per repetition
   std::string train_scope;   // "" = inference only
+  std::string loss_output;   // training: the output the loss goes on ("" = automatic)
   int batch_size = 1;
 };
 

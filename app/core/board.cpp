@@ -10,6 +10,7 @@
 #include "app/core/inspect.h"
 #include "engine/model/model.h"
 #include "engine/tools/model_file.h"
+#include "engine/train/loss_output.h"
 #include "serial/link/board_client.h"
 #include "serial/link/board_run.h"
 #include "serial/link/dataset_blob.h"
@@ -183,6 +184,26 @@ int board_upload(const BoardConnection& connection, const std::string& model_pat
              : kExitFailure;
 }
 
+// The loss output for the board run: --output NAME or the automatic choice
+// with the dataset's classes (what the board itself would choose).
+static bool board_loss_output(const std::vector<uint8_t>& model,
+                              const std::vector<uint8_t>& dataset, const std::string& name,
+                              const std::string& label, int32_t* output, std::string* err) {
+  Model view;
+  Status s = Model::load(model.data(), model.size(), &view);
+  DatasetHeader header;
+  if (!s.ok() || !read_dataset_header(dataset.data(), dataset.size(), &header)) {
+    *err = label + ": " + (s.ok() ? "the dataset blob is malformed" : s.message());
+    return false;
+  }
+  LossOutputRequest request;
+  request.name = name.c_str();
+  request.class_count = header.classes;
+  s = choose_loss_output(view, request, output);
+  if (!s.ok()) *err = label + ": " + s.message();
+  return s.ok();
+}
+
 int board_train(const BoardTrainRequest& request, const LineSink& progress, std::string* out,
                 std::string* err) {
   std::vector<uint8_t> model;
@@ -193,6 +214,11 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   std::string data_note;
   if (!model.empty() &&
       !board_dataset_blob(request.data_path, model, request.samples, &blob, &data_note, err)) {
+    return kExitBadInput;
+  }
+  int32_t loss_output = -1;
+  if (!model.empty() &&
+      !board_loss_output(model, blob, request.loss_output, request.model_path, &loss_output, err)) {
     return kExitBadInput;
   }
 
@@ -217,6 +243,12 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
     return kExitBadInput;
   }
   *out += data_note;
+  serial::TrainingSettings settings = request.settings;
+  if (!board_loss_output(model, blob, request.loss_output,
+                         request.model_path.empty() ? "the board's model" : request.model_path,
+                         &settings.config.loss_output, err)) {
+    return kExitBadInput;
+  }
   if (!upload_with_progress(*client, UploadKind::kDataset, blob, "dataset", progress, out, err)) {
     return kExitFailure;
   }
@@ -227,12 +259,12 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   BoardRunCallbacks callbacks;
   callbacks.on_metric = [&](const Metric& m) {
     say(format("epoch %u/%u  samples %u/%u  loss %.6f  accuracy %.4f  %.1f samples/s (board clock)",
-               m.epoch + 1, request.settings.epochs, m.samples, m.epoch_samples, m.loss, m.accuracy,
+               m.epoch + 1, settings.epochs, m.samples, m.epoch_samples, m.loss, m.accuracy,
                m.samples_per_second));
   };
   callbacks.on_line = say;
   BoardRunResult run;
-  if (!run_board_training(*client, model, blob, request.settings, options, callbacks, &run, err)) {
+  if (!run_board_training(*client, model, blob, settings, options, callbacks, &run, err)) {
     if (!request.resume && client->reset_detected()) *err += " (drop --no-resume to resume)";
     return kExitFailure;
   }
@@ -257,11 +289,11 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   const Metric& last = metrics.back();
   *out +=
       format("board: %u epochs, %u updates, final epoch loss %.6f accuracy %.4f, %.1f samples/s\n",
-             request.settings.epochs, last.step, last.loss, last.accuracy, last.samples_per_second);
+             settings.epochs, last.step, last.loss, last.accuracy, last.samples_per_second);
 
   if (request.compare_host) {
     ReferenceRun host;
-    if (!run_on_host(model, blob, request.settings, &host, err)) return kExitFailure;
+    if (!run_on_host(model, blob, settings, &host, err)) return kExitFailure;
     double loss_diff = 0;
     size_t compared = 0;
     std::vector<Metric> board_epochs;

@@ -56,6 +56,9 @@ struct BoardTrainRequest {
   std::string data_path;   // .ts (UEA) dataset
   uint32_t samples = 0;    // first N samples (0 = all)
   serial::TrainingSettings settings;
+  // The output the loss goes on (tensor name or position); "" = automatic
+  // with the dataset's classes. Sent as settings.config.loss_output.
+  std::string loss_output;
   // A reset during training: continue from the last run checkpoint the host
   // downloaded (every `checkpoint_every` samples, 0 = each epoch end), or
   // with resume off stop with a message.

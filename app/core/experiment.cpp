@@ -20,6 +20,7 @@
 #include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
+#include "engine/train/loss_output.h"
 
 namespace gruwb::app {
 namespace {
@@ -182,6 +183,11 @@ bool check_experiment_spec(const ExperimentSpec& spec, std::string* error) {
     *error = "give a model file or a build spec (exactly one)";
     return false;
   }
+  if (!spec.build.empty() && !spec.loss_output.empty()) {
+    *error = "loss output '" + spec.loss_output +
+             "': a built model has one output (the choice applies to model files)";
+    return false;
+  }
   if (spec.data_path.empty()) {
     *error = "no dataset";
     return false;
@@ -311,22 +317,21 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
   tools::BuildSpec build;
   std::vector<uint8_t> file_bytes;
   int model_t = 0, model_f = 0, model_classes = 0;
+  int32_t loss_output = -1;  // built models: their one output
+  tools::LoadedModel loaded;
+  tools::ModelRunner runner;
   if (!spec.build.empty()) {
     parse_build(spec.build, &build, &error);
   } else {
-    tools::LoadedModel loaded;
     if (!tools::load_model_file(spec.model_path, &loaded, &error)) return fail(error);
     file_bytes = loaded.bytes;
-    tools::ModelRunner runner;
     if (!runner.prepare(loaded.model, &error)) return fail(spec.model_path + ": " + error);
     const Tensor* in = runner.interpreter().input(0);
-    const Tensor* out = runner.interpreter().output(0);
     if (in->shape.rank != 3 || in->shape.dims[0] != 1) {
       return fail(spec.model_path + ": input must be [1, T, F] for sequence classification");
     }
     model_t = in->shape.dims[1];
     model_f = in->shape.dims[2];
-    model_classes = out->shape.dims[out->shape.rank - 1];
   }
   DatasetFiles files;
   if (!load_dataset(spec.data_path, &files, &error)) return fail(error);
@@ -341,6 +346,13 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
   PreparedData data;
   if (!prepare_dataset(files, options, &data, &error)) return fail(error);
   if (!spec.model_path.empty()) {
+    LossOutputRequest request;
+    request.name = spec.loss_output.c_str();
+    request.class_count = static_cast<int64_t>(data.class_names.size());
+    Status chosen = choose_loss_output(loaded.model, request, &loss_output);
+    if (!chosen.ok()) return fail(spec.model_path + ": " + chosen.message());
+    const Tensor* out = runner.interpreter().output(loss_output);
+    model_classes = out->shape.rank > 0 ? out->shape.dims[out->shape.rank - 1] : 1;
     if (data.features != model_f) {
       return fail(spec.data_path + ": " + std::to_string(data.features) + " channels, model " +
                   spec.model_path + " takes " + std::to_string(model_f));
@@ -411,6 +423,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         ts.model_bytes = initial;
         ts.model_label = spec.model_path.empty() ? "built " + cell + " model" : spec.model_path;
         ts.config.loss = Loss::kCategoricalCrossEntropy;
+        ts.config.loss_output = loss_output;
         ts.config.optimizer = stage.optimizer;
         ts.config.learning_rate = stage.learning_rate;
         ts.config.batch_size = stage.batch_size;
@@ -549,6 +562,7 @@ void write_spec(tools::JsonWriter& json, const ExperimentSpec& spec) {
   json.key("name").value(spec.name);
   json.key("model").value(spec.model_path);
   json.key("build").value(spec.build);
+  if (!spec.loss_output.empty()) json.key("loss_output").value(spec.loss_output);
   json.key("data").value(spec.data_path);
   json.key("timesteps").value(spec.timesteps);
   json.key("length_policy").value(length_policy_name(spec.length_policy));
@@ -727,6 +741,7 @@ bool read_spec(const QJsonObject& o, const std::string& label, ExperimentSpec* o
   s.name = o.value("name").toString(QString::fromStdString(s.name)).toStdString();
   s.model_path = o.value("model").toString().toStdString();
   s.build = o.value("build").toString().toStdString();
+  s.loss_output = o.value("loss_output").toString().toStdString();
   s.data_path = o.value("data").toString().toStdString();
   s.timesteps = o.value("timesteps").toInt(0);
   if (!parse_length_policy(o.value("length_policy").toString("resample").toStdString(),

@@ -42,6 +42,9 @@ struct ExperimentSpec {
   // [,reset_after=true][,bias_init=keras]" (T, F and classes come from the data).
   std::string model_path;
   std::string build;
+  // The model output the loss goes on (a tensor name or position); "" =
+  // automatic (choose_loss_output). Model files only: built models have one.
+  std::string loss_output;
   std::string data_path;
   // Data preparation (dataset.h). timesteps 0: the model's T (file) or the
   // data's length (build spec).

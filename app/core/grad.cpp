@@ -28,6 +28,7 @@ int grad_model(const GradRequest& request, std::string* out, std::string* err) {
   TrainingRunSpec spec;
   spec.model_label = request.model_path;
   spec.config.loss = request.loss;
+  spec.loss_output = request.loss_output;
   spec.epochs = 0;
   if (!set_trainable_scope(request.scope, &spec, err)) return kExitBadInput;
   if (!tools::read_file_bytes(request.model_path, &spec.model_bytes, err)) return kExitBadInput;
@@ -49,6 +50,8 @@ int grad_model(const GradRequest& request, std::string* out, std::string* err) {
     json.key("loss").value(loss);
     json.key("samples").value(data.count());
     json.key("scope").value(trainable_scope_text(spec));
+    json.key("loss_output").value(session.loss_output_name());
+    json.key("loss_output_index").value(session.loss_output());
     json.key("gradients").begin_array();
     for (const WeightGradient& g : gradients) {
       json.begin_object();
@@ -68,6 +71,11 @@ int grad_model(const GradRequest& request, std::string* out, std::string* err) {
   }
   std::string text = "Loss (" + std::string(loss_name(request.loss)) + ", mean over " +
                      std::to_string(data.count()) + " sample(s)): " + number(loss) + "\n";
+  const int outputs = session.trainer().interpreter().output_count();
+  if (outputs > 1) {
+    text += "Loss on output " + std::to_string(session.loss_output()) + " '" +
+            session.loss_output_name() + "' of " + std::to_string(outputs) + "\n";
+  }
   text += "Gradients of " + std::to_string(gradients.size()) + " trainable weight tensor(s), " +
           "scope " + trainable_scope_text(spec) + ":\n";
   size_t width = 4;

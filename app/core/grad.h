@@ -17,6 +17,7 @@ struct GradRequest {
   std::string labels_path;  // class ids [N] or rows [N, C]
   Loss loss = Loss::kCategoricalCrossEntropy;
   std::string scope = "all";  // fc | all | last:N | comma-separated weight names
+  std::string loss_output;    // output the loss goes on ("" = automatic)
   bool json = false;
 };
 

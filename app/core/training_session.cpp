@@ -9,6 +9,7 @@
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_writer.h"
 #include "engine/tools/npy.h"
+#include "engine/train/loss_output.h"
 
 namespace gruwb::app {
 namespace {
@@ -148,16 +149,32 @@ bool load_training_data(const std::string& inputs_path, const std::string& label
 }
 
 bool check_training_data(const TrainingData& data, const Model& model, Loss loss,
-                         std::string* error) {
+                         std::string* error, int32_t output_index) {
   SubgraphView sg = model.subgraph(0);
-  if (sg.inputs.size != 1 || sg.outputs.size < 1) {
-    *error = "training needs a model with one input and an output, this one has " +
+  if (output_index < 0 || output_index >= static_cast<int32_t>(sg.outputs.size)) {
+    *error = "loss output " + std::to_string(output_index) + " asked, the model has " +
+             std::to_string(sg.outputs.size) + " output(s)";
+    return false;
+  }
+  if (sg.inputs.size < 1 || sg.outputs.size < 1) {
+    *error = "training needs a model with an input and an output, this one has " +
              std::to_string(sg.inputs.size) + " inputs and " + std::to_string(sg.outputs.size) +
              " outputs";
     return false;
   }
+  // Input 0 takes the samples; further inputs are a streaming model's
+  // recurrent states, held at zero (each sample starts from the zero state).
+  for (size_t i = 1; i < sg.inputs.size; ++i) {
+    TensorView state = sg.tensor(sg.inputs[i]);
+    if (state.type != TensorType::FLOAT32) {
+      *error = std::string("model input ") + std::to_string(i) + " '" + state.name + "' is " +
+               tensor_type_name(state.type) +
+               ": the samples go to input 0, further inputs must be float states (held at zero)";
+      return false;
+    }
+  }
   TensorView input = sg.tensor(sg.inputs[0]);
-  TensorView output = sg.tensor(sg.outputs[0]);
+  TensorView output = sg.tensor(sg.outputs[static_cast<size_t>(output_index)]);
   std::vector<int64_t> input_shape = tensor_shape(input.shape);
   std::vector<int64_t> expected = {-1};
   if (!input_shape.empty() && input_shape[0] == 1) {
@@ -240,6 +257,36 @@ bool check_training_data(const TrainingData& data, const Model& model, Loss loss
     return false;
   }
   return true;
+}
+
+bool choose_training_output(const Model& model, const std::string& name, const TrainingData& data,
+                            int32_t* output, std::string* error) {
+  LossOutputRequest request;
+  request.name = name.c_str();
+  if (!data.labels.empty()) {
+    request.class_count = *std::max_element(data.labels.begin(), data.labels.end()) + 1;
+  } else if (data.target_width > 0) {
+    request.label_width = data.target_width;
+  }
+  Status status = choose_loss_output(model, request, output);
+  if (!status.ok()) *error = status.message();
+  return status.ok();
+}
+
+std::vector<ModelOutputInfo> model_outputs(const Model& model) {
+  std::vector<ModelOutputInfo> outputs;
+  if (!model.table()) return outputs;
+  SubgraphView sg = model.subgraph(0);
+  for (size_t o = 0; o < sg.outputs.size; ++o) {
+    TensorView t = sg.tensor(sg.outputs[o]);
+    ModelOutputInfo info;
+    info.name = t.name;
+    info.shape.assign(t.shape.begin(), t.shape.end());
+    info.is_float = t.type == TensorType::FLOAT32;
+    info.activation_fed = output_is_activation_fed(model, static_cast<int32_t>(o));
+    outputs.push_back(std::move(info));
+  }
+  return outputs;
 }
 
 bool parse_loss(const std::string& text, Loss* out) {
@@ -396,6 +443,10 @@ Trainer& TrainingSession::trainer() { return state_->trainer; }
 const Model& TrainingSession::model() const { return state_->loaded.model; }
 ModelFormat TrainingSession::model_format() const { return state_->loaded.model.format(); }
 TrainingMemory TrainingSession::memory() const { return state_->trainer.memory(); }
+int32_t TrainingSession::loss_output() const { return state_->trainer.loss_output(); }
+std::string TrainingSession::loss_output_name() const {
+  return state_->trainer.interpreter().output(state_->trainer.loss_output())->name;
+}
 
 bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& train,
                               const TrainingData* val, std::string* error) {
@@ -422,8 +473,20 @@ bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& t
     spec_.config.names = s.names.data();
     spec_.config.name_count = static_cast<int32_t>(s.names.size());
   }
-  if (!check_training_data(train, s.loaded.model, spec_.config.loss, error)) return false;
-  if (val && !check_training_data(*val, s.loaded.model, spec_.config.loss, error)) return false;
+  // --output NAME, else the automatic choice with what the labels fill;
+  // an explicit config.loss_output (a board's settings) stands when no name is given.
+  if (!spec_.loss_output.empty() || spec_.config.loss_output < 0) {
+    if (!choose_training_output(s.loaded.model, spec_.loss_output, train, &spec_.config.loss_output,
+                                error)) {
+      *error = spec_.model_label + ": " + *error;
+      return false;
+    }
+  }
+  const int32_t output = spec_.config.loss_output;
+  if (!check_training_data(train, s.loaded.model, spec_.config.loss, error, output)) return false;
+  if (val && !check_training_data(*val, s.loaded.model, spec_.config.loss, error, output)) {
+    return false;
+  }
   train_ = train;
   has_val_ = val != nullptr;
   if (val) val_ = *val;
@@ -465,12 +528,14 @@ bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& t
     }
     if (!load_checkpoint(error)) return false;
   }
+  for (int i = 1; i < t.input_count(); ++i) std::memset(t.input(i)->data, 0, t.input(i)->bytes);
   t.set_observer(spec_.observer);
   return true;
 }
 
 bool TrainingSession::fill_sample(const TrainingData& data, int64_t i, std::string* error) {
   Trainer& t = state_->trainer;
+  for (int s = 1; s < t.input_count(); ++s) std::memset(t.input(s)->data, 0, t.input(s)->bytes);
   Tensor* input = t.input(0);
   const int64_t per_sample = data.sample_elements();
   std::memcpy(input->data, data.inputs.data() + i * per_sample,

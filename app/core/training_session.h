@@ -63,10 +63,28 @@ struct TrainingData {
 bool load_training_data(const std::string& inputs_path, const std::string& labels_path,
                         TrainingData* out, std::string* error);
 
-// Checks `data` against the model's input [1, ...] and output [1, C] for
+// Checks `data` against the model's input 0 [1, ...] (further inputs must be
+// float: a streaming model's states, held at zero) and output `output`
+// (index into subgraph 0's outputs, the one the loss is on) [1, C] for
 // `loss`; the error names the data's label and both shapes.
 bool check_training_data(const TrainingData& data, const Model& model, Loss loss,
-                         std::string* error);
+                         std::string* error, int32_t output = 0);
+
+// The output the loss goes on for `data`: `name` ("" = automatic; else a
+// tensor name or a position) through choose_loss_output with what the
+// labels fill. The error is one line naming the candidates.
+bool choose_training_output(const Model& model, const std::string& name, const TrainingData& data,
+                            int32_t* output, std::string* error);
+
+// Every output of subgraph 0: its name, shape, whether it is float and
+// whether SOFTMAX/LOGISTIC feeds it (the GUI's "Loss on output" choice).
+struct ModelOutputInfo {
+  std::string name;
+  std::vector<int32_t> shape;
+  bool is_float = false;
+  bool activation_fed = false;  // SOFTMAX/LOGISTIC (through reshapes)
+};
+std::vector<ModelOutputInfo> model_outputs(const Model& model);
 
 // "ce", "sparse_ce", "mse", "mae" (also the Keras names
 // "categorical_crossentropy", "sparse_categorical_crossentropy").
@@ -92,6 +110,10 @@ struct TrainingRunSpec {
   // `trainable_names` by prepare() when config.scope == kNames.
   TrainingConfig config;
   std::vector<std::string> trainable_names;
+  // The output the loss goes on: a tensor name (or position) among the
+  // model's outputs; "" = automatic (choose_loss_output with the labels'
+  // sizes). prepare() resolves it into config.loss_output.
+  std::string loss_output;
   int epochs = 10;
   uint64_t seed = 1;  // sample order per epoch (PCG32, the same on every machine)
   bool shuffle = true;
@@ -244,6 +266,9 @@ class TrainingSession {
   ModelFormat model_format() const;
   Trainer& trainer();
   int classes() const { return classes_; }
+  // The output the loss is on: its index and tensor name.
+  int32_t loss_output() const;
+  std::string loss_output_name() const;
 
  private:
   struct State;

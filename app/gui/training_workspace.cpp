@@ -6,6 +6,7 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -19,11 +20,15 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
+#include <QStatusBar>
 #include <QThread>
 #include <atomic>
 
 #include "app/core/experiment.h"
 #include "app/core/report.h"
+#include "app/core/training_session.h"
+#include "engine/tools/model_file.h"
+#include "engine/train/loss_output.h"
 #include "views/curve_plot.h"
 
 namespace gruwb::gui {
@@ -49,6 +54,7 @@ bool toSpec(const views::ExperimentSettings& s, app::ExperimentSpec* spec, std::
   spec->model_path = s.model_path.toStdString();
   spec->build = s.model_path.isEmpty() ? s.build_spec.toStdString() : std::string();
   spec->data_path = s.dataset_path.toStdString();
+  spec->loss_output = s.model_path.isEmpty() ? std::string() : s.loss_output.toStdString();
   // A validation split gives the val curves; the file's test split (or a
   // held-out one) gives the table's figures.
   spec->validation_fraction = 0.2;
@@ -128,7 +134,7 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
 
 TrainingWorkspace::TrainingWorkspace(QObject* parent) : QObject(parent) { createWidgets(); }
 
-TrainingWorkspace::TrainingWorkspace(QMainWindow* window) : QObject(window) {
+TrainingWorkspace::TrainingWorkspace(QMainWindow* window) : QObject(window), window_(window) {
   createWidgets();
   owns_widgets_ = false;
   const auto add_dock = [window](QWidget* widget, const QString& title, const char* name,
@@ -182,7 +188,53 @@ TrainingWorkspace::TrainingWorkspace(QMainWindow* window) : QObject(window) {
   restoreSettings(settings);
 }
 
-void TrainingWorkspace::onModelChanged(const QString& path) { panel_->setModelPath(path); }
+void TrainingWorkspace::onModelChanged(const QString& path) {
+  panel_->setModelPath(path);
+  showModelOutputs(path);
+}
+
+void TrainingWorkspace::showModelOutputs(const QString& path) {
+  tools::LoadedModel loaded;
+  std::string error;
+  if (!tools::load_model_file(QFile::encodeName(path).toStdString(), &loaded, &error)) return;
+  QStringList names, labels;
+  for (const app::ModelOutputInfo& o : app::model_outputs(loaded.model)) {
+    QStringList dims;
+    for (int32_t d : o.shape) dims << QString::number(d);
+    QString label = QStringLiteral("'%1' [%2]").arg(q(o.name), dims.join(','));
+    if (o.activation_fed) label += tr(" (softmax/logistic)");
+    if (!o.is_float) label += tr(" (not float)");
+    names << q(o.name);
+    labels << label;
+  }
+  int32_t automatic = -1;
+  const gruwb::Status chosen = choose_loss_output(loaded.model, LossOutputRequest(), &automatic);
+  panel_->setModelOutputs(path, names, labels, chosen.ok() ? names.value(automatic) : QString());
+}
+
+// The loss output of a model file, checked before a worker starts: an
+// unknown name, or an automatic choice the model alone cannot make, is one
+// line in the status bar instead of a run. (The worker decides again with
+// the data's classes.)
+bool TrainingWorkspace::checkLossOutput(const views::ExperimentSettings& settings,
+                                        QString* error) const {
+  if (settings.model_path.isEmpty()) return true;
+  tools::LoadedModel loaded;
+  std::string problem;
+  if (!tools::load_model_file(QFile::encodeName(settings.model_path).toStdString(), &loaded,
+                              &problem)) {
+    return true;  // the worker reports an unreadable file as the run's failure
+  }
+  const QByteArray name = settings.loss_output.toUtf8();
+  LossOutputRequest request;
+  request.name = name.constData();
+  int32_t output = -1;
+  const gruwb::Status chosen = choose_loss_output(loaded.model, request, &output);
+  if (chosen.ok()) return true;
+  *error = q(settings.model_path.toStdString() + ": " + chosen.message())
+               .replace("with --output NAME", tr("in the panel's Loss on output"));
+  return false;
+}
 
 void TrainingWorkspace::onDatasetChanged(const QString& path) { panel_->setDatasetPath(path); }
 
@@ -239,6 +291,13 @@ void TrainingWorkspace::createWidgets() {
 }
 
 int TrainingWorkspace::startExperiment(const views::ExperimentSettings& settings) {
+  QString refused;
+  if (!checkLossOutput(settings, &refused)) {
+    last_error_ = refused;
+    if (window_) window_->statusBar()->showMessage(refused);
+    emit startRefused(refused);
+    return -1;
+  }
   auto run = std::make_shared<Run>();
   run->id = next_id_++;
   run->settings = settings;

@@ -72,7 +72,10 @@ class TrainingWorkspace : public QObject {
   bool eventFilter(QObject* watched, QEvent* event) override;
   ~TrainingWorkspace() override;  // stops running experiments and joins them
 
-  // Starts `settings` as a new experiment on a worker thread; its id.
+  // Starts `settings` as a new experiment on a worker thread; its id, or
+  // -1 when the loss output cannot be chosen (an unknown name, several
+  // candidates and no choice): then the one-line reason goes to the status
+  // bar, lastError() and startRefused().
   int startExperiment(const views::ExperimentSettings& settings);
   void pauseExperiment(int id, bool pause);
   void stopExperiment(int id);
@@ -111,6 +114,7 @@ class TrainingWorkspace : public QObject {
 
  signals:
   void experimentFinished(int id, views::ExperimentPanel::Status status);
+  void startRefused(const QString& reason);
 
  private slots:
   void onModelChanged(const QString& path);
@@ -118,6 +122,8 @@ class TrainingWorkspace : public QObject {
 
  private:
   void createWidgets();
+  void showModelOutputs(const QString& path);
+  bool checkLossOutput(const views::ExperimentSettings& settings, QString* error) const;
   void apply(int id, const WorkerBatch& batch);
 
   views::ExperimentPanel* panel_ = nullptr;
@@ -131,6 +137,7 @@ class TrainingWorkspace : public QObject {
   int next_id_ = 1;
   QString last_error_;
   bool owns_widgets_ = true;  // false once docks own them
+  QMainWindow* window_ = nullptr;
 };
 
 }  // namespace gruwb::gui

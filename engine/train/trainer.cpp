@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/train/loss_output.h"
 #include "engine/train/observer.h"
 
 namespace gruwb {
@@ -193,9 +194,10 @@ Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_
                          static_cast<unsigned>(Interpreter::kAlignment));
   }
   SubgraphView sg = model.subgraph(0);
-  if (sg.outputs.size < 1) {
-    return Status::error(StatusCode::kInvalidModel, "subgraph 0 has no output to train against");
-  }
+  LossOutputRequest loss_output;
+  loss_output.index = config.loss_output;
+  GRUWB_RETURN_IF_ERROR(choose_loss_output(model, loss_output, &loss_output_));
+  const int32_t loss_tensor = sg.outputs[static_cast<size_t>(loss_output_)];
   // The trainable flags sit at the arena start; the labels go after the
   // interpreter's memory once the output's shape is known.
   const int total_tensors = total_tensors_of(model);
@@ -227,7 +229,7 @@ Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_
                   config.loss == Loss::kSparseCategoricalCrossEntropy;
   for (int o = 0; o < sg.operator_count && ce; ++o) {
     OperatorView op = sg.op(o);
-    if (op.outputs.size != 1 || op.outputs[0] != sg.outputs[0]) continue;
+    if (op.outputs.size != 1 || op.outputs[0] != loss_tensor) continue;
     if (op.op_code != static_cast<int32_t>(BuiltinOperator::SOFTMAX)) break;
     const int32_t logits = op.inputs[0];
     int readers = 0;
@@ -249,10 +251,10 @@ Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_
     options.input_batch = config.batch_size;
     Status batched =
         interpreter_.prepare(model, arena + head_bytes_, arena_bytes - head_bytes_, &options);
-    TensorView file_output = sg.tensor(sg.outputs[0]);
+    TensorView file_output = sg.tensor(loss_tensor);
     bool rows_ok = batched.ok();
     if (rows_ok) {
-      const Tensor* out = interpreter_.output(0);
+      const Tensor* out = interpreter_.output(loss_output_);
       rows_ok = out->shape.rank == static_cast<int32_t>(file_output.shape.size) &&
                 out->shape.rank > 0 && out->shape.dims[0] == config.batch_size;
       for (int32_t d = 1; rows_ok && d < out->shape.rank; ++d) {
@@ -275,7 +277,7 @@ Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_
         interpreter_.prepare(model, arena + head_bytes_, arena_bytes - head_bytes_, &options));
   }
 
-  Tensor* out = interpreter_.output(0);
+  Tensor* out = interpreter_.output(loss_output_);
   if (out->type != TensorType::FLOAT32) {
     return Status::error(StatusCode::kUnsupported, "output '%s' is %s: losses need float32",
                          out->name, tensor_type_name(out->type));
@@ -352,7 +354,14 @@ void Trainer::set_observer(TrainingObserver* observer) {
 }
 
 Status Trainer::compute_loss(float* loss_out) {
-  Tensor* out = interpreter_.output(0);
+  // Every output's gradient is planned (the interpreter marks them all as
+  // needed); the outputs the loss is not on (recurrent states) add nothing.
+  for (int o = 0; o < interpreter_.output_count(); ++o) {
+    if (o == loss_output_) continue;
+    Tensor* other = interpreter_.gradient(0, interpreter_.output(o));
+    if (other && other->data) memset(other->data, 0, other->bytes);
+  }
+  Tensor* out = interpreter_.output(loss_output_);
   const float* p = out->f32();
   const float* y = label_;
   const int64_t n = out->elements();
@@ -456,7 +465,7 @@ int64_t Trainer::count_hits() const {
     return 0;
   }
   const bool sparse = config_.loss == Loss::kSparseCategoricalCrossEntropy;
-  const float* p = const_cast<Interpreter&>(interpreter_).output(0)->f32();
+  const float* p = const_cast<Interpreter&>(interpreter_).output(loss_output_)->f32();
   int64_t hits = 0;
   for (int64_t r = 0; r < active_rows_; ++r) {
     const float* pr = p + r * classes_;
@@ -869,7 +878,7 @@ Status Trainer::load_checkpoint(const uint8_t* data, size_t bytes) {
 
 int32_t Trainer::predicted_class(int64_t row) {
   if (row < 0 || row >= rows_) return -1;
-  const float* p = interpreter_.output(0)->f32() + row * classes_;
+  const float* p = interpreter_.output(loss_output_)->f32() + row * classes_;
   int32_t best = 0;
   for (int32_t i = 1; i < classes_; ++i) best = p[i] > p[best] ? i : best;
   return best;
@@ -878,7 +887,7 @@ int32_t Trainer::predicted_class(int64_t row) {
 Status Trainer::evaluate(float* loss, int32_t* prediction) {
   GRUWB_RETURN_IF_ERROR(interpreter_.invoke());
   if (prediction) {
-    const float* p = interpreter_.output(0)->f32();
+    const float* p = interpreter_.output(loss_output_)->f32();
     int32_t best = 0;
     for (int32_t i = 1; i < classes_; ++i) best = p[i] > p[best] ? i : best;
     *prediction = best;

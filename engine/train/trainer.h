@@ -44,7 +44,10 @@ class Trainer {
 
   Tensor* input(int i) { return interpreter_.input(i); }
   int input_count() const { return interpreter_.input_count(); }
-  Tensor* output() { return interpreter_.output(0); }
+  // The output the loss is on (TrainingConfig::loss_output, or the one
+  // choose_loss_output picked); its position among subgraph 0's outputs.
+  Tensor* output() { return interpreter_.output(loss_output_); }
+  int32_t loss_output() const { return loss_output_; }
   // The label of the next sample: label_count() floats (sparse CE: one class
   // index per output row, stored as a float).
   float* label() { return label_; }
@@ -136,6 +139,7 @@ class Trainer {
   int32_t trainable_[kMaxTrainable] = {};
   int trainable_count_ = 0;
   int fused_softmax_op_ = -1;  // SOFTMAX producing the output, fused with CE
+  int32_t loss_output_ = 0;    // index into subgraph 0's outputs
   int32_t classes_ = 0;        // last dim of the output
   int64_t rows_ = 0;
   int pending_ = 0;  // samples in the gradient accumulators

@@ -51,6 +51,11 @@ struct TrainingConfig {
   // batch_size accumulated samples. Falls back to per-sample accumulation
   // otherwise; Trainer::batch_rows() says which mode is used.
   bool one_pass_batches = false;
+  // The model output the loss goes on: an index into subgraph 0's outputs,
+  // or -1 to let choose_loss_output (engine/train/loss_output.h) pick it
+  // (one output; the one fed by SOFTMAX/LOGISTIC; else an error naming the
+  // candidates). Hosts resolve --output NAME to this index.
+  int32_t loss_output = -1;
 };
 
 // "fc", "all", "last:N" -> scope (+ last_n); false for anything else (a list

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/runtime/kernel.h"
+#include "engine/train/loss_output.h"
 
 namespace gruwb::serial {
 namespace {
@@ -359,6 +360,13 @@ void Device::on_configure(const Frame& f) {
                       "no RAM left for training after model and dataset");
   }
   const size_t arena_room = board_.ram_bytes - arena_at;
+  if (settings.config.loss_output < 0) {
+    // The host's automatic choice, with the dataset's classes.
+    LossOutputRequest request;
+    request.class_count = header.classes;
+    s = choose_loss_output(model_, request, &settings.config.loss_output);
+    if (!s.ok()) return send_error(f, ErrorCode::kEngine, "%s", s.message());
+  }
   s = trainer_.prepare(model_, settings.config, board_.ram + arena_at, arena_room);
   if (!s.ok() && s.code() == StatusCode::kOutOfMemory) {
     return send_error(f, ErrorCode::kOutOfMemory, "training needs %u bytes of arena, %u are free",

@@ -170,6 +170,10 @@ void TrainingSettings::write(WireWriter& w) const {
   w.u8(shuffle);
   w.u32(metric_every);
   w.u32(sample_limit);
+  // Appended after protocol version 1's fields: boards that do not know it
+  // ignore it (and put the loss on output 0), hosts that do not send it get
+  // the board's automatic choice.
+  w.i32(config.loss_output);
 }
 
 bool TrainingSettings::read(WireReader& r) {
@@ -195,8 +199,9 @@ bool TrainingSettings::read(WireReader& r) {
   shuffle = r.u8();
   metric_every = r.u32();
   sample_limit = r.u32();
+  config.loss_output = r.remaining() > 0 ? r.i32() : -1;  // a cut field fails like any other
   return r.ok && loss <= 3 && optimizer <= 1 && scope <= 2 && config.batch_size >= 1 &&
-         config.last_n >= 1;
+         config.last_n >= 1 && config.loss_output >= -1;
 }
 
 void ConfigureReply::write(WireWriter& w) const {

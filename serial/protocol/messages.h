@@ -117,7 +117,9 @@ struct UploadAck {
 };
 
 // The desktop's TrainingConfig plus what a run needs around it. Tensor-name
-// scopes stay on the desktop (the board gets fc/all/last:N).
+// scopes stay on the desktop (the board gets fc/all/last:N); the loss output
+// travels as its index (config.loss_output, -1 = the board chooses), the
+// last field, optional on the wire.
 struct TrainingSettings {
   TrainingConfig config;
   uint32_t epochs = 1;

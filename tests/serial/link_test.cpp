@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "engine/tools/model_file.h"
+#include "engine/tools/model_writer.h"
 #include "serial/link/board_client.h"
 #include "serial/link/board_run.h"
 #include "serial/link/dataset_blob.h"
@@ -176,6 +177,71 @@ TEST(BoardLink, TrainsLikeTheHostAndFitsIn512KB) {
   std::vector<uint8_t> echoed;
   ASSERT_TRUE(rig.client->download(1, &echoed, &error)) << error;
   EXPECT_EQ(echoed, model);
+}
+
+// The gesture model with its GRU state listed as output 0, before the
+// softmax (as streaming models list their states).
+std::vector<uint8_t> state_first_model() {
+  const std::vector<uint8_t> bytes = model_bytes();
+  Model view;
+  EXPECT_TRUE(Model::load(bytes.data(), bytes.size(), &view).ok());
+  tools::ModelDef def;
+  std::string error;
+  EXPECT_TRUE(tools::unpack_model(view, &def, &error)) << error;
+  auto& graph = *def.subgraphs[0];
+  int32_t logits = -1, state = -1;
+  for (const auto& op : graph.operators) {
+    const int code = static_cast<int>(def.operator_codes[op->opcode_index]->builtin_code);
+    if (code == static_cast<int>(BuiltinOperator::SOFTMAX)) logits = op->inputs[0];
+  }
+  for (const auto& op : graph.operators) {
+    if (!op->outputs.empty() && op->outputs[0] == logits) state = op->inputs[0];
+  }
+  EXPECT_GE(state, 0);
+  graph.outputs.insert(graph.outputs.begin(), state);
+  def.signature_defs.clear();
+  std::vector<uint8_t> out;
+  EXPECT_TRUE(tools::write_model(def, ModelFormat::kTflite, &out, &error)) << error;
+  return out;
+}
+
+// The board chooses the loss output itself when the host leaves it to it
+// (-1, or an older host without the field) and trains exactly as the host
+// does on the single-output model; an explicit output that does not fit
+// the dataset is refused at CONFIGURE.
+TEST(BoardLink, ChoosesTheSoftmaxOutputOfAStreamingModel) {
+  Rig rig;
+  std::string error;
+  const auto model = state_first_model();
+  const auto data = dataset_blob(8);
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model, nullptr, nullptr, &error)) << error;
+  ASSERT_TRUE(rig.client->upload(UploadKind::kDataset, data, nullptr, nullptr, &error)) << error;
+  TrainingSettings settings = adam_settings(1);
+  settings.config.loss_output = 0;  // the state: 60 values for 4 classes
+  ConfigureReply configured;
+  EXPECT_FALSE(rig.client->configure(settings, &configured, &error));
+  EXPECT_NE(error.find("takes 60 label values"), std::string::npos) << error;
+  settings.config.loss_output = -1;
+  ASSERT_TRUE(rig.client->configure(settings, &configured, &error)) << error;
+  std::vector<Metric> metrics;
+  rig.client->set_event_handler([&](const Event& e) {
+    if (e.type == MessageType::kMetric) metrics.push_back(e.metric);
+  });
+  BoardState state;
+  ASSERT_TRUE(rig.client->control(MessageType::kStart, &state, &error)) << error;
+  ASSERT_TRUE(rig.client->wait_events(
+      20000,
+      [&](const Event& e) {
+        return !(e.type == MessageType::kMetric && (e.metric.flags & kMetricRunDone));
+      },
+      &error))
+      << error;
+  ASSERT_EQ(metrics.size(), 1u);
+  ReferenceRun host;
+  ASSERT_TRUE(run_on_host(model_bytes(), data, adam_settings(1), &host, &error)) << error;
+  ASSERT_EQ(host.metrics.size(), 1u);
+  EXPECT_EQ(metrics[0].loss, host.metrics[0].loss);
+  EXPECT_EQ(metrics[0].accuracy, host.metrics[0].accuracy);
 }
 
 // TrainingRun reads the output for accuracy after backward: the forward output

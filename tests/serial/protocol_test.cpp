@@ -156,6 +156,7 @@ TEST(Messages, SettingsRoundTripAndTruncation) {
   s.epochs = 3;
   s.seed = 77;
   s.metric_every = 5;
+  s.config.loss_output = 1;
   uint8_t buffer[128];
   WireWriter w(buffer, sizeof buffer);
   s.write(w);
@@ -169,12 +170,28 @@ TEST(Messages, SettingsRoundTripAndTruncation) {
   EXPECT_EQ(back.config.scope, TrainableScope::kLastN);
   EXPECT_EQ(back.epochs, 3u);
   EXPECT_EQ(back.seed, 77u);
-  // Every truncation is rejected, never read past the end.
+  EXPECT_EQ(back.config.loss_output, 1);
+  // The loss output is the optional last field: a version-1 payload without
+  // it (an older host) reads as "the board chooses".
+  const size_t without_loss_output = w.size() - 4;
+  WireReader older(buffer, without_loss_output);
+  TrainingSettings old_host;
+  ASSERT_TRUE(old_host.read(older));
+  EXPECT_EQ(old_host.config.loss_output, -1);
+  EXPECT_EQ(old_host.seed, 77u);
+  // Every other truncation is rejected, never read past the end.
   for (size_t n = 0; n < w.size(); ++n) {
+    if (n == without_loss_output) continue;
     WireReader shorter(buffer, n);
     TrainingSettings t;
     EXPECT_FALSE(t.read(shorter)) << n;
   }
+  // Below -1 is no output.
+  s.config.loss_output = -2;
+  WireWriter bad(buffer, sizeof buffer);
+  s.write(bad);
+  WireReader bad_reader(buffer, bad.size());
+  EXPECT_FALSE(back.read(bad_reader));
 }
 
 }  // namespace

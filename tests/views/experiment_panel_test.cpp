@@ -5,6 +5,7 @@
 #include "views/experiment_panel.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
@@ -165,6 +166,50 @@ class ExperimentPanelTest : public QObject {
     QCOMPARE(s.learning_rate, 0.05);
     QCOMPARE(s.seeds, 3);
     QCOMPARE(restored.findChild<QListWidget*>("customTensors")->count(), 2);
+  }
+
+  // "Loss on output": shown for a model file with several outputs, its
+  // choice in the settings, the project JSON and QSettings; gone for a
+  // model with one output or a build spec.
+  void lossOutputChoice() {
+    ExperimentPanel panel;
+    panel.setSettings(gesture());
+    QComboBox* box = panel.findChild<QComboBox*>("lossOutput");
+    QVERIFY(box);
+    QVERIFY(!box->isVisibleTo(&panel));  // outputs unknown
+    const QString model = gesture().model_path;
+    panel.setModelOutputs(model, {"state", "probs"},
+                          {"'state' [1,60]", "'probs' [1,4] (softmax/logistic)"}, "probs");
+    QVERIFY(box->isVisibleTo(&panel));
+    QCOMPARE(box->count(), 3);
+    QVERIFY(box->itemText(0).contains("probs"));
+    QCOMPARE(panel.settings().loss_output, QString());  // automatic
+    box->setCurrentIndex(1);
+    emit box->activated(1);
+    QCOMPARE(panel.settings().loss_output, QString("state"));
+    const ExperimentSettings from_json =
+        gruwb::views::settings_from_json(gruwb::views::settings_to_json(panel.settings()));
+    QCOMPARE(from_json.loss_output, QString("state"));
+
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath("s.ini"), QSettings::IniFormat);
+    panel.saveSettings(settings, "experiment");
+    ExperimentPanel restored;
+    restored.restoreSettings(settings, "experiment");
+    QCOMPARE(restored.settings().loss_output, QString("state"));  // kept until outputs arrive
+    restored.setModelOutputs(model, {"state", "probs"}, {"s", "p"}, "probs");
+    QCOMPARE(restored.findChild<QComboBox*>("lossOutput")->currentIndex(), 1);
+
+    // A model without that output: back to automatic; one output: no row.
+    panel.setModelOutputs(model, {"Identity"}, {"'Identity' [1,4]"}, "Identity");
+    QVERIFY(!box->isVisibleTo(&panel));
+    QCOMPARE(panel.settings().loss_output, QString());
+    // The row belongs to the listed model only.
+    panel.setModelOutputs(model, {"a", "b"}, {"a", "b"}, QString());
+    QVERIFY(box->itemText(0).contains("choose"));
+    QVERIFY(box->isVisibleTo(&panel));
+    panel.setModelPath(model + ".other.tflite");
+    QVERIFY(!box->isVisibleTo(&panel));
   }
 };
 

@@ -11,6 +11,7 @@
 
 #include "app/gui/training_workspace.h"
 
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
@@ -22,6 +23,8 @@
 #include <QTimer>
 #include <QtTest>
 
+#include "engine/tools/model_builder.h"
+#include "engine/tools/model_writer.h"
 #include "views/comparison_table.h"
 #include "views/curve_plot.h"
 #include "views/gradient_flow_map.h"
@@ -229,6 +232,59 @@ class TrainingWorkspaceTest : public QObject {
     QVERIFY(workspace.waitForIdle(30000));
     QCOMPARE(workspace.panel()->experimentStatus(id), ExperimentPanel::Status::kFailed);
     QVERIFY2(workspace.lastError().contains("no_such_data.ts"), qPrintable(workspace.lastError()));
+  }
+
+  // A model whose outputs are a GRU state and the logits (both [1,3], no
+  // SOFTMAX output): the panel offers both, and Start without a choice is
+  // one line in lastError()/startRefused() instead of a run.
+  void undecidableLossOutputRefusesToStart() {
+    QTemporaryDir dir;
+    gruwb::tools::BuildSpec spec;
+    spec.timesteps = 100;
+    spec.features = 6;
+    spec.units = 3;
+    spec.classes = 3;
+    gruwb::tools::ModelDef def;
+    std::string error;
+    QVERIFY2(gruwb::tools::build_model(spec, &def, &error), error.c_str());
+    auto& graph = *def.subgraphs[0];
+    int32_t logits = -1, state = -1;
+    for (const auto& op : graph.operators) {
+      const int code = static_cast<int>(def.operator_codes[op->opcode_index]->builtin_code);
+      if (code == static_cast<int>(gruwb::BuiltinOperator::SOFTMAX)) logits = op->inputs[0];
+    }
+    for (const auto& op : graph.operators) {
+      if (!op->outputs.empty() && op->outputs[0] == logits) state = op->inputs[0];
+    }
+    QVERIFY(logits >= 0 && state >= 0);
+    graph.outputs = {state, logits};
+    def.signature_defs.clear();
+    const QString path = dir.filePath("two_outputs.tflite");
+    QVERIFY2(gruwb::tools::save_model(def, gruwb::ModelFormat::kTflite, path.toStdString(), &error),
+             error.c_str());
+
+    TrainingWorkspace workspace;
+    QVERIFY(QMetaObject::invokeMethod(&workspace, "onModelChanged", Q_ARG(QString, path)));
+    QComboBox* box = workspace.panel()->lossOutputBox();
+    QCOMPARE(box->count(), 3);
+    QVERIFY(box->itemText(0).contains("choose"));
+
+    ExperimentSettings s = gestureOnBasicMotions("two outputs", 1);
+    s.build_spec.clear();
+    s.model_path = path;
+    QSignalSpy refused(&workspace, &TrainingWorkspace::startRefused);
+    QCOMPARE(workspace.startExperiment(s), -1);
+    QCOMPARE(refused.count(), 1);
+    QCOMPARE(workspace.panel()->experimentCount(), 0);
+    const QString message = workspace.lastError();
+    QVERIFY2(!message.contains('\n'), qPrintable(message));
+    QVERIFY2(message.contains("[1,3], '") && message.contains("Loss on output"),
+             qPrintable(message));
+    s.loss_output = "1";  // the logits: the run starts
+    const int id = workspace.startExperiment(s);
+    QVERIFY(id >= 0);
+    workspace.stopExperiment(id);
+    QVERIFY(workspace.waitForIdle(60000));
   }
 
   void guiNeverStallsWhileTraining() {
