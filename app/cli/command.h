@@ -80,5 +80,6 @@ extern const Command kGradCommand;
 extern const Command kTrainCommand;
 extern const Command kFuseCommand;
 extern const Command kExportCommand;
+extern const Command kCorpusCommand;
 
 }  // namespace gruwb::cli

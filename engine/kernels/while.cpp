@@ -84,19 +84,15 @@ bool constant_scalar_i32(const Tensor* t, int64_t* value) {
   return true;
 }
 
-// Iterations of a loop whose cond is LESS(counter, limit): the counter is a
-// loop value starting at a constant that the body steps by a positive
+// Iterations allowed by one LESS(counter, limit) of the cond: the counter is
+// a loop value starting at a constant that the body steps by a positive
 // constant (ADD); the limit is a constant of the cond or a loop value the
-// body passes through unchanged. -1 when the loop does not have this form.
-int64_t trip_count(OpContext& ctx) {
-  const auto* options = ctx.op().options<fb::WhileOptions>();
+// body passes through unchanged (constants folded at prepare count, e.g. T
+// from SHAPE). -1 when it does not have this form.
+int64_t less_trips(OpContext& ctx, const SubgraphView& cond, const SubgraphView& body, int less) {
   Interpreter& interpreter = ctx.interpreter();
-  const Model& model = interpreter.model();
-  SubgraphView cond = model.subgraph(options->cond_subgraph_index());
-  SubgraphView body = model.subgraph(options->body_subgraph_index());
   Tensor* cond_tensors = interpreter.subgraph_state(cond.index).tensors;
   Tensor* body_tensors = interpreter.subgraph_state(body.index).tensors;
-  const int less = producer_of(cond, cond.outputs[0]);
   if (less < 0) return -1;
   OperatorView op = cond.op(less);
   if (op.op_code != static_cast<int32_t>(BuiltinOperator::LESS) || op.inputs.size != 2) return -1;
@@ -130,6 +126,27 @@ int64_t trip_count(OpContext& ctx) {
   }
   if (step <= 0) return -1;
   return limit <= start ? 0 : (limit - start + step - 1) / step;
+}
+
+// Iterations of a loop whose cond is LESS(counter, limit), or LOGICAL_AND of
+// two such (TF 2.x: iteration < maximum_iterations and time < T; the fewer
+// wins). -1 when the cond has another form.
+int64_t trip_count(OpContext& ctx) {
+  const auto* options = ctx.op().options<fb::WhileOptions>();
+  const Model& model = ctx.interpreter().model();
+  SubgraphView cond = model.subgraph(options->cond_subgraph_index());
+  SubgraphView body = model.subgraph(options->body_subgraph_index());
+  const int top = producer_of(cond, cond.outputs[0]);
+  if (top < 0) return -1;
+  OperatorView op = cond.op(top);
+  if (op.op_code != static_cast<int32_t>(BuiltinOperator::LOGICAL_AND)) {
+    return less_trips(ctx, cond, body, top);
+  }
+  if (op.inputs.size != 2) return -1;
+  const int64_t a = less_trips(ctx, cond, body, producer_of(cond, op.inputs[0]));
+  const int64_t b = less_trips(ctx, cond, body, producer_of(cond, op.inputs[1]));
+  if (a < 0 || b < 0) return -1;
+  return a < b ? a : b;
 }
 
 // One iteration's tape slot holds, per taped body tensor in index order, its
@@ -179,7 +196,8 @@ Status prepare_training(OpContext& ctx) {
   if (trips < 0) {
     return Status::error(StatusCode::kUnsupported,
                          "cannot train through this loop: its trip count is unknown at prepare "
-                         "(cond subgraph %d must be LESS(counter, limit) with the counter "
+                         "(cond subgraph %d must be LESS(counter, limit), or LOGICAL_AND of two, "
+                         "with the counter "
                          "starting at a constant, stepped by a positive constant in body "
                          "subgraph %d, and a constant limit)",
                          static_cast<int>(options->cond_subgraph_index()), body);

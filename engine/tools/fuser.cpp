@@ -166,9 +166,10 @@ struct FusedPlan {
   int input = -1;          // sequence tensor the op reads
   bool time_major = true;  // input is [T,B,F]
   bool need_sequence = false;
-  int h_final = -1;       // tensor to hold the last h ([B,H]); -1 = new
-  bool need_last = true;  // something reads the last h
-  int sequence = -1;      // tensor to hold the time-major output sequence; -1 = new
+  int h_final = -1;        // tensor to hold the last h ([B,H]); -1 = new
+  bool need_last = true;   // something reads the last h
+  int sequence = -1;       // tensor to hold the time-major output sequence; -1 = new
+  int initial_state = -1;  // GRUWB_GRU only: h_0 when the loop does not start from zeros
 };
 
 // Emits the fused op; returns the last-h tensor, fills plan->sequence when
@@ -216,7 +217,8 @@ std::string emit_fused(Emitter& e, const DetectedCell& c, ModelFormat format, Fu
         bias_shape = {2, G * H};
       }
       int b = e.floats(p + "bias", bias_shape, bias);
-      fb::OperatorT* o = e.op(Op::CUSTOM, "GRUWB_GRU", {plan->input, wx, wh, b, -1}, {out});
+      fb::OperatorT* o =
+          e.op(Op::CUSTOM, "GRUWB_GRU", {plan->input, wx, wh, b, plan->initial_state}, {out});
       o->custom_options = gru_options(c, plan->need_sequence, plan->time_major);
       o->custom_options_format = fb::CustomOptionsFormat::FLEXBUFFERS;
       name = "GRUWB_GRU";
@@ -394,9 +396,14 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
   fb::SubGraphT& sg = *def->subgraphs[static_cast<size_t>(c.subgraph)];
   const fb::OperatorT& loop = *sg.operators[static_cast<size_t>(c.op)];
   const Uses uses = find_uses(sg);
-  if (!all_zero_constant(*def, sg, c.initial_hidden) ||
-      !all_zero_constant(*def, sg, c.initial_cell)) {
-    *error = "the loop does not start from a zero state";
+  // Streaming models pass the state in (a model input, or a slice of one); GRUWB_GRU takes
+  // it as h_0. TFLite's LSTM/RNN ops keep theirs in variable tensors instead.
+  const bool zero_state = all_zero_constant(*def, sg, c.initial_hidden);
+  const bool takes_state = c.kind == CellKind::kGru && !uses_circle_gru(c, format);
+  if (!all_zero_constant(*def, sg, c.initial_cell) || (!zero_state && !takes_state)) {
+    *error = std::string("the loop does not start from a zero state, and the fused ") +
+             (c.kind == CellKind::kGru ? "Circle GRU" : cell_kind_name(c.kind)) +
+             " op takes no initial state";
     return false;
   }
   std::set<int> removed = {c.op};
@@ -462,6 +469,7 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
     }
   }
   choose_input(*def, sg, uses, c, format, &plan);
+  if (!zero_state) plan.initial_state = c.initial_hidden;
   Emitter e(def, c.subgraph);
   plan.h_final = h_result;
   const bool need_h = h_result >= 0 || !last_slices.empty() || !last_outputs.empty();

@@ -40,6 +40,8 @@ struct RealModel {
 const RealModel kRealModels[] = {
     {"breizhn_dtln_model_1", Expect::kGolden, 0, "unrolled single-step LSTM, state in/out"},
     {"breizhn_dtln_model_1_3d37fdf", Expect::kGolden, 0, "LSTM state comes in as a model input"},
+    // Hybrid (int8 weights, float activations): TFLite's run-time input quantization.
+    {"breizhn_dtln_model_quant_1", Expect::kGolden, 0, "unrolled single-step LSTM, state in/out"},
     {"mycroftai_plugin_wake_word_precise_lite_hey_mycroft", Expect::kGolden, 1, ""},
     {"casonka_networkfilter_simplernn", Expect::kFlexGolden, 2, ""},
     {"casonka_networkfilter_lstm", Expect::kFlexGolden, 2, ""},

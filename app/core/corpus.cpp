@@ -1,0 +1,234 @@
+#include "app/core/corpus.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "app/core/inspect.h"
+#include "engine/tools/fuser.h"
+#include "engine/tools/json_writer.h"
+#include "engine/tools/model_file.h"
+#include "engine/tools/model_runner.h"
+#include "engine/tools/npy.h"
+#include "engine/train/loss_output.h"
+#include "engine/train/trainer.h"
+
+namespace gruwb::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<tools::NpyArray> read_arrays(const fs::path& dir, const char* kind,
+                                         std::string* error) {
+  std::vector<tools::NpyArray> arrays;
+  for (int i = 0;; ++i) {
+    const fs::path path = dir / (kind + std::to_string(i) + ".npy");
+    std::error_code ec;
+    if (!fs::exists(path, ec)) break;
+    tools::NpyArray a;
+    if (!tools::read_npy(path.string(), &a, error)) return {};
+    arrays.push_back(std::move(a));
+  }
+  return arrays;
+}
+
+// Float outputs within 1e-5 of max(1, |ref|); integer outputs within one step.
+void check_golden(const Model& model, const fs::path& dir, CorpusRow* row) {
+  std::string error;
+  std::vector<tools::NpyArray> inputs = read_arrays(dir, "input", &error);
+  std::vector<tools::NpyArray> outputs = read_arrays(dir, "output", &error);
+  if (!error.empty()) {
+    row->golden = error;
+    return;
+  }
+  if (inputs.empty() || outputs.empty()) return;
+  tools::ModelRunner runner;
+  if (!runner.prepare(model, &error)) return;
+  if (inputs.size() != static_cast<size_t>(runner.input_count()) ||
+      outputs.size() != static_cast<size_t>(runner.output_count())) {
+    row->golden = "golden files do not match the model's inputs/outputs";
+    return;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!runner.set_input(static_cast<int>(i), inputs[i], &error)) {
+      row->golden = error;
+      return;
+    }
+  }
+  if (!runner.invoke(&error)) {
+    row->golden = error;
+    return;
+  }
+  bool integer = false;
+  double worst = 0;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    std::vector<double> ours, reference;
+    if (!tools::npy_values(runner.output(static_cast<int>(k)), "output", &ours, &error) ||
+        !tools::npy_values(outputs[k], "golden", &reference, &error) ||
+        ours.size() != reference.size()) {
+      row->golden = error.empty() ? "output " + std::to_string(k) + " has another size" : error;
+      return;
+    }
+    integer |= outputs[k].dtype.find('f') == std::string::npos;
+    for (size_t e = 0; e < ours.size(); ++e) {
+      const double diff = std::fabs(ours[e] - reference[e]);
+      worst = std::max(worst, integer ? diff : diff / std::max(1.0, std::fabs(reference[e])));
+    }
+  }
+  row->golden_error = worst;
+  char text[64];
+  std::snprintf(text, sizeof text, "differs by %.3g", worst);
+  row->golden = worst <= (integer ? 1.0 : 1e-5) ? "equal" : text;
+}
+
+// One MSE step towards 0.5 from zero inputs: a finite loss and finite gradients.
+void check_training(const Model& model, CorpusRow* row) {
+  TrainingConfig config;
+  config.loss = Loss::kMeanSquaredError;
+  int32_t output = -1;
+  Status s = choose_loss_output(model, LossOutputRequest(), &output);
+  if (!s.ok()) {
+    row->train_error = s.message();
+    return;
+  }
+  config.loss_output = output;
+  std::vector<uint8_t> arena;
+  Trainer trainer;
+  for (size_t bytes = 1u << 20; bytes <= (256u << 20); bytes *= 4) {
+    arena.assign(bytes, 0);
+    s = trainer.prepare(model, config, arena.data(), arena.size());
+    if (s.code() != StatusCode::kOutOfMemory) break;
+  }
+  if (!s.ok()) {
+    row->train_error = s.message();
+    return;
+  }
+  std::fill(trainer.label(), trainer.label() + trainer.label_count(), 0.5f);
+  float loss = 0;
+  s = trainer.accumulate(&loss);
+  if (!s.ok()) {
+    row->train_error = s.message();
+    return;
+  }
+  bool finite = std::isfinite(loss);
+  for (int w = 0; w < trainer.weight_count(); ++w) {
+    const Tensor* g = trainer.weight_gradient(w);
+    for (int64_t i = 0; finite && i < g->elements(); ++i) finite = std::isfinite(g->f32()[i]);
+  }
+  row->trained_weights = trainer.weight_count();
+  row->trains = finite && trainer.weight_count() > 0;
+  if (!row->trains)
+    row->train_error = finite ? "no trainable float weights" : "non-finite gradients";
+}
+
+CorpusRow check_model(const fs::path& file, const fs::path& golden_root) {
+  CorpusRow row;
+  row.file = file.filename().string();
+  std::vector<uint8_t> bytes;
+  std::string error;
+  if (!tools::read_file_bytes(file.string(), &bytes, &error)) {
+    row.run_error = error;
+    return row;
+  }
+  row.bytes_before = row.bytes_after = bytes.size();
+  Model model;
+  Status s = Model::load(bytes.data(), bytes.size(), &model);
+  if (!s.ok()) {
+    row.run_error = s.message();
+    return row;
+  }
+  tools::ModelRunner runner;
+  row.runs = runner.prepare(model, &row.run_error);
+  if (row.runs) row.run_error.clear();
+  if (row.runs) check_golden(model, golden_root / file.stem(), &row);
+  tools::FuseResult fused;
+  if (tools::fuse_model(bytes, tools::FuseOptions(), &fused, &error)) {
+    row.cells_found = static_cast<int>(fused.cells.size());
+    row.cells_fused = fused.fused_count();
+    row.bytes_after = fused.after.bytes;
+    for (const tools::CellOutcome& c : fused.cells) {
+      if (!c.fused && row.fuse_note.empty()) row.fuse_note = c.reason;
+    }
+  }
+  if (row.runs) check_training(model, &row);
+  return row;
+}
+
+std::string row_text(const CorpusRow& r) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%-58s %-4s %-20s fused %d/%d  %9llu -> %-9llu %s",
+                r.file.c_str(), r.runs ? "runs" : "no",
+                r.golden.empty() ? "no golden" : r.golden.c_str(), r.cells_fused, r.cells_found,
+                r.bytes_before, r.bytes_after, r.trains ? "trains" : "no training");
+  std::string text = line;
+  if (!r.runs) text += "\n    does not run: " + r.run_error;
+  if (!r.fuse_note.empty()) text += "\n    not fused: " + r.fuse_note;
+  if (r.runs && !r.trains) text += "\n    does not train: " + r.train_error;
+  return text + "\n";
+}
+
+}  // namespace
+
+bool corpus_rows(const CorpusRequest& request, std::vector<CorpusRow>* rows, std::string* error) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(request.folder, ec)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".tflite" || ext == ".circle"))
+      files.push_back(entry.path());
+  }
+  if (ec) {
+    *error = request.folder + ": " + ec.message();
+    return false;
+  }
+  std::sort(files.begin(), files.end());
+  const fs::path golden = request.golden_folder.empty() ? fs::path(request.folder) / "golden"
+                                                        : fs::path(request.golden_folder);
+  rows->clear();
+  for (const fs::path& file : files) rows->push_back(check_model(file, golden));
+  return true;
+}
+
+int run_corpus(const CorpusRequest& request, std::string* out, std::string* err) {
+  std::vector<CorpusRow> rows;
+  if (!corpus_rows(request, &rows, err)) return kExitBadInput;
+  int runs = 0, equal = 0, golden = 0, fused = 0, with_cells = 0, trains = 0;
+  for (const CorpusRow& r : rows) {
+    runs += r.runs;
+    golden += !r.golden.empty();
+    equal += r.golden == "equal";
+    with_cells += r.cells_found > 0;
+    fused += r.cells_found > 0 && r.cells_fused == r.cells_found;
+    trains += r.trains;
+  }
+  if (request.json) {
+    tools::JsonWriter json;
+    json.begin_object().key("folder").value(request.folder).key("models").begin_array();
+    for (const CorpusRow& r : rows) {
+      json.begin_object();
+      json.key("file").value(r.file).key("runs").value(r.runs).key("run_error").value(r.run_error);
+      json.key("golden").value(r.golden).key("golden_error").value(r.golden_error);
+      json.key("cells_found").value(r.cells_found).key("cells_fused").value(r.cells_fused);
+      json.key("fuse_note").value(r.fuse_note);
+      json.key("bytes_before").value(static_cast<uint64_t>(r.bytes_before));
+      json.key("bytes_after").value(static_cast<uint64_t>(r.bytes_after));
+      json.key("trains").value(r.trains).key("trained_weights").value(r.trained_weights);
+      json.key("train_error").value(r.train_error).end_object();
+    }
+    json.end_array().end_object();
+    *out = json.take() + "\n";
+    return kExitOk;
+  }
+  out->clear();
+  for (const CorpusRow& r : rows) *out += row_text(r);
+  char summary[256];
+  std::snprintf(summary, sizeof summary,
+                "%zu models: %d run, %d of %d with golden outputs equal, %d of %d with cells fully "
+                "fused, %d train\n",
+                rows.size(), runs, equal, golden, fused, with_cells, trains);
+  *out += summary;
+  return kExitOk;
+}
+
+}  // namespace gruwb::app

@@ -1,0 +1,61 @@
+// `gruwb corpus`'s rows on the licensed real models: each column is what the engine, the
+// fuser and the trainer really do with that file, against real TFLite's outputs.
+
+#include "app/core/corpus.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/engine/test_models.h"
+
+namespace gruwb::app {
+namespace {
+
+std::map<std::string, CorpusRow> rows_by_stem() {
+  CorpusRequest request;
+  request.folder = test::shared_dir() + "/data/models/real";
+  std::vector<CorpusRow> rows;
+  std::string error;
+  EXPECT_TRUE(corpus_rows(request, &rows, &error)) << error;
+  std::map<std::string, CorpusRow> by_stem;
+  for (const CorpusRow& r : rows) by_stem[r.file.substr(0, r.file.rfind('.'))] = r;
+  return by_stem;
+}
+
+TEST(CorpusTest, RealModelsRow) {
+  const std::map<std::string, CorpusRow> rows = rows_by_stem();
+  ASSERT_EQ(rows.size(), 10u);
+  const CorpusRow& gru = rows.at("mycroftai_plugin_wake_word_precise_lite_hey_mycroft");
+  EXPECT_TRUE(gru.runs);
+  EXPECT_EQ(gru.golden, "equal");
+  EXPECT_EQ(gru.cells_fused, 1);
+  EXPECT_LT(gru.bytes_after, gru.bytes_before);
+  EXPECT_TRUE(gru.trains) << gru.train_error;
+  const CorpusRow& flex = rows.at("casonka_networkfilter_lstm");
+  EXPECT_TRUE(flex.runs) << flex.run_error;
+  EXPECT_EQ(flex.golden, "");  // no TFLite here runs Flex ops
+  EXPECT_EQ(flex.cells_fused, 2);
+  EXPECT_TRUE(flex.trains) << flex.train_error;
+  const CorpusRow& lstm = rows.at("breizhn_dtln_model_1_3d37fdf");
+  EXPECT_EQ(lstm.golden, "equal");
+  EXPECT_EQ(lstm.cells_found, 2);
+  EXPECT_NE(lstm.fuse_note.find("zero state"), std::string::npos) << lstm.fuse_note;
+  const CorpusRow& int8 = rows.at("tensorflow_tflite_micro_micro_speech_lstm");
+  EXPECT_FALSE(int8.runs);
+  EXPECT_NE(int8.run_error.find("full-integer"), std::string::npos) << int8.run_error;
+}
+
+TEST(CorpusTest, UnreadableFolderIsOneLine) {
+  CorpusRequest request;
+  request.folder = "/nonexistent/models";
+  std::string out, err;
+  EXPECT_EQ(run_corpus(request, &out, &err), 2);
+  EXPECT_NE(err.find("/nonexistent/models"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace gruwb::app
