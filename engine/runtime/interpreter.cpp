@@ -1036,10 +1036,14 @@ void Interpreter::zero_weight_gradients() {
 
 Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_bytes,
                             const TrainingOptions* training) {
+  // A fresh plan, but the caller's hooks (set_observer, set_profiler,
+  // set_op_resolver) belong to the caller, not to the plan: they survive.
   TrainingObserver* observer = observer_;
+  OpProfiler* profiler = profiler_;
   const OpResolver* op_resolver = op_resolver_;
   *this = Interpreter();
   observer_ = observer;
+  profiler_ = profiler;
   op_resolver_ = op_resolver;
   training_ = training != nullptr;
   if (training) training_options_ = *training;

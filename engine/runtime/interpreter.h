@@ -172,9 +172,11 @@ class Interpreter {
   // Optional (nullptr: none); kept across prepare(). Hears every op invoke
   // runs (engine/runtime/op_profiler.h).
   void set_profiler(OpProfiler* profiler) { profiler_ = profiler; }
+  OpProfiler* profiler() const { return profiler_; }
   // The kernels prepare() may use; nullptr (the default): this build's
   // default_op_resolver(). Kept across prepare().
   void set_op_resolver(const OpResolver* ops) { op_resolver_ = ops; }
+  const OpResolver* op_resolver() const { return op_resolver_; }
   // Index of an op over all subgraphs (subgraph 0's ops first).
   int global_op_index(const OpNode* node) const {
     return static_cast<int>(node - subgraphs_[0].nodes);
