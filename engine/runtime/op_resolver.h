@@ -23,6 +23,11 @@ struct OpResolver {
 
   // nullptr when the table has no kernel for the op (custom ops match by code).
   const KernelRegistration* find(int32_t op_code, const char* custom_code) const;
+  // Whether the table runs the op: the question analyzers, panels and boards
+  // ask; custom ops answer by their code (`custom_code` is ignored otherwise).
+  bool supports(int32_t op_code, const char* custom_code) const {
+    return find(op_code, custom_code) != nullptr;
+  }
   // Tables are sets of distinct ops, so a full count means every op.
   bool is_all() const { return count == kAllOpCount; }
 };

@@ -1,5 +1,3 @@
-#include "engine/tools/analyzer.h"
-
 #include <flatbuffers/minireflect.h>
 
 #include <algorithm>
@@ -10,7 +8,8 @@
 #include <set>
 #include <string_view>
 
-#include "engine/kernels/op_support.h"
+#include "engine/runtime/op_resolver.h"
+#include "engine/tools/analyzer.h"
 #include "engine/tools/json_writer.h"
 
 namespace gruwb::tools {
@@ -449,7 +448,7 @@ OpReport analyze_op(const SubgraphView& sg, const OperatorView& op) {
   const MacCount macs = count_macs(sg, op);
   r.macs = macs.macs;
   r.macs_formula = macs.formula;
-  r.engine_supported = engine_supports_op(op.op_code);
+  r.engine_supported = default_op_resolver().supports(op.op_code, op.custom_code);
   r.version = op.op_version;
   if (op.op_code == kOpCustom) r.custom_code = op.custom_code;
   r.custom_options_bytes = op.custom_options.size;

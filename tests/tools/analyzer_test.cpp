@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/kernels/op_support.h"
+#include "engine/runtime/op_resolver.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
 #include "tests/engine/test_models.h"
@@ -136,6 +136,14 @@ const std::vector<SizeRow>& size_table() {
 AnalyzerReport analyze(const std::string& file) {
   const std::string path = test::model_path(file);
   EXPECT_FALSE(path.empty()) << file << " is not in tests/engine/test_models.h";
+  LoadedModel loaded;
+  std::string error;
+  EXPECT_TRUE(load_model_file(path, &loaded, &error)) << error;
+  return analyze_model(loaded.model, path);
+}
+
+AnalyzerReport analyze_sample(const std::string& file) {
+  const std::string path = std::string(GRUWB_SOURCE_DIR) + "/resources/samples/" + file;
   LoadedModel loaded;
   std::string error;
   EXPECT_TRUE(load_model_file(path, &loaded, &error)) << error;
@@ -469,18 +477,34 @@ TEST(AnalyzerTest, UnsupportedOpsFollowTheEngine) {
     std::set<std::string> expected;
     for (const SubgraphReport& sg : r.subgraphs) {
       for (const OpReport& op : sg.ops) {
-        EXPECT_EQ(op.engine_supported, engine_supports_op(op.op_code)) << op.name;
+        EXPECT_EQ(op.engine_supported,
+                  default_op_resolver().supports(op.op_code, op.custom_code.c_str()))
+            << op.name;
         if (!op.engine_supported) expected.insert(op.name);
       }
     }
     EXPECT_EQ(std::set<std::string>(r.unsupported_ops.begin(), r.unsupported_ops.end()), expected);
     EXPECT_EQ(r.unsupported_ops.size(), expected.size()) << "names must be unique";
   }
-  // A custom op is never runnable by a builtin kernel table.
+  // A custom op without a kernel is not runnable...
   const AnalyzerReport vscode = analyze("one_vscode_while_000.circle");
   EXPECT_NE(std::find(vscode.unsupported_ops.begin(), vscode.unsupported_ops.end(),
                       "CUSTOM:BatchMatMulV2"),
             vscode.unsupported_ops.end());
+}
+
+// ...but one with a kernel is, found by its code like any builtin: the bundled
+// fused sample is what `gruwb run` runs, so inspect must not call it unrunnable.
+TEST(AnalyzerTest, CustomOpWithAKernelIsRunnable) {
+  const AnalyzerReport r = analyze_sample("gesture_gru_fused.tflite");
+  EXPECT_TRUE(r.unsupported_ops.empty());
+  bool saw_custom = false;
+  for (const OpReport& op : r.subgraphs[0].ops) {
+    EXPECT_TRUE(op.engine_supported) << op.name;
+    saw_custom |= op.name == "CUSTOM:GRUWB_GRU";
+  }
+  EXPECT_TRUE(saw_custom);
+  EXPECT_NE(report_to_text(r).find("Engine can run: all 3 ops"), std::string::npos);
 }
 
 TEST(AnalyzerTest, EveryModelGivesBalancedJson) {
