@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "engine/kernels/op_cost.h"
 #include "engine/kernels/recurrent_util.h"
 
 namespace gruwb {
@@ -481,10 +482,16 @@ Status backward(OpContext& ctx) {
   return Status();
 }
 
+OpCost cost(const OpCostQuery& q) { return lstm_cost(q.subgraph, q.op, true); }
+
 }  // namespace
 
 extern const KernelRegistration kUnidirectionalSequenceLstmKernel = {
-    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM), nullptr, prepare, eval,
-    backward};
+    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM),
+    nullptr,
+    prepare,
+    eval,
+    backward,
+    cost};
 
 }  // namespace gruwb

@@ -19,6 +19,7 @@
 
 #include "engine/kernels/data_util.h"
 #include "engine/kernels/kernel_util.h"
+#include "engine/kernels/op_cost.h"
 #include "engine/runtime/interpreter.h"
 
 namespace gruwb {
@@ -68,18 +69,38 @@ bool constant_scalar_i32(const Tensor* t, int64_t* value) {
   return true;
 }
 
+// The model file's view of the same question, for the cost function: no
+// prepare has run, so only constants stored in the file count.
+bool constant_scalar_i32(const SubgraphView& sg, int32_t t, int64_t* value) {
+  if (t < 0 || t >= sg.tensor_count) return false;
+  const TensorView view = sg.tensor(t);
+  if (view.is_variable || view.type != TensorType::INT32 || view.element_count() != 1 ||
+      view.data.size < sizeof(int32_t)) {
+    return false;
+  }
+  int32_t v = 0;
+  memcpy(&v, view.data.data, sizeof v);
+  *value = v;
+  return true;
+}
+
 // Iterations of a loop whose cond is LESS(counter, limit): the counter is a
 // loop value starting at a constant that the body steps by a positive
 // constant (ADD); the limit is a constant of the cond or a loop value the
 // body passes through unchanged. -1 when the loop does not have this form.
-int64_t trip_count(OpContext& ctx) {
-  const auto* options = ctx.op().options<fb::WhileOptions>();
-  Interpreter& interpreter = ctx.interpreter();
-  const Model& model = interpreter.model();
+// `constant(subgraph, tensor, &value)` says whether a tensor is a constant
+// INT32 scalar: prepare asks the runtime's tensors (folded constants
+// included), the cost function the model file.
+template <typename ConstantScalar>
+int64_t count_trips(const Model& model, const SubgraphView& caller, const OperatorView& loop,
+                    ConstantScalar constant) {
+  const auto* options = loop.options<fb::WhileOptions>();
+  if (!options) return -1;
   SubgraphView cond = model.subgraph(options->cond_subgraph_index());
   SubgraphView body = model.subgraph(options->body_subgraph_index());
-  Tensor* cond_tensors = interpreter.subgraph_state(cond.index).tensors;
-  Tensor* body_tensors = interpreter.subgraph_state(body.index).tensors;
+  const auto loop_input = [&](int i) {
+    return static_cast<size_t>(i) < loop.inputs.size ? loop.inputs[static_cast<size_t>(i)] : -1;
+  };
   const int less = producer_of(cond, cond.outputs[0]);
   if (less < 0) return -1;
   OperatorView op = cond.op(less);
@@ -87,15 +108,15 @@ int64_t trip_count(OpContext& ctx) {
   const int counter = input_position(cond.inputs, op.inputs[0]);
   if (counter < 0) return -1;
   int64_t limit = 0;
-  if (!constant_scalar_i32(&cond_tensors[op.inputs[1]], &limit)) {
+  if (!constant(cond.index, op.inputs[1], &limit)) {
     const int j = input_position(cond.inputs, op.inputs[1]);
     if (j < 0 || body.outputs[static_cast<size_t>(j)] != body.inputs[static_cast<size_t>(j)] ||
-        !constant_scalar_i32(ctx.input(j), &limit)) {
+        !constant(caller.index, loop_input(j), &limit)) {
       return -1;
     }
   }
   int64_t start = 0;
-  if (!constant_scalar_i32(ctx.input(counter), &start)) return -1;
+  if (!constant(caller.index, loop_input(counter), &start)) return -1;
   const int32_t next = body.outputs[static_cast<size_t>(counter)];
   const int add = producer_of(body, next);
   if (add < 0) return -1;
@@ -106,14 +127,25 @@ int64_t trip_count(OpContext& ctx) {
   const int32_t counter_in = body.inputs[static_cast<size_t>(counter)];
   int64_t step = 0;
   if (step_op.inputs[0] == counter_in) {
-    if (!constant_scalar_i32(&body_tensors[step_op.inputs[1]], &step)) return -1;
+    if (!constant(body.index, step_op.inputs[1], &step)) return -1;
   } else if (step_op.inputs[1] == counter_in) {
-    if (!constant_scalar_i32(&body_tensors[step_op.inputs[0]], &step)) return -1;
+    if (!constant(body.index, step_op.inputs[0], &step)) return -1;
   } else {
     return -1;
   }
   if (step <= 0) return -1;
   return limit <= start ? 0 : (limit - start + step - 1) / step;
+}
+
+int64_t trip_count(OpContext& ctx) {
+  Interpreter& interpreter = ctx.interpreter();
+  const Model& model = interpreter.model();
+  return count_trips(model, model.subgraph(ctx.subgraph_index()), ctx.op(),
+                     [&](int subgraph, int32_t t, int64_t* value) {
+                       if (t < 0) return false;
+                       return constant_scalar_i32(&interpreter.subgraph_state(subgraph).tensors[t],
+                                                  value);
+                     });
 }
 
 // Points the body's taped tensors at one iteration's tape slot.
@@ -352,9 +384,35 @@ Status backward(OpContext& ctx) {
   return Status();
 }
 
+// The body (and the cond, which runs once more) times the trip count when
+// the loop has the counted form prepare trains through; else one iteration,
+// said so in the formula.
+OpCost cost(const OpCostQuery& q) {
+  const auto* options = q.op.options<fb::WhileOptions>();
+  if (!options) return OpCost();
+  const Model& model = *q.subgraph.model;
+  const uint64_t cond = subgraph_macs(model, options->cond_subgraph_index(), q.ops);
+  const uint64_t body = subgraph_macs(model, options->body_subgraph_index(), q.ops);
+  const int64_t trips = count_trips(model, q.subgraph, q.op, [&](int s, int32_t t, int64_t* v) {
+    return constant_scalar_i32(model.subgraph(s), t, v);
+  });
+  if (trips < 0) {
+    if (cond + body == 0) return OpCost();
+    return make_cost(cond + body, "trip count unknown: cond {} + body {} counted once",
+                     {static_cast<int64_t>(cond), static_cast<int64_t>(body)});
+  }
+  const uint64_t n = static_cast<uint64_t>(trips);
+  if (n * body + (n + 1) * cond == 0) return OpCost();
+  if (cond == 0) {
+    return make_cost(n * body, "{} iterations x body {}", {trips, static_cast<int64_t>(body)});
+  }
+  return make_cost(n * body + (n + 1) * cond, "{} iterations x body {} + {} x cond {}",
+                   {trips, static_cast<int64_t>(body), trips + 1, static_cast<int64_t>(cond)});
+}
+
 }  // namespace
 
-extern const KernelRegistration kWhileKernel = {static_cast<int32_t>(BuiltinOperator::WHILE),
-                                                nullptr, prepare, eval, backward};
+extern const KernelRegistration kWhileKernel = {
+    static_cast<int32_t>(BuiltinOperator::WHILE), nullptr, prepare, eval, backward, cost};
 
 }  // namespace gruwb

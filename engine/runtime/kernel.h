@@ -14,6 +14,7 @@ namespace gruwb {
 
 class Interpreter;
 struct OpNode;
+struct OpResolver;
 
 constexpr int kMaxScratchPerOp = 4;
 
@@ -83,6 +84,26 @@ class OpContext {
   OpNode* node_;
 };
 
+// Multiply-accumulates of one run of an op, from the file's static shapes
+// (host tools: the analyzer, docs/inspect-json.md). `formula` says how it was
+// counted, each "{}" standing for the next of `terms`, e.g.
+// "batch {} x out {} x in {}"; the engine never formats it.
+struct OpCost {
+  static constexpr int kMaxTerms = 8;
+  uint64_t macs = 0;
+  const char* formula = "";
+  int64_t terms[kMaxTerms] = {};
+  int term_count = 0;
+};
+
+// What a cost function sees: the op in its subgraph, and the op table, for
+// control-flow ops that add up the ops of the subgraphs they call.
+struct OpCostQuery {
+  const SubgraphView& subgraph;
+  const OperatorView& op;
+  const OpResolver& ops;
+};
+
 struct KernelRegistration {
   int32_t op_code;
   const char* custom_code;  // CUSTOM ops only, else nullptr
@@ -90,8 +111,11 @@ struct KernelRegistration {
   Status (*eval)(OpContext& ctx);
   // Training: reads the op's inputs/outputs (and its tape), the gradients of
   // its outputs, and adds to the gradients of its inputs (ctx.gradient()).
-  // Last so that the 4-field registrations of inference-only ops still compile.
+  // After eval so that the 4-field registrations of inference-only ops still compile.
   Status (*backward)(OpContext& ctx) = nullptr;
+  // MACs of one run (engine/kernels/op_cost.h); nullptr: the op costs 0 MACs
+  // (elementwise, data movement). New fields go at the end, with a default.
+  OpCost (*cost)(const OpCostQuery& query) = nullptr;
 };
 
 // In this build's default op table (engine/runtime/op_resolver.h): every

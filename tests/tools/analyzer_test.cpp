@@ -426,6 +426,35 @@ TEST(AnalyzerTest, MacsOfProjectedLstmAndCircleGru) {
   EXPECT_EQ(analyze("synthetic_gru_fc_softmax_t28_i28_h32_c10.circle").macs, 161280u + 320u);
 }
 
+// The reference gesture network (T 60, F 3, GRU 60, Dense 4) costs the same
+// in its fused and its WHILE form: the GRU 60 x 180 x (3 + 60) = 680400 plus
+// the classifier 4 x 60 = 240. The loop's body (x and h FCs, 180 x 3 + 180 x
+// 60 = 11340 MACs) runs 60 times, a trip count read from its LESS cond.
+TEST(AnalyzerTest, MacsOfTheReferenceGruAreTheSameFusedAndAsALoop) {
+  const AnalyzerReport fused = analyze_sample("gesture_gru_fused.tflite");
+  EXPECT_EQ(fused.macs, 680640u);
+  const OpReport& gru = fused.subgraphs[0].ops[0];
+  ASSERT_EQ(gru.name, "CUSTOM:GRUWB_GRU");
+  EXPECT_EQ(gru.macs, 680400u);
+  EXPECT_EQ(gru.macs_formula, "T*B 60 x 3H 180 x (I 3 + H 60)");
+
+  const AnalyzerReport loop = analyze_sample("gesture_gru_while.tflite");
+  EXPECT_EQ(loop.macs, 680640u);
+  bool saw_while = false;
+  for (const OpReport& op : loop.subgraphs[0].ops) {
+    if (op.name != "WHILE") continue;
+    saw_while = true;
+    EXPECT_EQ(op.macs, 680400u);
+    EXPECT_EQ(op.macs_formula, "60 iterations x body 11340");
+    // The body's own figure is one iteration; the total counts it through
+    // its WHILE only.
+    ASSERT_EQ(op.called_subgraphs.size(), 2u);
+    EXPECT_EQ(loop.subgraphs[static_cast<size_t>(op.called_subgraphs[1])].macs, 11340u);
+  }
+  EXPECT_TRUE(saw_while);
+  EXPECT_EQ(loop.macs, loop.subgraphs[0].macs);
+}
+
 TEST(AnalyzerTest, MacsOfElementwiseAndControlFlowAreZero) {
   EXPECT_EQ(analyze("litert_multi_subgraphs_while.tflite").macs, 0u);
   EXPECT_EQ(analyze("litert_call_once_mul.tflite").macs, 0u);
