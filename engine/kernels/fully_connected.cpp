@@ -162,6 +162,12 @@ OpCost cost(const OpCostQuery& q) {
 }  // namespace
 
 extern const KernelRegistration kFullyConnectedKernel = {
-    static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED), nullptr, prepare, eval, backward, cost};
+    static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED),
+    nullptr,
+    prepare,
+    eval,
+    backward,
+    cost,
+    input_bits(1, 2)};
 
 }  // namespace gruwb

@@ -189,7 +189,12 @@ OpCost cost(const OpCostQuery& q) {
 
 }  // namespace
 
-extern const KernelRegistration kGruKernel = {
-    static_cast<int32_t>(BuiltinOperator::GRU), nullptr, prepare, eval, backward, cost};
+extern const KernelRegistration kGruKernel = {static_cast<int32_t>(BuiltinOperator::GRU),
+                                              nullptr,
+                                              prepare,
+                                              eval,
+                                              backward,
+                                              cost,
+                                              input_range(1, 4)};
 
 }  // namespace gruwb

@@ -492,6 +492,8 @@ extern const KernelRegistration kUnidirectionalSequenceLstmKernel = {
     prepare,
     eval,
     backward,
-    cost};
+    cost,
+    input_range(1, 23) & ~input_bits(18, 19)  // 18, 19: states
+};
 
 }  // namespace gruwb

@@ -187,6 +187,7 @@ extern const KernelRegistration kUnidirectionalSequenceRnnKernel = {
     prepare,
     eval,
     backward,
-    cost};
+    cost,
+    input_range(1, 3)};
 
 }  // namespace gruwb

@@ -116,7 +116,25 @@ struct KernelRegistration {
   // MACs of one run (engine/kernels/op_cost.h); nullptr: the op costs 0 MACs
   // (elementwise, data movement). New fields go at the end, with a default.
   OpCost (*cost)(const OpCostQuery& query) = nullptr;
+  // Bit i set: input i is one of the op's weights (the rest: data, states),
+  // trainable when the file holds it as a constant float32 tensor. The
+  // trainer's scope, the analyzer and the GUI's weight tick boxes read this.
+  uint32_t weight_inputs = 0;
 };
+
+// weight_inputs masks: input_bits(1, 2) = inputs 1 and 2;
+// input_range(1, 4) = inputs 1 to 4.
+template <typename... Inputs>
+constexpr uint32_t input_bits(Inputs... inputs) {
+  return ((uint32_t{1} << inputs) | ... | 0u);  // not "slots": a Qt keyword macro
+}
+constexpr uint32_t input_range(int first, int last) {
+  return first > last ? 0u : (uint32_t{1} << first) | input_range(first + 1, last);
+}
+// Whether input `input` of an op run by `kernel` is a weight (false without a kernel).
+inline bool is_weight_input(const KernelRegistration* kernel, int input) {
+  return kernel && input >= 0 && input < 32 && ((kernel->weight_inputs >> input) & 1u) != 0;
+}
 
 // In this build's default op table (engine/runtime/op_resolver.h): every
 // kernel on the host, the GRUWB_FW_OPS choice on a board. nullptr when the

@@ -377,7 +377,14 @@ SubgraphReport analyze_subgraph(const Model& model, const SubgraphView& sg) {
     s.tensors.push_back(std::move(t));
   }
   for (int i = 0; i < sg.operator_count; ++i) {
-    OpReport op = analyze_op(sg, sg.op(i));
+    const OperatorView view = sg.op(i);
+    const KernelRegistration* kernel = default_op_resolver().find(view.op_code, view.custom_code);
+    for (size_t k = 0; k < view.inputs.size; ++k) {
+      if (view.inputs[k] < 0 || !is_weight_input(kernel, static_cast<int>(k))) continue;
+      TensorReport& t = s.tensors[static_cast<size_t>(view.inputs[k])];
+      t.trainable_weight = t.is_constant && t.type == "FLOAT32";
+    }
+    OpReport op = analyze_op(sg, view);
     s.macs += op.macs;
     s.ops.push_back(std::move(op));
   }
@@ -676,6 +683,7 @@ void write_tensor_json(JsonWriter& json, const TensorReport& t) {
   json.key("parameters").value(t.parameters);
   json.key("is_constant").value(t.is_constant);
   json.key("is_variable").value(t.is_variable);
+  json.key("trainable_weight").value(t.trainable_weight);
   json.key("is_sparse").value(t.is_sparse);
   json.key("data_preview").value(t.data_preview);
   json.key("quantization").value(t.quantization);
