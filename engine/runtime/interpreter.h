@@ -18,6 +18,7 @@
 
 #include "engine/model/model.h"
 #include "engine/runtime/kernel.h"
+#include "engine/runtime/memory_planner.h"
 #include "engine/runtime/op_resolver.h"
 #include "engine/runtime/tensor.h"
 
@@ -225,12 +226,6 @@ class Interpreter {
   int total_tensors_ = 0;
   int total_ops_ = 0;
   // Planned buffers: one per tensor of every subgraph, then scratch buffers.
-  struct PlannedBuffer {
-    size_t bytes;
-    size_t offset;
-    uint32_t first;
-    uint32_t last;
-  };
   PlannedBuffer* buffers_ = nullptr;
   int32_t buffer_count_ = 0;
   int32_t buffer_capacity_ = 0;
