@@ -166,6 +166,19 @@ firmware_qemu() {
   # Where the reference image's flash goes; fails when engine + protocol exceed the 64 KB goal.
   python3 serial/firmware/boards/flash_breakdown.py "${elf%.elf}.map" --by group \
     --engine-protocol-limit 65536 || return 1
+  # An inference-only image (GRUWB_TRAINING=OFF: no kernel's backward is linked) must be smaller;
+  # then back to training on for the QEMU test (ccache makes the switch back cheap).
+  local trained_bytes inference_bytes
+  trained_bytes=$(arm-none-eabi-size "$elf" | awk 'NR == 2 {print $1 + $2}')
+  cmake -S . -B "$dir" -DGRUWB_TRAINING=OFF
+  cmake --build "$dir" -j "$jobs" --target gruwb_fw_mps2_an386
+  echo "--- GRUWB_FW_OPS=reference GRUWB_TRAINING=OFF: arm-none-eabi-size $elf"
+  arm-none-eabi-size "$elf"
+  inference_bytes=$(arm-none-eabi-size "$elf" | awk 'NR == 2 {print $1 + $2}')
+  echo "flash (text + data): $trained_bytes B with training, $inference_bytes B inference-only"
+  cmake -S . -B "$dir" -DGRUWB_TRAINING=ON
+  cmake --build "$dir" -j "$jobs" --target gruwb_fw_mps2_an386
+  [ "$inference_bytes" -lt "$trained_bytes" ] || { echo "the inference-only image is not smaller"; return 1; }
   command -v qemu-system-arm >/dev/null || { echo "qemu-system-arm missing (install-deps.sh installs it)"; return 1; }
   [ -x build/tests/serial/serial_qemu_test ] || cmake --build build -j "$jobs" --target serial_qemu_test
   GRUWB_FW_OPS=reference GRUWB_FW_ELF="$root/$elf" build/tests/serial/serial_qemu_test

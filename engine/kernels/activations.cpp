@@ -85,12 +85,15 @@ struct Relu6Fn {
 
 extern const KernelRegistration kLogisticKernel = {static_cast<int32_t>(BuiltinOperator::LOGISTIC),
                                                    nullptr, prepare, eval<LogisticFn>,
-                                                   backward<LogisticFn>};
+                                                   GRUWB_BACKWARD(backward<LogisticFn>)};
 extern const KernelRegistration kTanhKernel = {static_cast<int32_t>(BuiltinOperator::TANH), nullptr,
-                                               prepare, eval<TanhFn>, backward<TanhFn>};
+                                               prepare, eval<TanhFn>,
+                                               GRUWB_BACKWARD(backward<TanhFn>)};
 extern const KernelRegistration kReluKernel = {static_cast<int32_t>(BuiltinOperator::RELU), nullptr,
-                                               prepare, eval<ReluFn>, backward<ReluFn>};
+                                               prepare, eval<ReluFn>,
+                                               GRUWB_BACKWARD(backward<ReluFn>)};
 extern const KernelRegistration kRelu6Kernel = {static_cast<int32_t>(BuiltinOperator::RELU6),
-                                                nullptr, prepare, eval<Relu6Fn>, backward<Relu6Fn>};
+                                                nullptr, prepare, eval<Relu6Fn>,
+                                                GRUWB_BACKWARD(backward<Relu6Fn>)};
 
 }  // namespace gruwb

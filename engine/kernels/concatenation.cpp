@@ -118,6 +118,6 @@ Status backward(OpContext& ctx) {
 
 extern const KernelRegistration kConcatenationKernel = {
     static_cast<int32_t>(BuiltinOperator::CONCATENATION), nullptr, prepare_then_fold<prepare, eval>,
-    eval, backward};
+    eval, GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

@@ -166,7 +166,7 @@ extern const KernelRegistration kFullyConnectedKernel = {
     nullptr,
     prepare,
     eval,
-    backward,
+    GRUWB_BACKWARD(backward),
     cost,
     input_bits(1, 2)};
 

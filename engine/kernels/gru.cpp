@@ -193,7 +193,7 @@ extern const KernelRegistration kGruKernel = {static_cast<int32_t>(BuiltinOperat
                                               nullptr,
                                               prepare,
                                               eval,
-                                              backward,
+                                              GRUWB_BACKWARD(backward),
                                               cost,
                                               input_range(1, 4)};
 

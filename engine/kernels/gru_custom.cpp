@@ -267,7 +267,7 @@ OpCost cost(const OpCostQuery& q) {
 
 }  // namespace
 
-extern const KernelRegistration kGruCustomKernel = {kOpCustom, "GRUWB_GRU", prepare,          eval,
-                                                    backward,  cost,        input_range(1, 3)};
+extern const KernelRegistration kGruCustomKernel = {
+    kOpCustom, "GRUWB_GRU", prepare, eval, GRUWB_BACKWARD(backward), cost, input_range(1, 3)};
 
 }  // namespace gruwb

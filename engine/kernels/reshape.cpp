@@ -154,11 +154,13 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kReshapeKernel = {static_cast<int32_t>(BuiltinOperator::RESHAPE),
-                                                  nullptr, prepare_reshape, eval, backward};
+                                                  nullptr, prepare_reshape, eval,
+                                                  GRUWB_BACKWARD(backward)};
 extern const KernelRegistration kExpandDimsKernel = {
     static_cast<int32_t>(BuiltinOperator::EXPAND_DIMS), nullptr, prepare_expand_dims, eval,
-    backward};
+    GRUWB_BACKWARD(backward)};
 extern const KernelRegistration kSqueezeKernel = {static_cast<int32_t>(BuiltinOperator::SQUEEZE),
-                                                  nullptr, prepare_squeeze, eval, backward};
+                                                  nullptr, prepare_squeeze, eval,
+                                                  GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

@@ -122,6 +122,6 @@ Status backward(OpContext& ctx) {
 
 extern const KernelRegistration kSliceKernel = {static_cast<int32_t>(BuiltinOperator::SLICE),
                                                 nullptr, prepare_then_fold<prepare, eval>, eval,
-                                                backward};
+                                                GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

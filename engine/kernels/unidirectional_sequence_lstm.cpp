@@ -491,7 +491,7 @@ extern const KernelRegistration kUnidirectionalSequenceLstmKernel = {
     nullptr,
     prepare,
     eval,
-    backward,
+    GRUWB_BACKWARD(backward),
     cost,
     input_range(1, 23) & ~input_bits(18, 19)  // 18, 19: states
 };

@@ -186,7 +186,7 @@ extern const KernelRegistration kUnidirectionalSequenceRnnKernel = {
     nullptr,
     prepare,
     eval,
-    backward,
+    GRUWB_BACKWARD(backward),
     cost,
     input_range(1, 3)};
 

@@ -412,7 +412,11 @@ OpCost cost(const OpCostQuery& q) {
 
 }  // namespace
 
-extern const KernelRegistration kWhileKernel = {
-    static_cast<int32_t>(BuiltinOperator::WHILE), nullptr, prepare, eval, backward, cost};
+extern const KernelRegistration kWhileKernel = {static_cast<int32_t>(BuiltinOperator::WHILE),
+                                                nullptr,
+                                                prepare,
+                                                eval,
+                                                GRUWB_BACKWARD(backward),
+                                                cost};
 
 }  // namespace gruwb

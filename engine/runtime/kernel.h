@@ -104,6 +104,20 @@ struct OpCostQuery {
   const OpResolver& ops;
 };
 
+// Training in this build: CMake's GRUWB_TRAINING (default ON). With it OFF
+// every registration's backward is nullptr (each kernel file writes
+// GRUWB_BACKWARD(backward)), so an inference-only firmware links no backward
+// code (--gc-sections); preparing for training then fails naming the first op
+// on the gradient path.
+#ifndef GRUWB_TRAINING
+#define GRUWB_TRAINING 1
+#endif
+#if GRUWB_TRAINING
+#define GRUWB_BACKWARD(...) (__VA_ARGS__)  // variadic: template arguments hold commas
+#else
+#define GRUWB_BACKWARD(...) nullptr
+#endif
+
 struct KernelRegistration {
   int32_t op_code;
   const char* custom_code;  // CUSTOM ops only, else nullptr
