@@ -4,7 +4,7 @@
 # without exceptions/Qt/iostream, and fuzzes the model reader for a bounded time.
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
 #   GRUWB_FUZZ_SECONDS=60   how long the fuzzer runs (0: build the fuzzer, do not run it)
-#   GRUWB_CI_STAGES="test portability firmware fuzz"   the stages to run (all by default)
+#   GRUWB_CI_STAGES="layers test portability firmware fuzz"   the stages to run (all by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -17,7 +17,7 @@ export QT_QPA_PLATFORM=offscreen
 
 failed=()
 summary=()
-stages=" ${GRUWB_CI_STAGES:-test portability firmware fuzz} "
+stages=" ${GRUWB_CI_STAGES:-layers test portability firmware fuzz} "
 run_stage() {
   local key=$1 name=$2
   shift 2
@@ -41,6 +41,36 @@ build_and_test() {
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
   cmake --build build -j "$jobs"
   ctest --test-dir build --output-on-failure -j "$jobs"
+}
+
+# The layers of docs/architecture.md, by their #include lines (no build needed): each rule names
+# a folder and the folders it must not include from. Every violation is listed with its line.
+layer_check() {
+  local status=0
+  # folder ; forbidden include prefixes (extended regex) ; why
+  local rules=(
+    'views;engine/(runtime|train)/;views show app and engine/tools results, they never run the engine themselves'
+    'serial;app/;the board side and the host link sit below the application layer'
+    'engine;(app|views|serial|plugins)/;the engine knows nothing above it'
+    'engine/model;engine/(runtime|kernels|train|tools)/;the model reader is the bottom layer'
+    'engine/runtime;engine/(tools/|train/trainer);the runtime knows neither the host tools nor the trainer'
+    'engine/kernels;engine/(tools/|train/trainer);kernels know neither the host tools nor the trainer'
+  )
+  local rule folder forbidden why hits
+  for rule in "${rules[@]}"; do
+    IFS=';' read -r folder forbidden why <<<"$rule"
+    hits=$(grep -rnE "^\s*#\s*include\s*\"${forbidden}" "$folder" \
+      --include='*.h' --include='*.hpp' --include='*.cpp' --include='*.cc' || true)
+    # engine/tools is the engine's host-only layer and may include the rest of the engine.
+    [ "$folder" = engine ] && hits=$(grep -v '^engine/tools/' <<<"$hits" || true)
+    if [ -n "$hits" ]; then
+      echo "$folder/ must not include ${forbidden}: $why"
+      echo "$hits"
+      status=1
+    fi
+  done
+  [ "$status" -eq 0 ] && echo "layers: every #include follows docs/architecture.md"
+  return "$status"
 }
 
 # The engine runs in MCU firmware: it must build for a Cortex-M4F and must not throw or pull in
@@ -136,11 +166,25 @@ firmware_qemu() {
   # Where the reference image's flash goes; fails when engine + protocol exceed the 64 KB goal.
   python3 serial/firmware/boards/flash_breakdown.py "${elf%.elf}.map" --by group \
     --engine-protocol-limit 65536 || return 1
+  # An inference-only image (GRUWB_TRAINING=OFF: no kernel's backward is linked) must be smaller;
+  # then back to training on for the QEMU test (ccache makes the switch back cheap).
+  local trained_bytes inference_bytes
+  trained_bytes=$(arm-none-eabi-size "$elf" | awk 'NR == 2 {print $1 + $2}')
+  cmake -S . -B "$dir" -DGRUWB_TRAINING=OFF
+  cmake --build "$dir" -j "$jobs" --target gruwb_fw_mps2_an386
+  echo "--- GRUWB_FW_OPS=reference GRUWB_TRAINING=OFF: arm-none-eabi-size $elf"
+  arm-none-eabi-size "$elf"
+  inference_bytes=$(arm-none-eabi-size "$elf" | awk 'NR == 2 {print $1 + $2}')
+  echo "flash (text + data): $trained_bytes B with training, $inference_bytes B inference-only"
+  cmake -S . -B "$dir" -DGRUWB_TRAINING=ON
+  cmake --build "$dir" -j "$jobs" --target gruwb_fw_mps2_an386
+  [ "$inference_bytes" -lt "$trained_bytes" ] || { echo "the inference-only image is not smaller"; return 1; }
   command -v qemu-system-arm >/dev/null || { echo "qemu-system-arm missing (install-deps.sh installs it)"; return 1; }
   [ -x build/tests/serial/serial_qemu_test ] || cmake --build build -j "$jobs" --target serial_qemu_test
   GRUWB_FW_OPS=reference GRUWB_FW_ELF="$root/$elf" build/tests/serial/serial_qemu_test
 }
 
+run_stage layers "layers: includes follow docs/architecture.md" layer_check
 run_stage test "build and test (build/)" build_and_test
 run_stage portability "portability: engine for Cortex-M4F (build-cortex-m4f/)" portability_check
 run_stage firmware "firmware: Cortex-M4F image trains under QEMU (build-firmware/)" firmware_qemu

@@ -540,9 +540,8 @@ bool GraphView::isTrainableWeight(int tensor) const {
   const auto& tensors = report_.subgraphs[index].tensors;
   if (tensor < 0 || tensor >= static_cast<int>(tensors.size())) return false;
   const tools::TensorReport& t = tensors[tensor];
-  // What the trainer accepts by name: constant float32 data.
-  return t.is_constant && !t.is_variable && t.type == "FLOAT32" && t.data_bytes > 0 &&
-         !t.name.empty();
+  // The kernel list's weight inputs (the trainer's scopes use the same fact).
+  return t.trainable_weight && !t.name.empty();
 }
 
 QString GraphView::tensorName(int tensor) const {
@@ -558,8 +557,7 @@ QStringList GraphView::trainableWeightNames() const {
   for (const tools::SubgraphReport& subgraph : report_.subgraphs) {
     for (const tools::TensorReport& t : subgraph.tensors) {
       const QString name = QString::fromStdString(t.name);
-      if (t.is_constant && !t.is_variable && t.type == "FLOAT32" && t.data_bytes > 0 &&
-          !name.isEmpty() && !names.contains(name)) {
+      if (t.trainable_weight && !name.isEmpty() && !names.contains(name)) {
         names << name;
       }
     }

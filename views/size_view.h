@@ -11,9 +11,8 @@
 #include <vector>
 
 #include "engine/model/model.h"
-#include "engine/runtime/interpreter.h"
 #include "engine/tools/analyzer.h"
-#include "engine/train/trainer.h"
+#include "engine/tools/arena_figures.h"
 
 class QCustomPlot;
 class QLabel;
@@ -21,26 +20,11 @@ class QTreeWidget;
 
 namespace gruwb::views {
 
-struct TrainingArena {
-  std::string scope;  // "fc", "all"
-  bool ok = false;
-  std::string error;  // why training cannot be planned (unsupported op, ...)
-  int weight_tensors = 0;
-  TrainingMemory memory;
-};
-
-struct ArenaFigures {
-  bool inference_ok = false;
-  std::string inference_error;
-  ArenaUsage inference;
-  size_t inference_bytes = 0;
-  TrainingArena training_fc;
-  TrainingArena training_all;
-};
-
-// Plans the model for inference and for training (Adam, cross entropy) and
-// reports the exact arena sizes.
-ArenaFigures measure_arenas(const Model& model);
+// The arena figures come from engine/tools (arena_figures.h): a view shows
+// them, it does not plan models itself (docs/architecture.md).
+using tools::ArenaFigures;
+using tools::measure_arenas;
+using tools::TrainingArena;
 
 struct TensorSize {
   int subgraph = 0;

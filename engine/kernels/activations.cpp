@@ -133,23 +133,27 @@ Status backward_leaky_relu(OpContext& ctx) {
 
 extern const KernelRegistration kLogisticKernel = {static_cast<int32_t>(BuiltinOperator::LOGISTIC),
                                                    nullptr, prepare, eval<LogisticFn>,
-                                                   backward<LogisticFn>};
+                                                   GRUWB_BACKWARD(backward<LogisticFn>)};
 extern const KernelRegistration kTanhKernel = {static_cast<int32_t>(BuiltinOperator::TANH), nullptr,
-                                               prepare, eval<TanhFn>, backward<TanhFn>};
+                                               prepare, eval<TanhFn>,
+                                               GRUWB_BACKWARD(backward<TanhFn>)};
 extern const KernelRegistration kReluKernel = {static_cast<int32_t>(BuiltinOperator::RELU), nullptr,
-                                               prepare, eval<ReluFn>, backward<ReluFn>};
+                                               prepare, eval<ReluFn>,
+                                               GRUWB_BACKWARD(backward<ReluFn>)};
 extern const KernelRegistration kRelu6Kernel = {static_cast<int32_t>(BuiltinOperator::RELU6),
-                                                nullptr, prepare, eval<Relu6Fn>, backward<Relu6Fn>};
+                                                nullptr, prepare, eval<Relu6Fn>,
+                                                GRUWB_BACKWARD(backward<Relu6Fn>)};
 extern const KernelRegistration kReluN1To1Kernel = {
     static_cast<int32_t>(BuiltinOperator::RELU_N1_TO_1), nullptr, prepare, eval<ReluN1To1Fn>,
-    backward<ReluN1To1Fn>};
+    GRUWB_BACKWARD(backward<ReluN1To1Fn>)};
 extern const KernelRegistration kRelu0To1Kernel = {
     static_cast<int32_t>(BuiltinOperator::RELU_0_TO_1), nullptr, prepare, eval<Relu0To1Fn>,
-    backward<Relu0To1Fn>};
+    GRUWB_BACKWARD(backward<Relu0To1Fn>)};
 extern const KernelRegistration kEluKernel = {static_cast<int32_t>(BuiltinOperator::ELU), nullptr,
-                                              prepare, eval<EluFn>, backward<EluFn>};
+                                              prepare, eval<EluFn>,
+                                              GRUWB_BACKWARD(backward<EluFn>)};
 extern const KernelRegistration kLeakyReluKernel = {
     static_cast<int32_t>(BuiltinOperator::LEAKY_RELU), nullptr, prepare, eval_leaky_relu,
-    backward_leaky_relu};
+    GRUWB_BACKWARD(backward_leaky_relu)};
 
 }  // namespace gruwb

@@ -140,6 +140,7 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kBatchMatmulKernel = {
-    static_cast<int32_t>(BuiltinOperator::BATCH_MATMUL), nullptr, prepare, eval, backward};
+    static_cast<int32_t>(BuiltinOperator::BATCH_MATMUL), nullptr, prepare, eval,
+    GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

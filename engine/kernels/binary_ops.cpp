@@ -265,7 +265,7 @@ template <BuiltinOperator kOp, typename Options, typename F, typename G>
 constexpr KernelRegistration arithmetic() {
   return {static_cast<int32_t>(kOp), nullptr,
           prepare_then_fold<prepare_arithmetic<Options, F>, eval_arithmetic<Options, F>>,
-          eval_arithmetic<Options, F>, backward_arithmetic<Options, G>};
+          eval_arithmetic<Options, F>, GRUWB_BACKWARD(backward_arithmetic<Options, G>)};
 }
 
 template <BuiltinOperator kOp, typename F>

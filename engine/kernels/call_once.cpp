@@ -18,15 +18,15 @@ Status prepare(OpContext& ctx) {
 Status eval(OpContext& ctx) {
   bool* done = static_cast<bool*>(ctx.user_data());
   if (*done) return Status();
-  GRUWB_RETURN_IF_ERROR(
-      ctx.interpreter().invoke_subgraph(ctx.op().options<fb::CallOnceOptions>()->init_subgraph_index()));
+  GRUWB_RETURN_IF_ERROR(ctx.interpreter().invoke_subgraph(
+      ctx.op().options<fb::CallOnceOptions>()->init_subgraph_index()));
   *done = true;
   return Status();
 }
 
 }  // namespace
 
-extern const KernelRegistration kCallOnceKernel = {
-    static_cast<int32_t>(BuiltinOperator::CALL_ONCE), nullptr, prepare, eval};
+extern const KernelRegistration kCallOnceKernel = {static_cast<int32_t>(BuiltinOperator::CALL_ONCE),
+                                                   nullptr, prepare, eval};
 
 }  // namespace gruwb

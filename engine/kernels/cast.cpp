@@ -105,7 +105,9 @@ extern const KernelRegistration kCastKernel = {static_cast<int32_t>(BuiltinOpera
                                                nullptr,
                                                prepare,
                                                eval,
-                                               backward,
+                                               GRUWB_BACKWARD(backward),
+                                               /*cost=*/nullptr,
+                                               /*weight_inputs=*/0,
                                                /*dynamic_inputs=*/true};
 
 }  // namespace gruwb

@@ -145,7 +145,9 @@ extern const KernelRegistration kConcatenationKernel = {
     nullptr,
     prepare_then_fold<prepare, eval>,
     eval,
-    backward,
+    GRUWB_BACKWARD(backward),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
     /*dynamic_inputs=*/true};
 
 }  // namespace gruwb

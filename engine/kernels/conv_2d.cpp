@@ -150,6 +150,11 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kConv2dKernel = {static_cast<int32_t>(BuiltinOperator::CONV_2D),
-                                                 nullptr, prepare, eval, backward};
+                                                 nullptr,
+                                                 prepare,
+                                                 eval,
+                                                 GRUWB_BACKWARD(backward),
+                                                 /*cost=*/nullptr,
+                                                 input_bits(1, 2)};  // filter and bias train
 
 }  // namespace gruwb

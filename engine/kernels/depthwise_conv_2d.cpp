@@ -152,6 +152,12 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kDepthwiseConv2dKernel = {
-    static_cast<int32_t>(BuiltinOperator::DEPTHWISE_CONV_2D), nullptr, prepare, eval, backward};
+    static_cast<int32_t>(BuiltinOperator::DEPTHWISE_CONV_2D),
+    nullptr,
+    prepare,
+    eval,
+    GRUWB_BACKWARD(backward),
+    /*cost=*/nullptr,
+    input_bits(1, 2)};  // filter and bias train
 
 }  // namespace gruwb

@@ -9,6 +9,7 @@
 
 #include "engine/kernels/kernel_util.h"
 #include "engine/kernels/matmul.h"
+#include "engine/kernels/op_cost.h"
 
 namespace gruwb {
 namespace {
@@ -220,9 +221,25 @@ Status backward(OpContext& ctx) {
   return Status();
 }
 
+// Weights [out, in]: out x in per row of the input.
+OpCost cost(const OpCostQuery& q) {
+  if (input_rank(q.subgraph, q.op, 1) != 2) return OpCost();
+  const int64_t out = input_dim(q.subgraph, q.op, 1, 0), in = input_dim(q.subgraph, q.op, 1, 1);
+  const uint64_t batch = rows_of(q.subgraph, q.op, 0, in);
+  if (batch == 0 || out <= 0) return OpCost();
+  return make_cost(batch * static_cast<uint64_t>(out * in), "batch {} x out {} x in {}",
+                   {static_cast<int64_t>(batch), out, in});
+}
+
 }  // namespace
 
 extern const KernelRegistration kFullyConnectedKernel = {
-    static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED), nullptr, prepare, eval, backward};
+    static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED),
+    nullptr,
+    prepare,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_bits(1, 2)};
 
 }  // namespace gruwb

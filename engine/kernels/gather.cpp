@@ -110,6 +110,6 @@ Status backward(OpContext& ctx) {
 
 extern const KernelRegistration kGatherKernel = {static_cast<int32_t>(BuiltinOperator::GATHER),
                                                  nullptr, prepare_then_fold<prepare, eval>, eval,
-                                                 backward};
+                                                 GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

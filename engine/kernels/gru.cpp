@@ -18,6 +18,7 @@
 #include <cstdio>
 
 #include "engine/kernels/gru_cell.h"
+#include "engine/kernels/op_cost.h"
 
 namespace gruwb {
 namespace {
@@ -181,9 +182,19 @@ Status backward(OpContext& ctx) {
   return Status();
 }
 
+// W_x [3H, I] and W_h [3H, H] once per time step and batch row.
+OpCost cost(const OpCostQuery& q) {
+  return gru_cost(q.subgraph, q.op, kInputKernel, kRecurrentKernel);
+}
+
 }  // namespace
 
-extern const KernelRegistration kGruKernel = {static_cast<int32_t>(BuiltinOperator::GRU), nullptr,
-                                              prepare, eval, backward};
+extern const KernelRegistration kGruKernel = {static_cast<int32_t>(BuiltinOperator::GRU),
+                                              nullptr,
+                                              prepare,
+                                              eval,
+                                              GRUWB_BACKWARD(backward),
+                                              cost,
+                                              input_range(1, 4)};
 
 }  // namespace gruwb

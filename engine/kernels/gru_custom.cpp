@@ -16,6 +16,7 @@
 
 #include "engine/kernels/flexbuffer_map.h"
 #include "engine/kernels/gru_cell.h"
+#include "engine/kernels/op_cost.h"
 
 namespace gruwb {
 namespace {
@@ -259,9 +260,14 @@ Status backward(OpContext& ctx) {
   return Status();
 }
 
+// W_x [3H, I] and W_h [3H, H] once per time step and batch row.
+OpCost cost(const OpCostQuery& q) {
+  return gru_cost(q.subgraph, q.op, kInputKernel, kRecurrentKernel);
+}
+
 }  // namespace
 
-extern const KernelRegistration kGruCustomKernel = {kOpCustom, "GRUWB_GRU", prepare, eval,
-                                                    backward};
+extern const KernelRegistration kGruCustomKernel = {
+    kOpCustom, "GRUWB_GRU", prepare, eval, GRUWB_BACKWARD(backward), cost, input_range(1, 3)};
 
 }  // namespace gruwb

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/kernels/kernel_util.h"
+#include "engine/kernels/op_cost.h"
 #include "engine/runtime/interpreter.h"
 
 namespace gruwb {
@@ -40,7 +41,8 @@ Status prepare(OpContext& ctx) {
     const Tensor* results[2];
     for (int b = 0; b < 2; ++b) {
       SubgraphView sg = interpreter.model().subgraph(branches[b]);
-      results[b] = &interpreter.subgraph_state(branches[b]).tensors[sg.outputs[static_cast<size_t>(o)]];
+      results[b] =
+          &interpreter.subgraph_state(branches[b]).tensors[sg.outputs[static_cast<size_t>(o)]];
     }
     if (results[0]->shape != results[1]->shape || results[0]->type != results[1]->type) {
       return Status::error(StatusCode::kUnsupported,
@@ -73,9 +75,22 @@ Status eval(OpContext& ctx) {
   return Status();
 }
 
+// One branch runs; which one is data, so the dearer one is counted.
+OpCost cost(const OpCostQuery& q) {
+  const auto* options = q.op.options<fb::IfOptions>();
+  if (!options) return OpCost();
+  const Model& model = *q.subgraph.model;
+  const uint64_t then_macs = subgraph_macs(model, options->then_subgraph_index(), q.ops);
+  const uint64_t else_macs = subgraph_macs(model, options->else_subgraph_index(), q.ops);
+  if (then_macs == 0 && else_macs == 0) return OpCost();
+  return make_cost(then_macs > else_macs ? then_macs : else_macs,
+                   "the dearer branch of then {} and else {}",
+                   {static_cast<int64_t>(then_macs), static_cast<int64_t>(else_macs)});
+}
+
 }  // namespace
 
-extern const KernelRegistration kIfKernel = {static_cast<int32_t>(BuiltinOperator::IF), nullptr,
-                                             prepare, eval};
+extern const KernelRegistration kIfKernel = {
+    static_cast<int32_t>(BuiltinOperator::IF), nullptr, prepare, eval, nullptr, cost};
 
 }  // namespace gruwb

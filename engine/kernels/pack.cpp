@@ -171,9 +171,9 @@ Status backward_unpack(OpContext& ctx) {
 
 extern const KernelRegistration kPackKernel = {static_cast<int32_t>(BuiltinOperator::PACK), nullptr,
                                                prepare_then_fold<prepare_pack, eval_pack>,
-                                               eval_pack, backward_pack};
+                                               eval_pack, GRUWB_BACKWARD(backward_pack)};
 extern const KernelRegistration kUnpackKernel = {
     static_cast<int32_t>(BuiltinOperator::UNPACK), nullptr,
-    prepare_then_fold<prepare_unpack, eval_unpack>, eval_unpack, backward_unpack};
+    prepare_then_fold<prepare_unpack, eval_unpack>, eval_unpack, GRUWB_BACKWARD(backward_unpack)};
 
 }  // namespace gruwb

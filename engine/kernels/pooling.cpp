@@ -155,9 +155,9 @@ Status backward(OpContext& ctx) {
 
 extern const KernelRegistration kMaxPool2dKernel = {
     static_cast<int32_t>(BuiltinOperator::MAX_POOL_2D), nullptr, prepare, eval<true>,
-    backward<true>};
+    GRUWB_BACKWARD(backward<true>)};
 extern const KernelRegistration kAveragePool2dKernel = {
     static_cast<int32_t>(BuiltinOperator::AVERAGE_POOL_2D), nullptr, prepare, eval<false>,
-    backward<false>};
+    GRUWB_BACKWARD(backward<false>)};
 
 }  // namespace gruwb

@@ -131,9 +131,9 @@ Status backward(OpContext& ctx) {
 
 extern const KernelRegistration kSumKernel = {static_cast<int32_t>(BuiltinOperator::SUM), nullptr,
                                               prepare_then_fold<prepare<false>, eval<false>>,
-                                              eval<false>, backward<false>};
+                                              eval<false>, GRUWB_BACKWARD(backward<false>)};
 extern const KernelRegistration kMeanKernel = {static_cast<int32_t>(BuiltinOperator::MEAN), nullptr,
                                                prepare_then_fold<prepare<true>, eval<true>>,
-                                               eval<true>, backward<true>};
+                                               eval<true>, GRUWB_BACKWARD(backward<true>)};
 
 }  // namespace gruwb

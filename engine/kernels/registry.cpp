@@ -4,7 +4,6 @@
 
 #include <cstring>
 
-#include "engine/kernels/op_support.h"
 #include "engine/runtime/op_resolver.h"
 
 namespace gruwb {
@@ -43,11 +42,6 @@ const OpResolver& all_ops() {
 
 const KernelRegistration* find_kernel(int32_t op_code, const char* custom_code) {
   return default_op_resolver().find(op_code, custom_code);
-}
-
-bool engine_supports_op(int32_t op_code) {
-  // Custom ops are matched by code too; this coarse query answers for builtins.
-  return op_code != kOpCustom && find_kernel(op_code, nullptr) != nullptr;
 }
 
 }  // namespace gruwb

@@ -169,21 +169,27 @@ extern const KernelRegistration kReshapeKernel = {
     nullptr,
     prepare_then_fold<prepare<1, 2, reshape_shape>, eval<reshape_shape>>,
     eval<reshape_shape>,
-    backward,
+    GRUWB_BACKWARD(backward),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
     /*dynamic_inputs=*/true};
 extern const KernelRegistration kExpandDimsKernel = {
     static_cast<int32_t>(BuiltinOperator::EXPAND_DIMS),
     nullptr,
     prepare_then_fold<prepare<2, 2, expand_dims_shape>, eval<expand_dims_shape>>,
     eval<expand_dims_shape>,
-    backward,
+    GRUWB_BACKWARD(backward),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
     /*dynamic_inputs=*/true};
 extern const KernelRegistration kSqueezeKernel = {
     static_cast<int32_t>(BuiltinOperator::SQUEEZE),
     nullptr,
     prepare_then_fold<prepare<1, 1, squeeze_shape>, eval<squeeze_shape>>,
     eval<squeeze_shape>,
-    backward,
+    GRUWB_BACKWARD(backward),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
     /*dynamic_inputs=*/true};
 
 }  // namespace gruwb

@@ -18,7 +18,8 @@ Status prepare_handle(OpContext& ctx) {
   int32_t id = 0;
   GRUWB_RETURN_IF_ERROR(ctx.interpreter().find_or_add_resource(container, name, &id));
   int32_t* stored = nullptr;
-  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(int32_t), reinterpret_cast<void**>(&stored)));
+  GRUWB_RETURN_IF_ERROR(
+      ctx.allocate_persistent(sizeof(int32_t), reinterpret_cast<void**>(&stored)));
   *stored = id;
   ctx.set_user_data(stored);
   Tensor* output = ctx.output(0);

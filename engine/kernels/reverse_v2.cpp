@@ -93,6 +93,6 @@ Status backward(OpContext& ctx) {
 
 extern const KernelRegistration kReverseV2Kernel = {
     static_cast<int32_t>(BuiltinOperator::REVERSE_V2), nullptr, prepare_then_fold<prepare, eval>,
-    eval, backward};
+    eval, GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

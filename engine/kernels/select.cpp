@@ -156,9 +156,9 @@ Status backward(OpContext& ctx) {
 
 extern const KernelRegistration kSelectKernel = {
     static_cast<int32_t>(BuiltinOperator::SELECT), nullptr,
-    prepare_then_fold<prepare<true>, eval<true>>, eval<true>, backward<true>};
+    prepare_then_fold<prepare<true>, eval<true>>, eval<true>, GRUWB_BACKWARD(backward<true>)};
 extern const KernelRegistration kSelectV2Kernel = {
     static_cast<int32_t>(BuiltinOperator::SELECT_V2), nullptr,
-    prepare_then_fold<prepare<false>, eval<false>>, eval<false>, backward<false>};
+    prepare_then_fold<prepare<false>, eval<false>>, eval<false>, GRUWB_BACKWARD(backward<false>)};
 
 }  // namespace gruwb

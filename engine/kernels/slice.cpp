@@ -155,7 +155,9 @@ extern const KernelRegistration kSliceKernel = {static_cast<int32_t>(BuiltinOper
                                                 nullptr,
                                                 prepare_then_fold<prepare, eval>,
                                                 eval,
-                                                backward,
+                                                GRUWB_BACKWARD(backward),
+                                                /*cost=*/nullptr,
+                                                /*weight_inputs=*/0,
                                                 /*dynamic_inputs=*/true};
 
 }  // namespace gruwb

@@ -65,6 +65,6 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kSoftmaxKernel = {static_cast<int32_t>(BuiltinOperator::SOFTMAX),
-                                                  nullptr, prepare, eval, backward};
+                                                  nullptr, prepare, eval, GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

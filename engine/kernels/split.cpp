@@ -167,9 +167,10 @@ Status backward_split_v(OpContext& ctx) {
 
 extern const KernelRegistration kSplitKernel = {
     static_cast<int32_t>(BuiltinOperator::SPLIT), nullptr,
-    prepare_then_fold<prepare_split, eval_split>, eval_split, backward_split};
-extern const KernelRegistration kSplitVKernel = {
-    static_cast<int32_t>(BuiltinOperator::SPLIT_V), nullptr,
-    prepare_then_fold<prepare_split_v, eval_split_v>, eval_split_v, backward_split_v};
+    prepare_then_fold<prepare_split, eval_split>, eval_split, GRUWB_BACKWARD(backward_split)};
+extern const KernelRegistration kSplitVKernel = {static_cast<int32_t>(BuiltinOperator::SPLIT_V),
+                                                 nullptr,
+                                                 prepare_then_fold<prepare_split_v, eval_split_v>,
+                                                 eval_split_v, GRUWB_BACKWARD(backward_split_v)};
 
 }  // namespace gruwb

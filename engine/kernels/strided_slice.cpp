@@ -247,6 +247,6 @@ Status backward(OpContext& ctx) {
 
 extern const KernelRegistration kStridedSliceKernel = {
     static_cast<int32_t>(BuiltinOperator::STRIDED_SLICE), nullptr, prepare_then_fold<prepare, eval>,
-    eval, backward};
+    eval, GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

@@ -393,12 +393,15 @@ Status backward_set_item(OpContext& ctx) {
 extern const KernelRegistration kFlexTensorListReserveKernel = {kOpCustom, "FlexTensorListReserve",
                                                                 prepare_reserve, eval_reserve};
 extern const KernelRegistration kFlexTensorListFromTensorKernel = {
-    kOpCustom, "FlexTensorListFromTensor", prepare_from_tensor, eval_copy, backward_copy};
+    kOpCustom, "FlexTensorListFromTensor", prepare_from_tensor, eval_copy,
+    GRUWB_BACKWARD(backward_copy)};
 extern const KernelRegistration kFlexTensorListStackKernel = {
-    kOpCustom, "FlexTensorListStack", prepare_stack, eval_copy, backward_copy};
-extern const KernelRegistration kFlexTensorListGetItemKernel = {
-    kOpCustom, "FlexTensorListGetItem", prepare_get_item, eval_get_item, backward_get_item};
-extern const KernelRegistration kFlexTensorListSetItemKernel = {
-    kOpCustom, "FlexTensorListSetItem", prepare_set_item, eval_set_item, backward_set_item};
+    kOpCustom, "FlexTensorListStack", prepare_stack, eval_copy, GRUWB_BACKWARD(backward_copy)};
+extern const KernelRegistration kFlexTensorListGetItemKernel = {kOpCustom, "FlexTensorListGetItem",
+                                                                prepare_get_item, eval_get_item,
+                                                                GRUWB_BACKWARD(backward_get_item)};
+extern const KernelRegistration kFlexTensorListSetItemKernel = {kOpCustom, "FlexTensorListSetItem",
+                                                                prepare_set_item, eval_set_item,
+                                                                GRUWB_BACKWARD(backward_set_item)};
 
 }  // namespace gruwb

@@ -103,6 +103,7 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kTileKernel = {static_cast<int32_t>(BuiltinOperator::TILE), nullptr,
-                                               prepare_then_fold<prepare, eval>, eval, backward};
+                                               prepare_then_fold<prepare, eval>, eval,
+                                               GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

@@ -85,6 +85,6 @@ Status backward(OpContext& ctx) {
 
 extern const KernelRegistration kTransposeKernel = {
     static_cast<int32_t>(BuiltinOperator::TRANSPOSE), nullptr, prepare_then_fold<prepare, eval>,
-    eval, backward};
+    eval, GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

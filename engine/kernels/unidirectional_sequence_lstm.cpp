@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "engine/kernels/op_cost.h"
 #include "engine/kernels/recurrent_util.h"
 
 namespace gruwb {
@@ -481,10 +482,18 @@ Status backward(OpContext& ctx) {
   return Status();
 }
 
+OpCost cost(const OpCostQuery& q) { return lstm_cost(q.subgraph, q.op, true); }
+
 }  // namespace
 
 extern const KernelRegistration kUnidirectionalSequenceLstmKernel = {
-    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM), nullptr, prepare, eval,
-    backward};
+    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM),
+    nullptr,
+    prepare,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_range(1, 23) & ~input_bits(18, 19)  // 18, 19: states
+};
 
 }  // namespace gruwb

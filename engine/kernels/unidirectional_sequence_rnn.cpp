@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "engine/kernels/op_cost.h"
 #include "engine/kernels/recurrent_util.h"
 
 namespace gruwb {
@@ -176,10 +177,17 @@ Status backward(OpContext& ctx) {
   return Status();
 }
 
+OpCost cost(const OpCostQuery& q) { return rnn_cost(q.subgraph, q.op, true); }
+
 }  // namespace
 
 extern const KernelRegistration kUnidirectionalSequenceRnnKernel = {
-    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN), nullptr, prepare, eval,
-    backward};
+    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN),
+    nullptr,
+    prepare,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_range(1, 3)};
 
 }  // namespace gruwb

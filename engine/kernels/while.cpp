@@ -19,6 +19,7 @@
 
 #include "engine/kernels/data_util.h"
 #include "engine/kernels/kernel_util.h"
+#include "engine/kernels/op_cost.h"
 #include "engine/runtime/interpreter.h"
 
 namespace gruwb {
@@ -84,30 +85,49 @@ bool constant_scalar_i32(const Tensor* t, int64_t* value) {
   return true;
 }
 
-// Iterations allowed by one LESS(counter, limit) of the cond: the counter is
-// a loop value starting at a constant that the body steps by a positive
+// The model file's view of the same question, for the cost function: no
+// prepare has run, so only constants stored in the file count.
+bool constant_scalar_i32(const SubgraphView& sg, int32_t t, int64_t* value) {
+  if (t < 0 || t >= sg.tensor_count) return false;
+  const TensorView view = sg.tensor(t);
+  if (view.is_variable || view.type != TensorType::INT32 || view.element_count() != 1 ||
+      view.data.size < sizeof(int32_t)) {
+    return false;
+  }
+  int32_t v = 0;
+  memcpy(&v, view.data.data, sizeof v);
+  *value = v;
+  return true;
+}
+
+// Iterations of a loop whose cond is LESS(counter, limit): the counter is a
+// loop value starting at a constant that the body steps by a positive
 // constant (ADD); the limit is a constant of the cond or a loop value the
-// body passes through unchanged (constants folded at prepare count, e.g. T
-// from SHAPE). -1 when it does not have this form.
-int64_t less_trips(OpContext& ctx, const SubgraphView& cond, const SubgraphView& body, int less) {
-  Interpreter& interpreter = ctx.interpreter();
-  Tensor* cond_tensors = interpreter.subgraph_state(cond.index).tensors;
-  Tensor* body_tensors = interpreter.subgraph_state(body.index).tensors;
+// body passes through unchanged. -1 when the loop does not have this form.
+// `constant(subgraph, tensor, &value)` says whether a tensor is a constant
+// INT32 scalar: prepare asks the runtime's tensors (folded constants
+// included), the cost function the model file.
+template <typename ConstantScalar>
+int64_t less_trips(const SubgraphView& caller, const OperatorView& loop, const SubgraphView& cond,
+                   const SubgraphView& body, int less, ConstantScalar constant) {
+  const auto loop_input = [&](int i) {
+    return static_cast<size_t>(i) < loop.inputs.size ? loop.inputs[static_cast<size_t>(i)] : -1;
+  };
   if (less < 0) return -1;
   OperatorView op = cond.op(less);
   if (op.op_code != static_cast<int32_t>(BuiltinOperator::LESS) || op.inputs.size != 2) return -1;
   const int counter = input_position(cond.inputs, op.inputs[0]);
   if (counter < 0) return -1;
   int64_t limit = 0;
-  if (!constant_scalar_i32(&cond_tensors[op.inputs[1]], &limit)) {
+  if (!constant(cond.index, op.inputs[1], &limit)) {
     const int j = input_position(cond.inputs, op.inputs[1]);
     if (j < 0 || body.outputs[static_cast<size_t>(j)] != body.inputs[static_cast<size_t>(j)] ||
-        !constant_scalar_i32(ctx.input(j), &limit)) {
+        !constant(caller.index, loop_input(j), &limit)) {
       return -1;
     }
   }
   int64_t start = 0;
-  if (!constant_scalar_i32(ctx.input(counter), &start)) return -1;
+  if (!constant(caller.index, loop_input(counter), &start)) return -1;
   const int32_t next = body.outputs[static_cast<size_t>(counter)];
   const int add = producer_of(body, next);
   if (add < 0) return -1;
@@ -118,9 +138,9 @@ int64_t less_trips(OpContext& ctx, const SubgraphView& cond, const SubgraphView&
   const int32_t counter_in = body.inputs[static_cast<size_t>(counter)];
   int64_t step = 0;
   if (step_op.inputs[0] == counter_in) {
-    if (!constant_scalar_i32(&body_tensors[step_op.inputs[1]], &step)) return -1;
+    if (!constant(body.index, step_op.inputs[1], &step)) return -1;
   } else if (step_op.inputs[1] == counter_in) {
-    if (!constant_scalar_i32(&body_tensors[step_op.inputs[0]], &step)) return -1;
+    if (!constant(body.index, step_op.inputs[0], &step)) return -1;
   } else {
     return -1;
   }
@@ -128,25 +148,37 @@ int64_t less_trips(OpContext& ctx, const SubgraphView& cond, const SubgraphView&
   return limit <= start ? 0 : (limit - start + step - 1) / step;
 }
 
-// Iterations of a loop whose cond is LESS(counter, limit), or LOGICAL_AND of
-// two such (TF 2.x: iteration < maximum_iterations and time < T; the fewer
-// wins). -1 when the cond has another form.
-int64_t trip_count(OpContext& ctx) {
-  const auto* options = ctx.op().options<fb::WhileOptions>();
-  const Model& model = ctx.interpreter().model();
+// The cond is one LESS, or LOGICAL_AND of two (TF 2.x: iteration <
+// maximum_iterations and time < T; the fewer trips win).
+template <typename ConstantScalar>
+int64_t count_trips(const Model& model, const SubgraphView& caller, const OperatorView& loop,
+                    ConstantScalar constant) {
+  const auto* options = loop.options<fb::WhileOptions>();
+  if (!options) return -1;
   SubgraphView cond = model.subgraph(options->cond_subgraph_index());
   SubgraphView body = model.subgraph(options->body_subgraph_index());
   const int top = producer_of(cond, cond.outputs[0]);
   if (top < 0) return -1;
   OperatorView op = cond.op(top);
   if (op.op_code != static_cast<int32_t>(BuiltinOperator::LOGICAL_AND)) {
-    return less_trips(ctx, cond, body, top);
+    return less_trips(caller, loop, cond, body, top, constant);
   }
   if (op.inputs.size != 2) return -1;
-  const int64_t a = less_trips(ctx, cond, body, producer_of(cond, op.inputs[0]));
-  const int64_t b = less_trips(ctx, cond, body, producer_of(cond, op.inputs[1]));
+  const int64_t a = less_trips(caller, loop, cond, body, producer_of(cond, op.inputs[0]), constant);
+  const int64_t b = less_trips(caller, loop, cond, body, producer_of(cond, op.inputs[1]), constant);
   if (a < 0 || b < 0) return -1;
   return a < b ? a : b;
+}
+
+int64_t trip_count(OpContext& ctx) {
+  Interpreter& interpreter = ctx.interpreter();
+  const Model& model = interpreter.model();
+  return count_trips(model, model.subgraph(ctx.subgraph_index()), ctx.op(),
+                     [&](int subgraph, int32_t t, int64_t* value) {
+                       if (t < 0) return false;
+                       return constant_scalar_i32(&interpreter.subgraph_state(subgraph).tensors[t],
+                                                  value);
+                     });
 }
 
 // One iteration's tape slot holds, per taped body tensor in index order, its
@@ -425,9 +457,39 @@ Status backward(OpContext& ctx) {
   return Status();
 }
 
+// The body (and the cond, which runs once more) times the trip count when
+// the loop has the counted form prepare trains through; else one iteration,
+// said so in the formula.
+OpCost cost(const OpCostQuery& q) {
+  const auto* options = q.op.options<fb::WhileOptions>();
+  if (!options) return OpCost();
+  const Model& model = *q.subgraph.model;
+  const uint64_t cond = subgraph_macs(model, options->cond_subgraph_index(), q.ops);
+  const uint64_t body = subgraph_macs(model, options->body_subgraph_index(), q.ops);
+  const int64_t trips = count_trips(model, q.subgraph, q.op, [&](int s, int32_t t, int64_t* v) {
+    return constant_scalar_i32(model.subgraph(s), t, v);
+  });
+  if (trips < 0) {
+    if (cond + body == 0) return OpCost();
+    return make_cost(cond + body, "trip count unknown: cond {} + body {} counted once",
+                     {static_cast<int64_t>(cond), static_cast<int64_t>(body)});
+  }
+  const uint64_t n = static_cast<uint64_t>(trips);
+  if (n * body + (n + 1) * cond == 0) return OpCost();
+  if (cond == 0) {
+    return make_cost(n * body, "{} iterations x body {}", {trips, static_cast<int64_t>(body)});
+  }
+  return make_cost(n * body + (n + 1) * cond, "{} iterations x body {} + {} x cond {}",
+                   {trips, static_cast<int64_t>(body), trips + 1, static_cast<int64_t>(cond)});
+}
+
 }  // namespace
 
 extern const KernelRegistration kWhileKernel = {static_cast<int32_t>(BuiltinOperator::WHILE),
-                                                nullptr, prepare, eval, backward};
+                                                nullptr,
+                                                prepare,
+                                                eval,
+                                                GRUWB_BACKWARD(backward),
+                                                cost};
 
 }  // namespace gruwb

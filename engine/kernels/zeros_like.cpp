@@ -44,6 +44,7 @@ Status prepare_and_fold(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kZerosLikeKernel = {
-    static_cast<int32_t>(BuiltinOperator::ZEROS_LIKE), nullptr, prepare_and_fold, eval, backward};
+    static_cast<int32_t>(BuiltinOperator::ZEROS_LIKE), nullptr, prepare_and_fold, eval,
+    GRUWB_BACKWARD(backward)};
 
 }  // namespace gruwb

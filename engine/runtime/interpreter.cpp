@@ -492,10 +492,9 @@ Status Interpreter::plan_activations() {
   }
   if (training_) plan_training_lifetimes(end_of_time);
 
-  // Greedy by size (largest first), each at the lowest offset that does not
-  // collide with an already placed buffer alive at the same time. The
-  // work lists live at the arena's tail until planning is done.
-  const size_t work_bytes = sizeof(int32_t) * 2 * static_cast<size_t>(buffer_count_);
+  // Placement (engine/runtime/memory_planner.h); its work lists live at the
+  // arena's tail until planning is done.
+  const size_t work_bytes = planner_work_bytes(buffer_count_);
   size_t persistent = align_up(persistent_end_);
   if (persistent + work_bytes > arena_bytes_) {
     usage_.activation_bytes = work_bytes;
@@ -503,46 +502,8 @@ Status Interpreter::plan_activations() {
                          "arena of %u bytes is too small to plan activations",
                          static_cast<unsigned>(arena_bytes_));
   }
-  int32_t* order = reinterpret_cast<int32_t*>(arena_ + arena_bytes_ - work_bytes);
-  int32_t* placed = order + buffer_count_;  // placed ids, sorted by offset
-  int32_t count = 0;
-  for (int32_t b = 0; b < buffer_count_; ++b) {
-    if (buffers_[b].bytes > 0) order[count++] = b;
-  }
-  for (int32_t i = 1; i < count; ++i) {  // insertion sort: stable, no recursion
-    int32_t id = order[i];
-    int32_t j = i - 1;
-    while (j >= 0 && buffers_[order[j]].bytes < buffers_[id].bytes) {
-      order[j + 1] = order[j];
-      --j;
-    }
-    order[j + 1] = id;
-  }
-  size_t high_water = 0;
-  int32_t placed_count = 0;
-  for (int32_t i = 0; i < count; ++i) {
-    PlannedBuffer& b = buffers_[order[i]];
-    size_t size = align_up(b.bytes);
-    size_t candidate = 0;
-    for (int32_t p = 0; p < placed_count; ++p) {
-      const PlannedBuffer& other = buffers_[placed[p]];
-      bool overlaps_in_time = !(other.last < b.first || b.last < other.first);
-      if (!overlaps_in_time) continue;
-      if (other.offset >= candidate + size) break;  // the gap before `other` fits
-      size_t other_end = other.offset + align_up(other.bytes);
-      if (other_end > candidate) candidate = other_end;
-    }
-    b.offset = candidate;
-    // keep `placed` sorted by offset
-    int32_t pos = placed_count;
-    while (pos > 0 && buffers_[placed[pos - 1]].offset > candidate) {
-      placed[pos] = placed[pos - 1];
-      --pos;
-    }
-    placed[pos] = order[i];
-    ++placed_count;
-    if (candidate + size > high_water) high_water = candidate + size;
-  }
+  const size_t high_water =
+      plan_buffers(buffers_, buffer_count_, kAlignment, arena_ + arena_bytes_ - work_bytes);
   activations_offset_ = persistent;
   // The work lists above sit in the same tail, so a model with almost no
   // activations (all folded, or tiny) needs room for them instead.
@@ -1065,10 +1026,14 @@ void Interpreter::zero_weight_gradients() {
 
 Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_bytes,
                             const TrainingOptions* training) {
+  // A fresh plan, but the caller's hooks (set_observer, set_profiler,
+  // set_op_resolver) belong to the caller, not to the plan: they survive.
   TrainingObserver* observer = observer_;
+  OpProfiler* profiler = profiler_;
   const OpResolver* op_resolver = op_resolver_;
   *this = Interpreter();
   observer_ = observer;
+  profiler_ = profiler;
   op_resolver_ = op_resolver;
   training_ = training != nullptr;
   if (training) training_options_ = *training;

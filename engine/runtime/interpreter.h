@@ -18,6 +18,7 @@
 
 #include "engine/model/model.h"
 #include "engine/runtime/kernel.h"
+#include "engine/runtime/memory_planner.h"
 #include "engine/runtime/op_resolver.h"
 #include "engine/runtime/tensor.h"
 
@@ -172,9 +173,11 @@ class Interpreter {
   // Optional (nullptr: none); kept across prepare(). Hears every op invoke
   // runs (engine/runtime/op_profiler.h).
   void set_profiler(OpProfiler* profiler) { profiler_ = profiler; }
+  OpProfiler* profiler() const { return profiler_; }
   // The kernels prepare() may use; nullptr (the default): this build's
   // default_op_resolver(). Kept across prepare().
   void set_op_resolver(const OpResolver* ops) { op_resolver_ = ops; }
+  const OpResolver* op_resolver() const { return op_resolver_; }
   // Index of an op over all subgraphs (subgraph 0's ops first).
   int global_op_index(const OpNode* node) const {
     return static_cast<int>(node - subgraphs_[0].nodes);
@@ -223,12 +226,6 @@ class Interpreter {
   int total_tensors_ = 0;
   int total_ops_ = 0;
   // Planned buffers: one per tensor of every subgraph, then scratch buffers.
-  struct PlannedBuffer {
-    size_t bytes;
-    size_t offset;
-    uint32_t first;
-    uint32_t last;
-  };
   PlannedBuffer* buffers_ = nullptr;
   int32_t buffer_count_ = 0;
   int32_t buffer_capacity_ = 0;

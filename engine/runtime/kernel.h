@@ -14,6 +14,7 @@ namespace gruwb {
 
 class Interpreter;
 struct OpNode;
+struct OpResolver;
 
 constexpr int kMaxScratchPerOp = 4;
 
@@ -83,6 +84,40 @@ class OpContext {
   OpNode* node_;
 };
 
+// Multiply-accumulates of one run of an op, from the file's static shapes
+// (host tools: the analyzer, docs/inspect-json.md). `formula` says how it was
+// counted, each "{}" standing for the next of `terms`, e.g.
+// "batch {} x out {} x in {}"; the engine never formats it.
+struct OpCost {
+  static constexpr int kMaxTerms = 8;
+  uint64_t macs = 0;
+  const char* formula = "";
+  int64_t terms[kMaxTerms] = {};
+  int term_count = 0;
+};
+
+// What a cost function sees: the op in its subgraph, and the op table, for
+// control-flow ops that add up the ops of the subgraphs they call.
+struct OpCostQuery {
+  const SubgraphView& subgraph;
+  const OperatorView& op;
+  const OpResolver& ops;
+};
+
+// Training in this build: CMake's GRUWB_TRAINING (default ON). With it OFF
+// every registration's backward is nullptr (each kernel file writes
+// GRUWB_BACKWARD(backward)), so an inference-only firmware links no backward
+// code (--gc-sections); preparing for training then fails naming the first op
+// on the gradient path.
+#ifndef GRUWB_TRAINING
+#define GRUWB_TRAINING 1
+#endif
+#if GRUWB_TRAINING
+#define GRUWB_BACKWARD(...) (__VA_ARGS__)  // variadic: template arguments hold commas
+#else
+#define GRUWB_BACKWARD(...) nullptr
+#endif
+
 struct KernelRegistration {
   int32_t op_code;
   const char* custom_code;  // CUSTOM ops only, else nullptr
@@ -90,13 +125,34 @@ struct KernelRegistration {
   Status (*eval)(OpContext& ctx);
   // Training: reads the op's inputs/outputs (and its tape), the gradients of
   // its outputs, and adds to the gradients of its inputs (ctx.gradient()).
-  // Last so that the 4-field registrations of inference-only ops still compile.
+  // After eval so that the 4-field registrations of inference-only ops still compile.
   Status (*backward)(OpContext& ctx) = nullptr;
+  // MACs of one run (engine/kernels/op_cost.h); nullptr: the op costs 0 MACs
+  // (elementwise, data movement). New fields go at the end, with a default.
+  OpCost (*cost)(const OpCostQuery& query) = nullptr;
+  // Bit i set: input i is one of the op's weights (the rest: data, states),
+  // trainable when the file holds it as a constant float32 tensor. The
+  // trainer's scope, the analyzer and the GUI's weight tick boxes read this.
+  uint32_t weight_inputs = 0;
   // Reads inputs whose shape changes at run time (Tensor::dynamic) and sets
   // its outputs' shapes in eval; the interpreter refuses dynamic inputs to
   // every other kernel at prepare, naming the op and the tensor.
   bool dynamic_inputs = false;
 };
+
+// weight_inputs masks: input_bits(1, 2) = inputs 1 and 2;
+// input_range(1, 4) = inputs 1 to 4.
+template <typename... Inputs>
+constexpr uint32_t input_bits(Inputs... inputs) {
+  return ((uint32_t{1} << inputs) | ... | 0u);  // not "slots": a Qt keyword macro
+}
+constexpr uint32_t input_range(int first, int last) {
+  return first > last ? 0u : (uint32_t{1} << first) | input_range(first + 1, last);
+}
+// Whether input `input` of an op run by `kernel` is a weight (false without a kernel).
+inline bool is_weight_input(const KernelRegistration* kernel, int input) {
+  return kernel && input >= 0 && input < 32 && ((kernel->weight_inputs >> input) & 1u) != 0;
+}
 
 // In this build's default op table (engine/runtime/op_resolver.h): every
 // kernel on the host, the GRUWB_FW_OPS choice on a board. nullptr when the

@@ -10,7 +10,8 @@
 #include <set>
 #include <string_view>
 
-#include "engine/kernels/op_support.h"
+#include "engine/kernels/op_cost.h"
+#include "engine/runtime/op_resolver.h"
 #include "engine/tools/json_writer.h"
 
 namespace gruwb::tools {
@@ -266,162 +267,68 @@ void decode_options(const OperatorView& op, OpReport* report) {
 }
 
 // ---------------------------------------------------------------------------
-// MACs: multiply-accumulates of one inference, counted for the ops whose cost
-// is dominated by matrix products; everything else (elementwise, activations,
-// reshapes, control flow, gathers, peephole and layer-norm vectors) counts 0.
-// `steps` below is the number of rows the op processes: batch for
-// FULLY_CONNECTED and the single-step cells, time x batch for sequence ops
-// (the input's element count divided by its feature size, so it does not
-// matter whether the op is time-major).
+// MACs: the kernel list's figure (KernelRegistration::cost, next to each
+// kernel; engine/kernels/op_cost.h). Ops the engine has no kernel for are
+// counted here, so the report still compares with TFLite's Analyzer.
 
-struct MacCount {
-  uint64_t macs = 0;
-  std::string formula;
-};
-
-const TensorView* input_tensor(const SubgraphView& sg, const OperatorView& op, size_t slot,
-                               TensorView* storage) {
-  if (slot >= op.inputs.size || op.inputs[slot] < 0) return nullptr;
-  *storage = sg.tensor(op.inputs[slot]);
-  return storage;
-}
-
-int64_t dim(const TensorView* t, int i) {
-  if (!t) return 0;
-  const int rank = static_cast<int>(t->shape.size);
-  if (i < 0) i += rank;
-  if (i < 0 || i >= rank) return 0;
-  return t->shape[static_cast<size_t>(i)];
-}
-
-uint64_t steps_of(const TensorView* input, int64_t features) {
-  if (!input || features <= 0) return 0;
-  return input->element_count() / static_cast<uint64_t>(features);
-}
-
-MacCount fully_connected_macs(const SubgraphView& sg, const OperatorView& op) {
-  TensorView a, b;
-  const TensorView* input = input_tensor(sg, op, 0, &a);
-  const TensorView* weights = input_tensor(sg, op, 1, &b);
-  if (!weights || weights->shape.size != 2) return {};
-  const int64_t out = dim(weights, 0), in = dim(weights, 1);
-  const uint64_t batch = steps_of(input, in);
-  if (batch == 0 || out <= 0) return {};
-  return {batch * static_cast<uint64_t>(out * in),
-          format("batch %" PRIu64 " x out %" PRId64 " x in %" PRId64, batch, out, in)};
-}
-
-// LSTM input slots: 1-4 input-to-{input,forget,cell,output} weights [H,I]
-// (slot 1 is omitted for CIFG), 5-8 recurrent weights [H,O], 16 projection [O,H].
-MacCount lstm_macs(const SubgraphView& sg, const OperatorView& op, bool sequence) {
-  TensorView a, b, c, d;
-  const TensorView* input = input_tensor(sg, op, 0, &a);
-  const TensorView* input_to_forget = input_tensor(sg, op, 2, &b);
-  const TensorView* recurrent_to_forget = input_tensor(sg, op, 6, &c);
-  const TensorView* projection = input_tensor(sg, op, 16, &d);
-  if (!input_to_forget || !recurrent_to_forget) return {};
-  const int64_t hidden = dim(input_to_forget, 0), in = dim(input_to_forget, 1);
-  const int64_t out = dim(recurrent_to_forget, 1);
-  uint64_t gates = 0;
-  for (size_t slot = 1; slot <= 4; ++slot) {
-    if (slot < op.inputs.size && op.inputs[slot] >= 0) ++gates;
+std::string format_cost(const OpCost& cost) {
+  std::string out;
+  int term = 0;
+  for (const char* p = cost.formula; *p; ++p) {
+    if (p[0] == '{' && p[1] == '}' && term < cost.term_count) {
+      out += std::to_string(cost.terms[term++]);
+      ++p;
+    } else {
+      out += *p;
+    }
   }
-  const uint64_t steps = steps_of(input, in);
-  if (steps == 0 || hidden <= 0 || out <= 0) return {};
-  uint64_t per_step = gates * static_cast<uint64_t>(hidden * (in + out));
-  std::string formula =
-      format("%s %" PRIu64 " x %" PRIu64 " gates x H %" PRId64 " x (I %" PRId64 " + O %" PRId64 ")",
-             sequence ? "T*B" : "batch", steps, gates, hidden, in, out);
-  if (projection) {
-    per_step += static_cast<uint64_t>(dim(projection, 0) * dim(projection, 1));
-    formula +=
-        format(" + projection %" PRId64 " x %" PRId64, dim(projection, 0), dim(projection, 1));
-  }
-  return {steps * per_step, formula};
-}
-
-// RNN inputs: 0 x, 1 weights [U,I], 2 recurrent weights [U,U].
-MacCount rnn_macs(const SubgraphView& sg, const OperatorView& op, bool sequence) {
-  TensorView a, b;
-  const TensorView* input = input_tensor(sg, op, 0, &a);
-  const TensorView* weights = input_tensor(sg, op, 1, &b);
-  if (!weights || weights->shape.size != 2) return {};
-  const int64_t units = dim(weights, 0), in = dim(weights, 1);
-  const uint64_t steps = steps_of(input, in);
-  if (steps == 0 || units <= 0) return {};
-  return {steps * static_cast<uint64_t>(units * (in + units)),
-          format("%s %" PRIu64 " x U %" PRId64 " x (I %" PRId64 " + U %" PRId64 ")",
-                 sequence ? "T*B" : "batch", steps, units, in, units)};
-}
-
-// Circle GRU inputs: 0 x, 1 W_x [3H,I], 3 W_h [3H,H] (gates z, r, n).
-MacCount gru_macs(const SubgraphView& sg, const OperatorView& op) {
-  TensorView a, b, c;
-  const TensorView* input = input_tensor(sg, op, 0, &a);
-  const TensorView* w_x = input_tensor(sg, op, 1, &b);
-  const TensorView* w_h = input_tensor(sg, op, 3, &c);
-  if (!w_x || !w_h) return {};
-  const int64_t gates_hidden = dim(w_x, 0), in = dim(w_x, 1), hidden = dim(w_h, 1);
-  const uint64_t steps = steps_of(input, in);
-  if (steps == 0 || gates_hidden <= 0 || hidden <= 0) return {};
-  return {steps * static_cast<uint64_t>(gates_hidden * (in + hidden)),
-          format("T*B %" PRIu64 " x 3H %" PRId64 " x (I %" PRId64 " + H %" PRId64 ")", steps,
-                 gates_hidden, in, hidden)};
+  return out;
 }
 
 // SVDF inputs: 0 x [B,I], 1 weights_feature [F,I], 2 weights_time [F,M].
-MacCount svdf_macs(const SubgraphView& sg, const OperatorView& op) {
-  TensorView a, b, c;
-  const TensorView* input = input_tensor(sg, op, 0, &a);
-  const TensorView* feature = input_tensor(sg, op, 1, &b);
-  const TensorView* time = input_tensor(sg, op, 2, &c);
-  if (!feature || !time) return {};
-  const int64_t filters = dim(feature, 0), in = dim(feature, 1), memory = dim(time, 1);
-  const uint64_t batch = steps_of(input, in);
+OpCost svdf_cost(const SubgraphView& sg, const OperatorView& op) {
+  if (!has_input(op, 1) || !has_input(op, 2)) return {};
+  const int64_t filters = input_dim(sg, op, 1, 0), in = input_dim(sg, op, 1, 1);
+  const int64_t memory = input_dim(sg, op, 2, 1);
+  const uint64_t batch = rows_of(sg, op, 0, in);
   if (batch == 0 || filters <= 0) return {};
-  return {batch * static_cast<uint64_t>(filters * (in + memory)),
-          format("batch %" PRIu64 " x filters %" PRId64 " x (I %" PRId64 " + memory %" PRId64 ")",
-                 batch, filters, in, memory)};
+  return make_cost(batch * static_cast<uint64_t>(filters * (in + memory)),
+                   "batch {} x filters {} x (I {} + memory {})",
+                   {static_cast<int64_t>(batch), filters, in, memory});
 }
 
 // CONV_2D filter [O,KH,KW,I]: each output element costs KH x KW x I.
 // DEPTHWISE_CONV_2D filter [1,KH,KW,C]: each output element costs KH x KW.
-MacCount conv_macs(const SubgraphView& sg, const OperatorView& op, bool depthwise) {
-  TensorView b, o;
-  const TensorView* filter = input_tensor(sg, op, 1, &b);
-  if (!filter || filter->shape.size != 4 || op.outputs.size == 0 || op.outputs[0] < 0) return {};
-  o = sg.tensor(op.outputs[0]);
+OpCost conv_cost(const SubgraphView& sg, const OperatorView& op, bool depthwise) {
+  if (input_rank(sg, op, 1) != 4 || op.outputs.size == 0 || op.outputs[0] < 0) return {};
+  const TensorView o = sg.tensor(op.outputs[0]);
   if (o.shape.size == 0) return {};  // unknown output shape
-  const uint64_t outputs = o.element_count();
-  const int64_t kh = dim(filter, 1), kw = dim(filter, 2), channels = dim(filter, 3);
-  const uint64_t per_output = static_cast<uint64_t>(depthwise ? kh * kw : kh * kw * channels);
+  const int64_t outputs = static_cast<int64_t>(o.element_count());
+  const int64_t kh = input_dim(sg, op, 1, 1), kw = input_dim(sg, op, 1, 2);
+  const int64_t channels = input_dim(sg, op, 1, 3);
   if (depthwise) {
-    return {outputs * per_output,
-            format("outputs %" PRIu64 " x kernel %" PRId64 "x%" PRId64, outputs, kh, kw)};
+    return make_cost(static_cast<uint64_t>(outputs * kh * kw), "outputs {} x kernel {}x{}",
+                     {outputs, kh, kw});
   }
-  return {outputs * per_output,
-          format("outputs %" PRIu64 " x kernel %" PRId64 "x%" PRId64 " x in %" PRId64, outputs, kh,
-                 kw, channels)};
+  return make_cost(static_cast<uint64_t>(outputs * kh * kw * channels),
+                   "outputs {} x kernel {}x{} x in {}", {outputs, kh, kw, channels});
 }
 
-constexpr int32_t kOpGru = -5;  // Circle
-
-MacCount count_macs(const SubgraphView& sg, const OperatorView& op) {
+OpCost cost_without_kernel(const SubgraphView& sg, const OperatorView& op) {
   switch (op.op_code) {
-    case static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED):
-      return fully_connected_macs(sg, op);
-    case static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM):
-      return lstm_macs(sg, op, true);
-    case static_cast<int32_t>(BuiltinOperator::LSTM): return lstm_macs(sg, op, false);
-    case static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN):
-      return rnn_macs(sg, op, true);
-    case static_cast<int32_t>(BuiltinOperator::RNN): return rnn_macs(sg, op, false);
-    case kOpGru: return gru_macs(sg, op);
-    case static_cast<int32_t>(BuiltinOperator::SVDF): return svdf_macs(sg, op);
-    case static_cast<int32_t>(BuiltinOperator::CONV_2D): return conv_macs(sg, op, false);
-    case static_cast<int32_t>(BuiltinOperator::DEPTHWISE_CONV_2D): return conv_macs(sg, op, true);
+    case static_cast<int32_t>(BuiltinOperator::LSTM): return lstm_cost(sg, op, false);
+    case static_cast<int32_t>(BuiltinOperator::RNN): return rnn_cost(sg, op, false);
+    case static_cast<int32_t>(BuiltinOperator::SVDF): return svdf_cost(sg, op);
+    case static_cast<int32_t>(BuiltinOperator::CONV_2D): return conv_cost(sg, op, false);
+    case static_cast<int32_t>(BuiltinOperator::DEPTHWISE_CONV_2D): return conv_cost(sg, op, true);
     default: return {};
   }
+}
+
+OpCost count_macs(const SubgraphView& sg, const OperatorView& op) {
+  const OpResolver& ops = default_op_resolver();
+  if (!ops.supports(op.op_code, op.custom_code)) return cost_without_kernel(sg, op);
+  return op_cost(sg, op, ops);
 }
 
 // ---------------------------------------------------------------------------
@@ -446,10 +353,10 @@ OpReport analyze_op(const SubgraphView& sg, const OperatorView& op) {
   const int called_count = called_subgraphs(op, called);
   r.called_subgraphs.assign(called, called + called_count);
   decode_options(op, &r);
-  const MacCount macs = count_macs(sg, op);
+  const OpCost macs = count_macs(sg, op);
   r.macs = macs.macs;
-  r.macs_formula = macs.formula;
-  r.engine_supported = engine_supports_op(op.op_code);
+  r.macs_formula = format_cost(macs);
+  r.engine_supported = default_op_resolver().supports(op.op_code, op.custom_code);
   r.version = op.op_version;
   if (op.op_code == kOpCustom) r.custom_code = op.custom_code;
   r.custom_options_bytes = op.custom_options.size;
@@ -470,7 +377,14 @@ SubgraphReport analyze_subgraph(const Model& model, const SubgraphView& sg) {
     s.tensors.push_back(std::move(t));
   }
   for (int i = 0; i < sg.operator_count; ++i) {
-    OpReport op = analyze_op(sg, sg.op(i));
+    const OperatorView view = sg.op(i);
+    const KernelRegistration* kernel = default_op_resolver().find(view.op_code, view.custom_code);
+    for (size_t k = 0; k < view.inputs.size; ++k) {
+      if (view.inputs[k] < 0 || !is_weight_input(kernel, static_cast<int>(k))) continue;
+      TensorReport& t = s.tensors[static_cast<size_t>(view.inputs[k])];
+      t.trainable_weight = t.is_constant && t.type == "FLOAT32";
+    }
+    OpReport op = analyze_op(sg, view);
     s.macs += op.macs;
     s.ops.push_back(std::move(op));
   }
@@ -507,13 +421,23 @@ AnalyzerReport analyze_model(const Model& model, const std::string& path) {
   for (int i = 0; i < model.subgraph_count(); ++i) {
     SubgraphReport s = analyze_subgraph(model, model.subgraph(i));
     r.parameters += s.parameters;
-    r.macs += s.macs;
     for (const OpReport& op : s.ops) {
       if (!op.engine_supported && unsupported.insert(op.name).second) {
         r.unsupported_ops.push_back(op.name);
       }
     }
     r.subgraphs.push_back(std::move(s));
+  }
+  // Per inference: the subgraphs no op calls (subgraph 0, and any other entry
+  // point). A called subgraph's MACs are in its caller's op already, times
+  // the loop's trip count; a CALL_ONCE initializer runs once per session.
+  std::set<int32_t> called;
+  for (const SubgraphReport& s : r.subgraphs) {
+    for (const OpReport& op : s.ops)
+      called.insert(op.called_subgraphs.begin(), op.called_subgraphs.end());
+  }
+  for (const SubgraphReport& s : r.subgraphs) {
+    if (!called.count(s.index)) r.macs += s.macs;
   }
 
   for (int i = 0; i < model.signature_count(); ++i) {
@@ -701,7 +625,7 @@ std::string report_to_text(const AnalyzerReport& r) {
   out += size_line("(Zero value buffers)", r.zero_value_buffers, r.model_bytes);
   out += "\n";
   out += format("%24s: %" PRIu64 " (elements of constant tensors)\n", "Parameters", r.parameters);
-  out += format("%24s: %" PRIu64 " (per inference; loop bodies counted once)\n", "MACs", r.macs);
+  out += format("%24s: %" PRIu64 " (per inference; loop bodies x trip count)\n", "MACs", r.macs);
   uint64_t op_count = 0;
   for (const SubgraphReport& sg : r.subgraphs) op_count += sg.ops.size();
   if (r.unsupported_ops.empty()) {
@@ -759,6 +683,7 @@ void write_tensor_json(JsonWriter& json, const TensorReport& t) {
   json.key("parameters").value(t.parameters);
   json.key("is_constant").value(t.is_constant);
   json.key("is_variable").value(t.is_variable);
+  json.key("trainable_weight").value(t.trainable_weight);
   json.key("is_sparse").value(t.is_sparse);
   json.key("data_preview").value(t.data_preview);
   json.key("quantization").value(t.quantization);

@@ -22,6 +22,9 @@ struct TensorReport {
   uint64_t data_bytes = 0;  // constant data bytes (0 for activations)
   bool is_variable = false;
   bool is_constant = false;
+  // A constant float32 tensor some op takes at a weight input (the kernel
+  // list's KernelRegistration::weight_inputs): what training may update.
+  bool trainable_weight = false;
   std::string
       quantization;  // e.g. "scale=0.0039 zero_point=-128", per-axis: "per-axis(0) x20"; "" if none
   // Structured form of `quantization` (empty when the tensor has none).

@@ -14,18 +14,10 @@ size_t align_up(size_t n) {
   return (n + Interpreter::kAlignment - 1) & ~(Interpreter::kAlignment - 1);
 }
 
-// Which inputs of a layer op are its weights (the rest: data, states).
+// Which inputs of a layer op are its weights: the kernel list says
+// (KernelRegistration::weight_inputs).
 bool is_weight_input(const OperatorView& op, int input) {
-  switch (op.op_code) {
-    case static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED): return input == 1 || input == 2;
-    case static_cast<int32_t>(BuiltinOperator::GRU): return input >= 1 && input <= 4;
-    case static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN):
-      return input >= 1 && input <= 3;
-    case static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM):
-      return input >= 1 && input <= 23 && input != 18 && input != 19;
-    case kOpCustom: return strcmp(op.custom_code, "GRUWB_GRU") == 0 && input >= 1 && input <= 3;
-    default: return false;
-  }
+  return is_weight_input(find_kernel(op.op_code, op.custom_code), input);
 }
 
 bool is_float_weight(const SubgraphView& sg, int32_t t) {

@@ -14,6 +14,7 @@
 
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
+#include "engine/train/observer.h"
 #include "tests/engine/test_models.h"
 
 namespace gruwb {
@@ -96,6 +97,47 @@ TEST(OpProfilerTest, HearsEveryOpNestedLikeTheControlFlow) {
   const size_t heard = recorder.ended.size();
   ASSERT_TRUE(runner.invoke(&error)) << error;
   EXPECT_EQ(recorder.ended.size(), heard);
+}
+
+// interpreter.h: the observer, profiler and op table are the caller's and are
+// kept across prepare(); ModelRunner prepares twice (probe, then exact arena),
+// so hooks set before it must survive both.
+TEST(OpProfilerTest, HooksSetBeforePrepareSurviveIt) {
+  tools::LoadedModel loaded;
+  std::string error;
+  ASSERT_TRUE(
+      tools::load_model_file(test::model_path("litert_nested_while.tflite"), &loaded, &error))
+      << error;
+  struct Observer : TrainingObserver {
+  } observer;
+  Recorder recorder;
+  tools::ModelRunner runner;
+  Interpreter& interpreter = runner.interpreter();
+  interpreter.set_observer(&observer);
+  interpreter.set_profiler(&recorder);
+  interpreter.set_op_resolver(&all_ops());
+  ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
+  EXPECT_EQ(interpreter.observer(), &observer);
+  EXPECT_EQ(interpreter.profiler(), &recorder);
+  EXPECT_EQ(interpreter.op_resolver(), &all_ops());
+  for (int i = 0; i < runner.input_count(); ++i) {
+    Tensor* input = interpreter.input(i);
+    for (int64_t k = 0; k < input->elements(); ++k) {
+      if (input->type == TensorType::FLOAT32) input->f32()[k] = 1.f;
+    }
+  }
+  ASSERT_TRUE(runner.invoke(&error)) << error;
+  EXPECT_FALSE(recorder.ended.empty());
+  EXPECT_EQ(recorder.nesting_errors, 0);
+
+  // The op table is used, not just kept: one without the model's ops fails.
+  const OpResolver nothing = {nullptr, 0, "none"};
+  interpreter.set_op_resolver(&nothing);
+  alignas(Interpreter::kAlignment) static uint8_t arena[1 << 16];
+  EXPECT_FALSE(interpreter.prepare(loaded.model, arena, sizeof arena).ok());
+  EXPECT_EQ(interpreter.op_resolver(), &nothing);
+  EXPECT_EQ(interpreter.profiler(), &recorder);
+  EXPECT_EQ(interpreter.observer(), &observer);
 }
 
 }  // namespace

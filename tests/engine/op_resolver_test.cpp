@@ -133,5 +133,61 @@ TEST(OpResolverTest, OpWhoseNameEndsAnotherListedNameIsStillListed) {
                "this build's op table (none) has no kernel for 2 ops: GRUWB_GRU, GRU");
 }
 
+// A kernel from outside the library: y = 2 x, float32, any shape.
+Status prepare_twice(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 1, 1));
+  GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
+  GRUWB_RETURN_IF_ERROR(expect_float(ctx.input(0), "input"));
+  set_output_shape(ctx.output(0), ctx.input(0)->shape);
+  return Status();
+}
+Status eval_twice(OpContext& ctx) {
+  const Tensor* x = ctx.input(0);
+  Tensor* y = ctx.output(0);
+  for (int64_t i = 0; i < x->elements(); ++i) y->f32()[i] = 2.f * x->f32()[i];
+  return Status();
+}
+const KernelRegistration kTwiceKernel = {kOpCustom, "USER_TWICE", prepare_twice, eval_twice};
+
+TEST(OpResolverTest, UserKernelsJoinATableFromOutsideTheLibrary) {
+  MutableOpResolver<2> ops("user");
+  EXPECT_TRUE(ops.add(kTwiceKernel));
+  EXPECT_FALSE(ops.add(kTwiceKernel)) << "one kernel per op";
+  EXPECT_TRUE(ops.add(BuiltinOperator::FULLY_CONNECTED));
+  EXPECT_FALSE(ops.add(BuiltinOperator::SOFTMAX)) << "the table is full";
+  EXPECT_EQ(ops.count, 2);
+  EXPECT_EQ(ops.find(kOpCustom, "USER_TWICE"), &kTwiceKernel);
+  EXPECT_EQ(ops.find(static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED), nullptr),
+            &kFullyConnectedKernel);
+  EXPECT_TRUE(ops.supports(kOpCustom, "USER_TWICE"));
+  EXPECT_FALSE(default_op_resolver().supports(kOpCustom, "USER_TWICE"));
+
+  // x -> USER_TWICE -> FULLY_CONNECTED [1,2]: the interpreter runs both.
+  test::OpModelBuilder b;
+  const int x = b.input("x", {1, 2});
+  const int doubled = b.tensor("doubled");
+  const int w = b.constant("w", test::Values::f32({1, 2}, {1.f, 10.f}));
+  const int y = b.output("y");
+  b.custom_op("USER_TWICE", {x}, {doubled}, {});
+  b.op(BuiltinOperator::FULLY_CONNECTED, {doubled, w, -1}, {y});
+  const std::vector<uint8_t> bytes = b.bytes(ModelFormat::kTflite);
+  Model model;
+  ASSERT_TRUE(Model::load(bytes.data(), bytes.size(), &model).ok());
+  alignas(Interpreter::kAlignment) static uint8_t arena[1 << 16];
+  Interpreter interpreter;
+  interpreter.set_op_resolver(&ops);
+  const Status status = interpreter.prepare(model, arena, sizeof arena);
+  ASSERT_TRUE(status.ok()) << status.message();
+  interpreter.input(0)->f32()[0] = 3.f;
+  interpreter.input(0)->f32()[1] = 4.f;
+  ASSERT_TRUE(interpreter.invoke().ok());
+  EXPECT_FLOAT_EQ(interpreter.output(0)->f32()[0], 2.f * 3.f + 10.f * 2.f * 4.f);
+  // Without the user's table the op is named as missing.
+  Interpreter plain;
+  const Status missing = plain.prepare(model, arena, sizeof arena);
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(std::string(missing.message()).find("USER_TWICE"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gruwb

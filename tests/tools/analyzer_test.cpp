@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/kernels/op_support.h"
+#include "engine/runtime/op_resolver.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
 #include "tests/engine/test_models.h"
@@ -136,6 +136,14 @@ const std::vector<SizeRow>& size_table() {
 AnalyzerReport analyze(const std::string& file) {
   const std::string path = test::model_path(file);
   EXPECT_FALSE(path.empty()) << file << " is not in tests/engine/test_models.h";
+  LoadedModel loaded;
+  std::string error;
+  EXPECT_TRUE(load_model_file(path, &loaded, &error)) << error;
+  return analyze_model(loaded.model, path);
+}
+
+AnalyzerReport analyze_sample(const std::string& file) {
+  const std::string path = std::string(GRUWB_SOURCE_DIR) + "/resources/samples/" + file;
   LoadedModel loaded;
   std::string error;
   EXPECT_TRUE(load_model_file(path, &loaded, &error)) << error;
@@ -418,6 +426,35 @@ TEST(AnalyzerTest, MacsOfProjectedLstmAndCircleGru) {
   EXPECT_EQ(analyze("synthetic_gru_fc_softmax_t28_i28_h32_c10.circle").macs, 161280u + 320u);
 }
 
+// The reference gesture network (T 60, F 3, GRU 60, Dense 4) costs the same
+// in its fused and its WHILE form: the GRU 60 x 180 x (3 + 60) = 680400 plus
+// the classifier 4 x 60 = 240. The loop's body (x and h FCs, 180 x 3 + 180 x
+// 60 = 11340 MACs) runs 60 times, a trip count read from its LESS cond.
+TEST(AnalyzerTest, MacsOfTheReferenceGruAreTheSameFusedAndAsALoop) {
+  const AnalyzerReport fused = analyze_sample("gesture_gru_fused.tflite");
+  EXPECT_EQ(fused.macs, 680640u);
+  const OpReport& gru = fused.subgraphs[0].ops[0];
+  ASSERT_EQ(gru.name, "CUSTOM:GRUWB_GRU");
+  EXPECT_EQ(gru.macs, 680400u);
+  EXPECT_EQ(gru.macs_formula, "T*B 60 x 3H 180 x (I 3 + H 60)");
+
+  const AnalyzerReport loop = analyze_sample("gesture_gru_while.tflite");
+  EXPECT_EQ(loop.macs, 680640u);
+  bool saw_while = false;
+  for (const OpReport& op : loop.subgraphs[0].ops) {
+    if (op.name != "WHILE") continue;
+    saw_while = true;
+    EXPECT_EQ(op.macs, 680400u);
+    EXPECT_EQ(op.macs_formula, "60 iterations x body 11340");
+    // The body's own figure is one iteration; the total counts it through
+    // its WHILE only.
+    ASSERT_EQ(op.called_subgraphs.size(), 2u);
+    EXPECT_EQ(loop.subgraphs[static_cast<size_t>(op.called_subgraphs[1])].macs, 11340u);
+  }
+  EXPECT_TRUE(saw_while);
+  EXPECT_EQ(loop.macs, loop.subgraphs[0].macs);
+}
+
 TEST(AnalyzerTest, MacsOfElementwiseAndControlFlowAreZero) {
   EXPECT_EQ(analyze("litert_multi_subgraphs_while.tflite").macs, 0u);
   EXPECT_EQ(analyze("litert_call_once_mul.tflite").macs, 0u);
@@ -469,18 +506,34 @@ TEST(AnalyzerTest, UnsupportedOpsFollowTheEngine) {
     std::set<std::string> expected;
     for (const SubgraphReport& sg : r.subgraphs) {
       for (const OpReport& op : sg.ops) {
-        EXPECT_EQ(op.engine_supported, engine_supports_op(op.op_code)) << op.name;
+        EXPECT_EQ(op.engine_supported,
+                  default_op_resolver().supports(op.op_code, op.custom_code.c_str()))
+            << op.name;
         if (!op.engine_supported) expected.insert(op.name);
       }
     }
     EXPECT_EQ(std::set<std::string>(r.unsupported_ops.begin(), r.unsupported_ops.end()), expected);
     EXPECT_EQ(r.unsupported_ops.size(), expected.size()) << "names must be unique";
   }
-  // A custom op is never runnable by a builtin kernel table.
+  // A custom op without a kernel is not runnable...
   const AnalyzerReport vscode = analyze("one_vscode_while_000.circle");
   EXPECT_NE(std::find(vscode.unsupported_ops.begin(), vscode.unsupported_ops.end(),
                       "CUSTOM:BatchMatMulV2"),
             vscode.unsupported_ops.end());
+}
+
+// ...but one with a kernel is, found by its code like any builtin: the bundled
+// fused sample is what `gruwb run` runs, so inspect must not call it unrunnable.
+TEST(AnalyzerTest, CustomOpWithAKernelIsRunnable) {
+  const AnalyzerReport r = analyze_sample("gesture_gru_fused.tflite");
+  EXPECT_TRUE(r.unsupported_ops.empty());
+  bool saw_custom = false;
+  for (const OpReport& op : r.subgraphs[0].ops) {
+    EXPECT_TRUE(op.engine_supported) << op.name;
+    saw_custom |= op.name == "CUSTOM:GRUWB_GRU";
+  }
+  EXPECT_TRUE(saw_custom);
+  EXPECT_NE(report_to_text(r).find("Engine can run: all 3 ops"), std::string::npos);
 }
 
 TEST(AnalyzerTest, EveryModelGivesBalancedJson) {

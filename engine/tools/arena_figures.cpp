@@ -1,0 +1,61 @@
+#include "engine/tools/arena_figures.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/tools/model_runner.h"
+
+namespace gruwb::tools {
+namespace {
+
+// Trainer::prepare reports the exact size after a too-small attempt; a
+// second attempt with that size must succeed.
+TrainingArena plan_training(const Model& model, const char* scope) {
+  TrainingArena result;
+  result.scope = scope;
+  TrainingConfig config;
+  parse_trainable_scope(scope, &config);
+  std::vector<uint8_t> storage;
+  size_t size = 64 * 1024;
+  Trainer trainer;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    storage.assign(size + Interpreter::kAlignment, 0);
+    const uintptr_t raw = reinterpret_cast<uintptr_t>(storage.data());
+    uint8_t* arena = reinterpret_cast<uint8_t*>((raw + Interpreter::kAlignment - 1) &
+                                                ~uintptr_t{Interpreter::kAlignment - 1});
+    const Status status = trainer.prepare(model, config, arena, size);
+    if (status.ok()) {
+      result.ok = true;
+      result.memory = trainer.memory();
+      result.weight_tensors = trainer.weight_count();
+      return result;
+    }
+    if (status.code() != StatusCode::kOutOfMemory) {
+      result.error = status.message();
+      return result;
+    }
+    size = std::max(trainer.arena_bytes_needed(), size * 4);
+  }
+  result.error = "training arena could not be sized";
+  return result;
+}
+
+}  // namespace
+
+ArenaFigures measure_arenas(const Model& model) {
+  ArenaFigures figures;
+  tools::ModelRunner runner;
+  std::string error;
+  figures.inference_ok = runner.prepare(model, &error);
+  if (figures.inference_ok) {
+    figures.inference = runner.arena_usage();
+    figures.inference_bytes = runner.arena_bytes();
+  } else {
+    figures.inference_error = error;
+  }
+  figures.training_fc = plan_training(model, "fc");
+  figures.training_all = plan_training(model, "all");
+  return figures;
+}
+
+}  // namespace gruwb::tools

@@ -1,0 +1,37 @@
+#pragma once
+// The RAM a model's arena needs on a board, for inference and for training
+// (scope "fc": only the last Dense layer; scope "all": every weight), from
+// the engine's own planner (Interpreter / Trainer arena_bytes_needed), so
+// they are what a board has to provide, not estimates. The size view shows
+// them (views/size_view.h).
+
+#include <string>
+
+#include "engine/model/model.h"
+#include "engine/runtime/interpreter.h"
+#include "engine/train/trainer.h"
+
+namespace gruwb::tools {
+
+struct TrainingArena {
+  std::string scope;  // "fc", "all"
+  bool ok = false;
+  std::string error;  // why training cannot be planned (unsupported op, ...)
+  int weight_tensors = 0;
+  TrainingMemory memory;
+};
+
+struct ArenaFigures {
+  bool inference_ok = false;
+  std::string inference_error;
+  ArenaUsage inference;
+  size_t inference_bytes = 0;
+  TrainingArena training_fc;
+  TrainingArena training_all;
+};
+
+// Plans the model for inference and for training (Adam, cross entropy) and
+// reports the exact arena sizes.
+ArenaFigures measure_arenas(const Model& model);
+
+}  // namespace gruwb::tools
