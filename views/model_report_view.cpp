@@ -227,12 +227,20 @@ void ModelReportView::addSummary(const AnalyzerReport& report) {
   addSummaryRow(summary, tr("Parameters"), number(report.parameters));
   addSummaryRow(summary, tr("MACs"), number(report.macs), tr("multiply-accumulates per inference"));
   addSummaryRow(summary, tr("Subgraphs"), number(report.subgraphs.size()));
-  if (!report.unsupported_ops.empty()) {
-    QStringList names;
-    for (const std::string& name : report.unsupported_ops) names << qs(name);
-    auto* row = addSummaryRow(summary, tr("Not runnable"), names.join(", "),
-                              tr("ops the engine cannot run yet"));
+  if (report.engine_runs) {
+    addSummaryRow(summary, tr("Engine"), tr("Runs"), tr("the engine's prepare succeeds"));
+  } else {
+    auto* row = addSummaryRow(summary, tr("Not runnable"), qs(report.engine_error),
+                              tr("why the engine's prepare fails"));
     row->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxWarning));
+    row->setToolTip(1, qs(report.engine_error));
+  }
+  if (report.recurrent_cells > 0) {
+    auto* row = addSummaryRow(
+        summary, tr("Can fuse"),
+        tr("%1 of %2 recurrent cells").arg(report.fusable_cells).arg(report.recurrent_cells),
+        tr("what gruwb fuse would rewrite into fused ops"));
+    if (!report.fuse_note.empty()) row->setToolTip(1, qs(report.fuse_note));
   }
   if (!report.signatures.empty()) {
     QStringList keys;

@@ -24,6 +24,7 @@ bool inspect_model(const std::string& path, tools::AnalyzerReport* report, std::
     return false;
   }
   *report = tools::analyze_model(loaded.model, path);
+  tools::add_fusion_outlook(loaded.model, report);
   return true;
 }
 

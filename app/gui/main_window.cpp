@@ -369,6 +369,7 @@ bool MainWindow::openModel(const QString& path) {
     return false;
   }
   report_ = tools::analyze_model(loaded->model, loaded->path);
+  tools::add_fusion_outlook(loaded->model, &report_);
   model_ = std::move(loaded);
   report_view_->setReport(report_);
   inspector_->setModel(&model_->model, report_);

@@ -12,7 +12,9 @@
 
 #include "engine/kernels/op_cost.h"
 #include "engine/runtime/op_resolver.h"
+#include "engine/tools/fuser.h"
 #include "engine/tools/json_writer.h"
+#include "engine/tools/model_runner.h"
 
 namespace gruwb::tools {
 namespace {
@@ -397,6 +399,18 @@ bool all_zero(Span<uint8_t> data) {
 
 }  // namespace
 
+void add_fusion_outlook(const Model& model, AnalyzerReport* report) {
+  FuseResult fused;
+  std::string error;
+  const std::vector<uint8_t> bytes(model.bytes(), model.bytes() + model.size_bytes());
+  if (!fuse_model(bytes, FuseOptions(), &fused, &error)) return;
+  report->recurrent_cells = static_cast<int>(fused.cells.size());
+  report->fusable_cells = fused.fused_count();
+  for (const CellOutcome& c : fused.cells) {
+    if (!c.fused && report->fuse_note.empty()) report->fuse_note = c.cell.summary + ": " + c.reason;
+  }
+}
+
 AnalyzerReport analyze_model(const Model& model, const std::string& path) {
   AnalyzerReport r;
   r.path = path;
@@ -416,6 +430,12 @@ AnalyzerReport analyze_model(const Model& model, const std::string& path) {
     }
   }
   r.non_data_bytes = r.model_bytes - r.data_bytes;
+
+  {
+    ModelRunner runner;
+    r.engine_runs = runner.prepare(model, &r.engine_error);
+    if (r.engine_runs) r.engine_error.clear();
+  }
 
   std::set<std::string> unsupported;
   for (int i = 0; i < model.subgraph_count(); ++i) {
@@ -628,12 +648,21 @@ std::string report_to_text(const AnalyzerReport& r) {
   out += format("%24s: %" PRIu64 " (per inference; loop bodies x trip count)\n", "MACs", r.macs);
   uint64_t op_count = 0;
   for (const SubgraphReport& sg : r.subgraphs) op_count += sg.ops.size();
-  if (r.unsupported_ops.empty()) {
-    out += format("%24s: all %" PRIu64 " ops\n", "Engine can run", op_count);
+  if (r.engine_runs) {
+    out += format("%24s: yes (prepare succeeds; kernels for all %" PRIu64 " ops)\n", "Engine runs",
+                  op_count);
   } else {
-    std::string names;
-    for (const std::string& name : r.unsupported_ops) names += (names.empty() ? "" : ", ") + name;
-    out += format("%24s: ", "Engine cannot run") + names + "\n";
+    if (!r.unsupported_ops.empty()) {
+      std::string names;
+      for (const std::string& name : r.unsupported_ops) names += (names.empty() ? "" : ", ") + name;
+      out += format("%24s: ", "No kernel for") + names + "\n";
+    }
+    out += format("%24s: ", "Engine cannot run") + r.engine_error + "\n";
+  }
+  if (r.recurrent_cells > 0) {
+    out += format("%24s: %d of %d recurrent cells (gruwb fuse)\n", "Can fuse", r.fusable_cells,
+                  r.recurrent_cells);
+    if (!r.fuse_note.empty()) out += format("%24s  ", "") + r.fuse_note + "\n";
   }
   return out;
 }
@@ -775,6 +804,11 @@ std::string report_to_json(const AnalyzerReport& r) {
   json.key("parameters").value(r.parameters);
   json.key("macs").value(r.macs);
   json.key("unsupported_ops").array(r.unsupported_ops);
+  json.key("engine_runs").value(r.engine_runs);
+  json.key("engine_error").value(r.engine_error);
+  json.key("recurrent_cells").value(r.recurrent_cells);
+  json.key("fusable_cells").value(r.fusable_cells);
+  json.key("fuse_note").value(r.fuse_note);
   json.key("signatures").array(r.signatures);
   json.key("signature_defs").begin_array();
   for (const SignatureReport& s : r.signature_defs) {

@@ -102,8 +102,17 @@ struct AnalyzerReport {
   uint64_t macs = 0;
   std::vector<SubgraphReport> subgraphs;
   std::vector<std::string> unsupported_ops;  // op names the engine cannot run (unique)
-  std::vector<std::string> signatures;       // signature keys
-  std::vector<std::string> metadata;         // metadata names
+  // "Runs" means the engine's prepare succeeds (every op has a kernel AND every kernel
+  // accepts its types and shapes); otherwise engine_error is prepare's one-line reason.
+  bool engine_runs = false;
+  std::string engine_error;
+  // What `gruwb fuse` would do (the fuser's own detection, rewrite and numeric check):
+  // recurrent cells found, how many it fuses, and why the first one left alone stays.
+  int recurrent_cells = 0;
+  int fusable_cells = 0;
+  std::string fuse_note;
+  std::vector<std::string> signatures;  // signature keys
+  std::vector<std::string> metadata;    // metadata names
   // Extras beyond the Analyzer.
   uint32_t buffer_count = 0;
   uint32_t zero_value_buffer_count = 0;  // buffers counted in zero_value_buffers
@@ -112,6 +121,10 @@ struct AnalyzerReport {
 };
 
 AnalyzerReport analyze_model(const Model& model, const std::string& path);
+
+// Fills recurrent_cells / fusable_cells / fuse_note by running the fuser on the model
+// (apart from analyze_model, which the fuser itself calls to measure its results).
+void add_fusion_outlook(const Model& model, AnalyzerReport* report);
 
 // Text in the TFLite Analyzer's style ("Op#0 FULLY_CONNECTED(T#1, T#2) -> [T#3]").
 std::string report_to_text(const AnalyzerReport& report);

@@ -533,7 +533,26 @@ TEST(AnalyzerTest, CustomOpWithAKernelIsRunnable) {
     saw_custom |= op.name == "CUSTOM:GRUWB_GRU";
   }
   EXPECT_TRUE(saw_custom);
-  EXPECT_NE(report_to_text(r).find("Engine can run: all 3 ops"), std::string::npos);
+  EXPECT_TRUE(r.engine_runs) << r.engine_error;
+  EXPECT_NE(report_to_text(r).find("Engine runs: yes (prepare succeeds; kernels for all 3 ops)"),
+            std::string::npos);
+}
+
+// "Runs" is what prepare says, not whether each op has a kernel: an int8 model whose ops all
+// have kernels still cannot run until the integer kernels exist, and inspect says why.
+TEST(AnalyzerTest, RunsMeansPrepareSucceeds) {
+  const std::string path =
+      test::shared_dir() + "/data/models/real/tensorflow_tflite_micro_micro_speech_lstm.tflite";
+  LoadedModel loaded;
+  std::string error;
+  ASSERT_TRUE(load_model_file(path, &loaded, &error)) << error;
+  const AnalyzerReport r = analyze_model(loaded.model, path);
+  EXPECT_TRUE(r.unsupported_ops.empty());
+  EXPECT_FALSE(r.engine_runs);
+  EXPECT_NE(r.engine_error.find("full-integer"), std::string::npos) << r.engine_error;
+  const std::string text = report_to_text(r);
+  EXPECT_NE(text.find("Engine cannot run: "), std::string::npos) << text;
+  EXPECT_EQ(text.find("Engine runs: yes"), std::string::npos) << text;
 }
 
 TEST(AnalyzerTest, EveryModelGivesBalancedJson) {
