@@ -119,13 +119,13 @@ Status eval_comparison(OpContext& ctx) {
   return Status();
 }
 
-#define GRUWB_SCALAR_FN(Name, expr)         \
-  struct Name {                             \
-    static constexpr bool kDivides = false; \
-    template <typename T>                   \
-    auto operator()(T a, T b) const {       \
-      return expr;                          \
-    }                                       \
+#define GRUWB_SCALAR_FN(Name, expr)                          \
+  struct Name {                                              \
+    [[maybe_unused]] static constexpr bool kDivides = false; \
+    template <typename T>                                    \
+    auto operator()(T a, T b) const {                        \
+      return expr;                                           \
+    }                                                        \
   }
 GRUWB_SCALAR_FN(AddFn, a + b);
 GRUWB_SCALAR_FN(SubFn, a - b);

@@ -310,6 +310,47 @@ TEST(FuserTest, KeepsTheOriginalWhenTheLoopCounterIsUsedAfterTheLoop) {
   EXPECT_EQ(result.bytes, bytes);
 }
 
+// A streaming model passes h_0 in as a model input: GRUWB_GRU takes it as its initial state
+// (input 4), the fused LSTM/RNN ops cannot, and the fuser says so.
+TEST(FuserTest, StreamingStateInputBecomesTheFusedGrusInitialState) {
+  for (size_t k : {size_t{0}, size_t{3}}) {  // a GRU, then an LSTM
+    const CellCase& c = kCells[k];
+    SCOPED_TRACE(c.name);
+    ModelDef def = unpack(build(spec_for(c, {4, 2, 3}, RnnLayout::kWhile, ModelFormat::kTflite)));
+    const DetectionReport found = detect_rnn_cells(def);
+    ASSERT_EQ(found.cells.size(), 1u);
+    fb::SubGraphT& main = *def.subgraphs[0];
+    const int h0 = found.cells[0].initial_hidden;
+    ASSERT_GE(h0, 0);
+    main.tensors[static_cast<size_t>(h0)]->buffer = 0;  // the zeros constant becomes an input
+    main.inputs.push_back(h0);
+    std::vector<uint8_t> bytes;
+    std::string error;
+    ASSERT_TRUE(write_model(def, ModelFormat::kTflite, &bytes, &error)) << error;
+    FuseResult result;
+    ASSERT_TRUE(fuse_model(bytes, FuseOptions(), &result, &error)) << error;
+    ASSERT_EQ(result.cells.size(), 1u);
+    if (c.cell != RnnCell::kGru) {
+      EXPECT_FALSE(result.cells[0].fused);
+      EXPECT_NE(result.cells[0].reason.find("takes no initial state"), std::string::npos)
+          << result.cells[0].reason;
+      continue;
+    }
+    // Kept only because both models agree on random inputs, the random h_0 included.
+    ASSERT_TRUE(result.cells[0].fused) << result.cells[0].reason;
+    EXPECT_EQ(result.cells[0].fused_op, "GRUWB_GRU");
+    const ModelDef fused = unpack(result.bytes);
+    bool state_wired = false;
+    for (const auto& op : fused.subgraphs[0]->operators) {
+      if (op->inputs.size() == 5 && op->inputs[4] >= 0)
+        state_wired =
+            std::find(fused.subgraphs[0]->inputs.begin(), fused.subgraphs[0]->inputs.end(),
+                      op->inputs[4]) != fused.subgraphs[0]->inputs.end();
+    }
+    EXPECT_TRUE(state_wired) << "the model's state input feeds the fused GRU";
+  }
+}
+
 TEST(FuserTest, RejectsARewriteThatFailsTheNumericCheck) {
   const std::vector<uint8_t> loop =
       build(spec_for(kCells[3], {4, 2, 3}, RnnLayout::kWhile, ModelFormat::kTflite));
