@@ -108,43 +108,12 @@ void for_each_tap(const ConvGeometry& g, F f) {
 
 Status eval(OpContext& ctx) {
   const ConvGeometry g = geometry(ctx);
-  const float* x = ctx.input(0)->f32();
-  const float* w = ctx.input(1)->f32();
-  const Tensor* bias = ctx.input(2);
-  Tensor* output = ctx.output(0);
-  float* y = output->f32();
-  const int64_t n = output->elements();
-  for (int64_t o = 0; o < n; ++o) y[o] = bias ? bias->f32()[o % g.out_c] : 0.f;
-  for_each_tap(g, [&](int64_t o, int64_t i, int64_t k) { y[o] += x[i] * w[k]; });
-  apply_activation(g.activation, y, n);
-  return Status();
+  return eval_taps(ctx, g.out_c, g.activation, [&](auto f) { for_each_tap(g, f); });
 }
 
 Status backward(OpContext& ctx) {
-  const Tensor* output = ctx.output(0);
-  const Tensor* dy = ctx.gradient(output);
-  if (!dy) return Status();
-  Tensor* dx = ctx.gradient(ctx.input(0));
-  Tensor* dw = ctx.gradient(ctx.input(1));
-  Tensor* db = ctx.gradient(ctx.input(2));
   const ConvGeometry g = geometry(ctx);
-  const float* x = ctx.input(0)->f32();
-  const float* w = ctx.input(1)->f32();
-  const float* y = output->f32();
-  const float* gy = dy->f32();
-  float* gx = dx ? dx->f32() : nullptr;
-  float* gw = dw ? dw->f32() : nullptr;
-  auto dz = [&](int64_t o) { return gy[o] * activation_derivative(g.activation, y[o]); };
-  if (db) {
-    for (int64_t o = 0; o < output->elements(); ++o) db->f32()[o % g.out_c] += dz(o);
-  }
-  if (!gx && !gw) return Status();
-  for_each_tap(g, [&](int64_t o, int64_t i, int64_t k) {
-    const float d = dz(o);
-    if (gx) gx[i] += d * w[k];
-    if (gw) gw[k] += d * x[i];
-  });
-  return Status();
+  return backward_taps(ctx, g.out_c, g.activation, [&](auto f) { for_each_tap(g, f); });
 }
 
 }  // namespace

@@ -55,4 +55,50 @@ inline int32_t input_position(const Window& w, int32_t o, int32_t k) {
   return o * w.stride - w.pad + k * w.dilation;
 }
 
+// Forward and backward of a convolution given by its taps: `for_each_tap(f)` calls
+// f(output, input, filter) index triples. CONV_2D and DEPTHWISE_CONV_2D differ only in
+// which taps exist; the bias (one per output channel, `channels`) and the fused
+// activation are the same.
+template <typename ForEachTap>
+Status eval_taps(OpContext& ctx, int32_t channels, Activation activation, ForEachTap for_each_tap) {
+  const float* x = ctx.input(0)->f32();
+  const float* w = ctx.input(1)->f32();
+  const Tensor* bias = ctx.input(2);
+  Tensor* output = ctx.output(0);
+  float* y = output->f32();
+  const int64_t n = output->elements();
+  for (int64_t o = 0; o < n; ++o) y[o] = bias ? bias->f32()[o % channels] : 0.f;
+  for_each_tap([&](int64_t o, int64_t i, int64_t k) { y[o] += x[i] * w[k]; });
+  apply_activation(activation, y, n);
+  return Status();
+}
+
+template <typename ForEachTap>
+Status backward_taps(OpContext& ctx, int32_t channels, Activation activation,
+                     ForEachTap for_each_tap) {
+  const Tensor* output = ctx.output(0);
+  const Tensor* dy = ctx.gradient(output);
+  if (!dy) return Status();
+  Tensor* dx = ctx.gradient(ctx.input(0));
+  Tensor* dw = ctx.gradient(ctx.input(1));
+  Tensor* db = ctx.gradient(ctx.input(2));
+  const float* x = ctx.input(0)->f32();
+  const float* w = ctx.input(1)->f32();
+  const float* y = output->f32();
+  const float* gy = dy->f32();
+  float* gx = dx ? dx->f32() : nullptr;
+  float* gw = dw ? dw->f32() : nullptr;
+  auto dz = [&](int64_t o) { return gy[o] * activation_derivative(activation, y[o]); };
+  if (db) {
+    for (int64_t o = 0; o < output->elements(); ++o) db->f32()[o % channels] += dz(o);
+  }
+  if (!gx && !gw) return Status();
+  for_each_tap([&](int64_t o, int64_t i, int64_t k) {
+    const float d = dz(o);
+    if (gx) gx[i] += d * w[k];
+    if (gw) gw[k] += d * x[i];
+  });
+  return Status();
+}
+
 }  // namespace gruwb

@@ -188,9 +188,10 @@ size_t slot_bytes(const Tensor& tensor) {
   return align16(tensor.bytes) + (tensor.dynamic ? align16(sizeof(Shape)) : 0);
 }
 
-// Points the body's taped tensors at one iteration's tape slot; with
-// `restore_shapes`, gives the run-time-shaped ones that iteration's shapes.
-void point_at_slot(Interpreter& interpreter, int body, uint8_t* slot, bool restore_shapes) {
+// Calls f(tensor, values, shape) for every taped body tensor with where its values and,
+// when it is run-time-shaped, its shape sit in one iteration's tape slot.
+template <typename F>
+void for_each_taped(Interpreter& interpreter, int body, uint8_t* slot, F f) {
   SubgraphState& state = interpreter.subgraph_state(body);
   size_t offset = 0;
   for (int t = 0; t < state.tensor_count; ++t) {
@@ -198,26 +199,25 @@ void point_at_slot(Interpreter& interpreter, int body, uint8_t* slot, bool resto
         interpreter.tensor_training(interpreter.global_tensor_index(body, t));
     if (!train->taped) continue;
     Tensor& tensor = state.tensors[t];
-    tensor.data = slot + offset;
-    if (tensor.dynamic && restore_shapes) {
-      memcpy(&tensor.shape, slot + offset + align16(tensor.bytes), sizeof(Shape));
-    }
+    f(tensor, slot + offset, slot + offset + align16(tensor.bytes));
     offset += slot_bytes(tensor);
   }
 }
 
+// Points the body's taped tensors at one iteration's tape slot; with
+// `restore_shapes`, gives the run-time-shaped ones that iteration's shapes.
+void point_at_slot(Interpreter& interpreter, int body, uint8_t* slot, bool restore_shapes) {
+  for_each_taped(interpreter, body, slot, [&](Tensor& tensor, uint8_t* values, uint8_t* shape) {
+    tensor.data = values;
+    if (tensor.dynamic && restore_shapes) memcpy(&tensor.shape, shape, sizeof(Shape));
+  });
+}
+
 // After the body ran: the shapes its run-time-shaped tensors had.
 void save_shapes(Interpreter& interpreter, int body, uint8_t* slot) {
-  SubgraphState& state = interpreter.subgraph_state(body);
-  size_t offset = 0;
-  for (int t = 0; t < state.tensor_count; ++t) {
-    const TensorTraining* train =
-        interpreter.tensor_training(interpreter.global_tensor_index(body, t));
-    if (!train->taped) continue;
-    const Tensor& tensor = state.tensors[t];
-    if (tensor.dynamic) memcpy(slot + offset + align16(tensor.bytes), &tensor.shape, sizeof(Shape));
-    offset += slot_bytes(tensor);
-  }
+  for_each_taped(interpreter, body, slot, [](Tensor& tensor, uint8_t*, uint8_t* shape) {
+    if (tensor.dynamic) memcpy(shape, &tensor.shape, sizeof(Shape));
+  });
 }
 
 Status prepare_training(OpContext& ctx) {
