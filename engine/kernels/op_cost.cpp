@@ -2,17 +2,19 @@
 
 namespace gruwb {
 
-OpCost op_cost(const SubgraphView& subgraph, const OperatorView& op, const OpResolver& ops) {
+OpCost op_cost(const SubgraphView& subgraph, const OperatorView& op, const OpResolver& ops,
+               const Interpreter* prepared) {
   const KernelRegistration* kernel = ops.find(op.op_code, op.custom_code);
   if (!kernel || !kernel->cost) return OpCost();
-  return kernel->cost(OpCostQuery{subgraph, op, ops});
+  return kernel->cost(OpCostQuery{subgraph, op, ops, prepared});
 }
 
-uint64_t subgraph_macs(const Model& model, int index, const OpResolver& ops) {
+uint64_t subgraph_macs(const Model& model, int index, const OpResolver& ops,
+                       const Interpreter* prepared) {
   const SubgraphView subgraph = model.subgraph(index);
   uint64_t macs = 0;
   for (int o = 0; o < subgraph.operator_count; ++o) {
-    macs += op_cost(subgraph, subgraph.op(o), ops).macs;
+    macs += op_cost(subgraph, subgraph.op(o), ops, prepared).macs;
   }
   return macs;
 }

@@ -15,10 +15,13 @@ namespace gruwb {
 
 // The registered cost of `op`; MACs 0 when `ops` has no kernel for it or the
 // kernel counts none.
-OpCost op_cost(const SubgraphView& subgraph, const OperatorView& op, const OpResolver& ops);
+// `prepared` (optional): a prepared interpreter whose folded constants count.
+OpCost op_cost(const SubgraphView& subgraph, const OperatorView& op, const OpResolver& ops,
+               const Interpreter* prepared = nullptr);
 // MACs of one run of subgraph `index`: the sum of its ops' costs, the
 // subgraphs its control-flow ops call included (the model is acyclic).
-uint64_t subgraph_macs(const Model& model, int index, const OpResolver& ops);
+uint64_t subgraph_macs(const Model& model, int index, const OpResolver& ops,
+                       const Interpreter* prepared = nullptr);
 
 // ---- Helpers for the kernels' cost functions ----
 OpCost make_cost(uint64_t macs, const char* formula, std::initializer_list<int64_t> terms);

@@ -464,10 +464,13 @@ OpCost cost(const OpCostQuery& q) {
   const auto* options = q.op.options<fb::WhileOptions>();
   if (!options) return OpCost();
   const Model& model = *q.subgraph.model;
-  const uint64_t cond = subgraph_macs(model, options->cond_subgraph_index(), q.ops);
-  const uint64_t body = subgraph_macs(model, options->body_subgraph_index(), q.ops);
+  const uint64_t cond = subgraph_macs(model, options->cond_subgraph_index(), q.ops, q.prepared);
+  const uint64_t body = subgraph_macs(model, options->body_subgraph_index(), q.ops, q.prepared);
   const int64_t trips = count_trips(model, q.subgraph, q.op, [&](int s, int32_t t, int64_t* v) {
-    return constant_scalar_i32(model.subgraph(s), t, v);
+    if (constant_scalar_i32(model.subgraph(s), t, v)) return true;
+    // A limit folded at prepare (T from SHAPE of a dynamic-batch input).
+    if (!q.prepared || t < 0 || !q.prepared->subgraph_state(s).prepared) return false;
+    return constant_scalar_i32(&q.prepared->subgraph_state(s).tensors[t], v);
   });
   if (trips < 0) {
     if (cond + body == 0) return OpCost();

@@ -187,6 +187,7 @@ class Interpreter {
   Status prepare_subgraph(int index);
   Status invoke_subgraph(int index);
   SubgraphState& subgraph_state(int index) { return subgraphs_[index]; }
+  const SubgraphState& subgraph_state(int index) const { return subgraphs_[index]; }
   const Model& model() const { return *model_; }
   bool is_prepared() const { return prepared_; }
 

@@ -102,6 +102,9 @@ struct OpCostQuery {
   const SubgraphView& subgraph;
   const OperatorView& op;
   const OpResolver& ops;
+  // A prepared interpreter of the model, or nullptr: its folded constants
+  // (a trip count computed from SHAPE) count where the file has none.
+  const Interpreter* prepared = nullptr;
 };
 
 // Training in this build: CMake's GRUWB_TRAINING (default ON). With it OFF

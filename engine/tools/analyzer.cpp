@@ -327,10 +327,10 @@ OpCost cost_without_kernel(const SubgraphView& sg, const OperatorView& op) {
   }
 }
 
-OpCost count_macs(const SubgraphView& sg, const OperatorView& op) {
+OpCost count_macs(const SubgraphView& sg, const OperatorView& op, const Interpreter* prepared) {
   const OpResolver& ops = default_op_resolver();
   if (!ops.supports(op.op_code, op.custom_code)) return cost_without_kernel(sg, op);
-  return op_cost(sg, op, ops);
+  return op_cost(sg, op, ops, prepared);
 }
 
 // ---------------------------------------------------------------------------
@@ -343,7 +343,7 @@ std::string op_display_name(const OperatorView& op) {
   return "UNKNOWN(" + std::to_string(op.op_code) + ")";
 }
 
-OpReport analyze_op(const SubgraphView& sg, const OperatorView& op) {
+OpReport analyze_op(const SubgraphView& sg, const OperatorView& op, const Interpreter* prepared) {
   OpReport r;
   r.index = op.index;
   r.op_code = op.op_code;
@@ -355,7 +355,7 @@ OpReport analyze_op(const SubgraphView& sg, const OperatorView& op) {
   const int called_count = called_subgraphs(op, called);
   r.called_subgraphs.assign(called, called + called_count);
   decode_options(op, &r);
-  const OpCost macs = count_macs(sg, op);
+  const OpCost macs = count_macs(sg, op, prepared);
   r.macs = macs.macs;
   r.macs_formula = format_cost(macs);
   r.engine_supported = default_op_resolver().supports(op.op_code, op.custom_code);
@@ -365,7 +365,8 @@ OpReport analyze_op(const SubgraphView& sg, const OperatorView& op) {
   return r;
 }
 
-SubgraphReport analyze_subgraph(const Model& model, const SubgraphView& sg) {
+SubgraphReport analyze_subgraph(const Model& model, const SubgraphView& sg,
+                                const Interpreter* prepared) {
   SubgraphReport s;
   s.index = sg.index;
   s.name = sg.name;
@@ -386,7 +387,7 @@ SubgraphReport analyze_subgraph(const Model& model, const SubgraphView& sg) {
       TensorReport& t = s.tensors[static_cast<size_t>(view.inputs[k])];
       t.trainable_weight = t.is_constant && t.type == "FLOAT32";
     }
-    OpReport op = analyze_op(sg, view);
+    OpReport op = analyze_op(sg, view, prepared);
     s.macs += op.macs;
     s.ops.push_back(std::move(op));
   }
@@ -431,15 +432,15 @@ AnalyzerReport analyze_model(const Model& model, const std::string& path) {
   }
   r.non_data_bytes = r.model_bytes - r.data_bytes;
 
-  {
-    ModelRunner runner;
-    r.engine_runs = runner.prepare(model, &r.engine_error);
-    if (r.engine_runs) r.engine_error.clear();
-  }
+  // Prepared once: whether it runs, and the constants it folds (loop trip counts).
+  ModelRunner runner;
+  r.engine_runs = runner.prepare(model, &r.engine_error);
+  if (r.engine_runs) r.engine_error.clear();
+  const Interpreter* prepared = r.engine_runs ? &runner.interpreter() : nullptr;
 
   std::set<std::string> unsupported;
   for (int i = 0; i < model.subgraph_count(); ++i) {
-    SubgraphReport s = analyze_subgraph(model, model.subgraph(i));
+    SubgraphReport s = analyze_subgraph(model, model.subgraph(i), prepared);
     r.parameters += s.parameters;
     for (const OpReport& op : s.ops) {
       if (!op.engine_supported && unsupported.insert(op.name).second) {
