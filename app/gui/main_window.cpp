@@ -369,14 +369,15 @@ bool MainWindow::openModel(const QString& path) {
     return false;
   }
   report_ = tools::analyze_model(loaded->model, loaded->path);
-  tools::add_fusion_outlook(loaded->model, &report_);
+  tools::FuseResult fused;
+  tools::add_fusion_outlook(loaded->model, &report_, &fused);
   model_ = std::move(loaded);
   report_view_->setReport(report_);
   inspector_->setModel(&model_->model, report_);
   size_view_->setModel(model_->model, report_);
   pages_->setCurrentWidget(graph_view_);
   graph_view_->setReport(report_);
-  markRnnCells();
+  markRnnCells(fused);
   // The custom stage offers the weights the graph shows as tick boxes.
   training_->panel()->setWeightNames(graph_view_->trainableWeightNames());
   graph_view_->setCheckedWeights(training_->panel()->checkedWeights());
@@ -401,18 +402,30 @@ bool MainWindow::openModel(const QString& path) {
   return true;
 }
 
-void MainWindow::markRnnCells() {
+namespace {
+
+// The first clause of the fuser's reason, short enough for a graph node (the Model panel's
+// Can fuse row and gruwb fuse give it whole).
+QString shortReason(const std::string& reason) {
+  QString text = QString::fromStdString(reason).section(',', 0, 0).section(';', 0, 0);
+  return text.size() > 48 ? text.left(47) + QChar(0x2026) : text;
+}
+
+}  // namespace
+
+void MainWindow::markRnnCells(const tools::FuseResult& fused) {
   // RNN cells the converter spelled out op by op (WHILE loop or unrolled
-  // chain) are what the fuser turns into one op: say so on the graph.
-  tools::ModelDef def;
-  std::string error;
-  if (!tools::unpack_model(model_->model, &def, &error)) return;
-  const tools::DetectionReport cells = tools::detect_rnn_cells(def);
-  for (const tools::DetectedCell& cell : cells.cells) {
-    graph_view_->setOpNote(cell.subgraph, cell.op,
-                           tr("%1 cell (%2): fuse with gruwb fuse")
-                               .arg(QString::fromStdString(cell.summary).section(',', 0, 0))
-                               .arg(tools::cell_form_name(cell.form)));
+  // chain): say on the graph whether the fuser turns each into one op.
+  for (const tools::CellOutcome& outcome : fused.cells) {
+    const tools::DetectedCell& cell = outcome.cell;
+    const QString what = tr("%1 cell (%2)")
+                             .arg(QString::fromStdString(cell.summary).section(',', 0, 0))
+                             .arg(tools::cell_form_name(cell.form));
+    graph_view_->setOpNote(
+        cell.subgraph, cell.op,
+        outcome.fused ? tr("%1: gruwb fuse makes it one %2")
+                            .arg(what, QString::fromStdString(outcome.fused_op))
+                      : tr("%1: stays a loop (%2)").arg(what, shortReason(outcome.reason)));
   }
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/tools/analyzer.h"
+#include "engine/tools/fuser.h"
 #include "engine/tools/model_file.h"
 
 class QAction;
@@ -139,7 +140,7 @@ class MainWindow : public QMainWindow {
   void rebuildRecentMenu();
   void updateTitle();
   void selectReportRow(int subgraph, int op);
-  void markRnnCells();
+  void markRnnCells(const tools::FuseResult& fused);
   void benchmarkModel();
   void showBenchResult(const QString& path, const QString& report, const QString& problem);
 

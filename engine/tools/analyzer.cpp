@@ -400,8 +400,9 @@ bool all_zero(Span<uint8_t> data) {
 
 }  // namespace
 
-void add_fusion_outlook(const Model& model, AnalyzerReport* report) {
-  FuseResult fused;
+void add_fusion_outlook(const Model& model, AnalyzerReport* report, FuseResult* result) {
+  FuseResult local;
+  FuseResult& fused = result ? *result : local;
   std::string error;
   const std::vector<uint8_t> bytes(model.bytes(), model.bytes() + model.size_bytes());
   if (!fuse_model(bytes, FuseOptions(), &fused, &error)) return;

@@ -12,6 +12,8 @@
 
 namespace gruwb::tools {
 
+struct FuseResult;  // engine/tools/fuser.h
+
 struct TensorReport {
   int index = -1;
   std::string name;
@@ -124,7 +126,8 @@ AnalyzerReport analyze_model(const Model& model, const std::string& path);
 
 // Fills recurrent_cells / fusable_cells / fuse_note by running the fuser on the model
 // (apart from analyze_model, which the fuser itself calls to measure its results).
-void add_fusion_outlook(const Model& model, AnalyzerReport* report);
+// `result` (optional) receives the fuser's outcome per cell.
+void add_fusion_outlook(const Model& model, AnalyzerReport* report, FuseResult* result = nullptr);
 
 // Text in the TFLite Analyzer's style ("Op#0 FULLY_CONNECTED(T#1, T#2) -> [T#3]").
 std::string report_to_text(const AnalyzerReport& report);
