@@ -7,10 +7,10 @@
 
 #include "app/core/inspect.h"
 #include "engine/tools/fuser.h"
+#include "engine/tools/golden.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
-#include "engine/tools/npy.h"
 #include "engine/train/loss_output.h"
 #include "engine/train/trainer.h"
 
@@ -19,67 +19,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<tools::NpyArray> read_arrays(const fs::path& dir, const char* kind,
-                                         std::string* error) {
-  std::vector<tools::NpyArray> arrays;
-  for (int i = 0;; ++i) {
-    const fs::path path = dir / (kind + std::to_string(i) + ".npy");
-    std::error_code ec;
-    if (!fs::exists(path, ec)) break;
-    tools::NpyArray a;
-    if (!tools::read_npy(path.string(), &a, error)) return {};
-    arrays.push_back(std::move(a));
-  }
-  return arrays;
-}
-
-// Float outputs within 1e-5 of max(1, |ref|); integer outputs within one step.
-void check_golden(const Model& model, const fs::path& dir, CorpusRow* row) {
+// `runner`: the model, already prepared by check_model.
+void check_golden(tools::ModelRunner& runner, const fs::path& dir, CorpusRow* row) {
+  tools::GoldenResult golden;
   std::string error;
-  std::vector<tools::NpyArray> inputs = read_arrays(dir, "input", &error);
-  std::vector<tools::NpyArray> outputs = read_arrays(dir, "output", &error);
-  if (!error.empty()) {
+  if (!tools::compare_with_golden(runner, dir.string(), &golden, &error)) {
     row->golden = error;
     return;
   }
-  if (inputs.empty() || outputs.empty()) return;
-  tools::ModelRunner runner;
-  if (!runner.prepare(model, &error)) return;
-  if (inputs.size() != static_cast<size_t>(runner.input_count()) ||
-      outputs.size() != static_cast<size_t>(runner.output_count())) {
-    row->golden = "golden files do not match the model's inputs/outputs";
-    return;
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!runner.set_input(static_cast<int>(i), inputs[i], &error)) {
-      row->golden = error;
-      return;
-    }
-  }
-  if (!runner.invoke(&error)) {
-    row->golden = error;
-    return;
-  }
-  bool integer = false;
-  double worst = 0;
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    std::vector<double> ours, reference;
-    if (!tools::npy_values(runner.output(static_cast<int>(k)), "output", &ours, &error) ||
-        !tools::npy_values(outputs[k], "golden", &reference, &error) ||
-        ours.size() != reference.size()) {
-      row->golden = error.empty() ? "output " + std::to_string(k) + " has another size" : error;
-      return;
-    }
-    integer |= outputs[k].dtype.find('f') == std::string::npos;
-    for (size_t e = 0; e < ours.size(); ++e) {
-      const double diff = std::fabs(ours[e] - reference[e]);
-      worst = std::max(worst, integer ? diff : diff / std::max(1.0, std::fabs(reference[e])));
-    }
-  }
-  row->golden_error = worst;
+  if (!golden.found) return;
+  row->golden_error = golden.worst;
   char text[64];
-  std::snprintf(text, sizeof text, "differs by %.3g", worst);
-  row->golden = worst <= (integer ? 1.0 : 1e-5) ? "equal" : text;
+  std::snprintf(text, sizeof text, "differs by %.3g", golden.worst);
+  row->golden = golden.equal ? "equal" : text;
 }
 
 // One MSE step towards 0.5 from zero inputs: a finite loss and finite gradients.
@@ -141,7 +93,7 @@ CorpusRow check_model(const fs::path& file, const fs::path& golden_root) {
   tools::ModelRunner runner;
   row.runs = runner.prepare(model, &row.run_error);
   if (row.runs) row.run_error.clear();
-  if (row.runs) check_golden(model, golden_root / file.stem(), &row);
+  if (row.runs) check_golden(runner, golden_root / file.stem(), &row);
   tools::FuseResult fused;
   if (tools::fuse_model(bytes, tools::FuseOptions(), &fused, &error)) {
     row.cells_found = static_cast<int>(fused.cells.size());

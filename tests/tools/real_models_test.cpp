@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/tools/fuser.h"
+#include "engine/tools/golden.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
 #include "engine/tools/npy.h"
@@ -86,34 +87,13 @@ std::vector<NpyArray> golden(const RealModel& m, const char* kind) {
   ModelRunner runner;
   std::string error;
   if (!runner.prepare(model, &error)) return ::testing::AssertionFailure() << error;
-  const std::vector<NpyArray> inputs = golden(m, "input");
-  const std::vector<NpyArray> outputs = golden(m, "output");
-  if (inputs.size() != static_cast<size_t>(runner.input_count()) ||
-      outputs.size() != static_cast<size_t>(runner.output_count())) {
-    return ::testing::AssertionFailure() << "golden files do not match the model's inputs/outputs";
+  GoldenResult golden;
+  if (!compare_with_golden(runner, golden_dir(m), &golden, &error)) {
+    return ::testing::AssertionFailure() << error;
   }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!runner.set_input(static_cast<int>(i), inputs[i], &error))
-      return ::testing::AssertionFailure() << error;
-  }
-  if (!runner.invoke(&error)) return ::testing::AssertionFailure() << error;
-  *worst = 0;
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    std::vector<double> ours, reference;
-    if (!npy_values(runner.output(static_cast<int>(k)), "ours", &ours, &error) ||
-        !npy_values(outputs[k], "golden", &reference, &error)) {
-      return ::testing::AssertionFailure() << error;
-    }
-    if (ours.size() != reference.size())
-      return ::testing::AssertionFailure()
-             << "output " << k << " has " << ours.size() << " values, golden " << reference.size();
-    for (size_t e = 0; e < ours.size(); ++e) {
-      const double error_e =
-          std::fabs(ours[e] - reference[e]) / std::max(1.0, std::fabs(reference[e]));
-      *worst = std::max(*worst, error_e);
-    }
-  }
-  if (*worst > 1e-5) return ::testing::AssertionFailure() << "max relative error " << *worst;
+  if (!golden.found) return ::testing::AssertionFailure() << "no golden files in " << golden_dir(m);
+  *worst = golden.worst;
+  if (!golden.equal) return ::testing::AssertionFailure() << "max relative error " << *worst;
   return ::testing::AssertionSuccess();
 }
 
