@@ -20,11 +20,10 @@ namespace {
 
 // ---- custom_options: FlexBuffer vector [op name, NodeDef] --------------------------------
 
-bool read_uint(const uint8_t* p, size_t width, uint64_t* out) {
+uint64_t read_uint(const uint8_t* p, size_t width) {
   uint64_t v = 0;
   for (size_t i = 0; i < width; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  *out = v;
-  return true;
+  return v;
 }
 
 // Element `index` of the root vector, a string or blob: its bytes.
@@ -38,29 +37,26 @@ bool flex_vector_bytes(Span<uint8_t> buffer, size_t index, const uint8_t** data,
       n < 2 + root_width || (root_type >> 2) != 10) {  // FBT_VECTOR
     return false;
   }
-  const uint8_t* root = begin + n - 2 - root_width;
-  uint64_t offset = 0;
-  read_uint(root, root_width, &offset);
-  if (offset > static_cast<uint64_t>(root - begin)) return false;
-  const uint8_t* vector = root - offset;
+  // Offsets are checked as sizes from `begin`, so no pointer ever leaves the buffer.
+  const size_t root_at = n - 2 - root_width;
+  const uint64_t root_offset = read_uint(begin + root_at, root_width);
+  if (root_offset > root_at) return false;
+  const size_t vector_at = root_at - static_cast<size_t>(root_offset);
   const size_t width = size_t{1} << (root_type & 3);
-  if (vector < begin + width) return false;
-  uint64_t count = 0;
-  read_uint(vector - width, width, &count);
-  if (index >= count || count > n) return false;
-  const uint8_t* types = vector + count * width;
-  if (types + count > begin + n) return false;
-  const uint8_t type = types[index];
+  if (vector_at < width) return false;
+  const uint64_t count = read_uint(begin + vector_at - width, width);
+  if (index >= count || count > n || vector_at + count * (width + 1) > n) return false;
+  const uint8_t type = begin[vector_at + count * width + index];
   if ((type >> 2) != 5 && (type >> 2) != 25) return false;  // FBT_STRING, FBT_BLOB
-  const uint8_t* slot = vector + index * width;
-  read_uint(slot, width, &offset);
-  if (offset > static_cast<uint64_t>(slot - begin)) return false;
-  const uint8_t* item = slot - offset;
+  const size_t slot_at = vector_at + index * width;
+  const uint64_t item_offset = read_uint(begin + slot_at, width);
+  if (item_offset > slot_at) return false;
+  const size_t item_at = slot_at - static_cast<size_t>(item_offset);
   const size_t size_width = size_t{1} << (type & 3);
-  if (item < begin + size_width) return false;
-  uint64_t length = 0;
-  read_uint(item - size_width, size_width, &length);
-  if (length > static_cast<uint64_t>(begin + n - item)) return false;
+  if (item_at < size_width) return false;
+  const uint64_t length = read_uint(begin + item_at - size_width, size_width);
+  if (length > n - item_at) return false;
+  const uint8_t* item = begin + item_at;
   *data = item;
   *size = static_cast<size_t>(length);
   return true;
