@@ -161,6 +161,13 @@ bool uses_circle_gru(const DetectedCell& c, ModelFormat format) {
          c.gate_activation == "sigmoid" && c.activation == "tanh";
 }
 
+// The fused LSTM/RNN ops carry the cell's activation (Keras tanh, relu or none).
+fb::ActivationFunctionType fused_activation(const std::string& activation) {
+  if (activation == "relu") return fb::ActivationFunctionType::RELU;
+  if (activation == "linear") return fb::ActivationFunctionType::NONE;
+  return fb::ActivationFunctionType::TANH;
+}
+
 // What the fused op must provide and where it reads the sequence.
 struct FusedPlan {
   int input = -1;          // sequence tensor the op reads
@@ -243,7 +250,7 @@ std::string emit_fused(Emitter& e, const DetectedCell& c, ModelFormat format, Fu
     inputs[18] = e.variable(p + "output_state", {B, H});
     inputs[19] = e.variable(p + "cell_state", {B, H});
     fb::UnidirectionalSequenceLSTMOptionsT options;
-    options.fused_activation_function = fb::ActivationFunctionType::TANH;
+    options.fused_activation_function = fused_activation(c.activation);
     options.cell_clip = 0.f;  // Keras does not clip
     options.proj_clip = 0.f;
     options.time_major = plan->time_major;
@@ -256,7 +263,7 @@ std::string emit_fused(Emitter& e, const DetectedCell& c, ModelFormat format, Fu
     int state = e.variable(p + "hidden_state", {B, H});
     fb::SequenceRNNOptionsT options;
     options.time_major = plan->time_major;
-    options.fused_activation_function = fb::ActivationFunctionType::TANH;
+    options.fused_activation_function = fused_activation(c.activation);
     e.op(Op::UNIDIRECTIONAL_SEQUENCE_RNN, {plan->input, wx, wh, b, state}, {plan->sequence},
          options);
     name = "UNIDIRECTIONAL_SEQUENCE_RNN";
@@ -760,11 +767,11 @@ int FuseResult::fused_count() const {
 
 bool rewrite_cell(ModelDef* model, const DetectedCell& cell, ModelFormat format,
                   std::string* fused_op, std::string* error) {
-  // GRUWB_GRU carries tanh/relu/linear candidates; the builtin LSTM and RNN ops tanh only so far.
+  // Every fused op carries a tanh, relu or linear activation (GRUWB_GRU in its options, the
+  // builtin LSTM and RNN ops as fused_activation_function); the builtin ops' gates are sigmoid.
   const bool activation_ok =
-      cell.kind == CellKind::kGru
-          ? (cell.activation == "tanh" || cell.activation == "relu" || cell.activation == "linear")
-          : cell.activation == "tanh" && cell.gate_activation == "sigmoid";
+      (cell.activation == "tanh" || cell.activation == "relu" || cell.activation == "linear") &&
+      (cell.kind == CellKind::kGru || cell.gate_activation == "sigmoid");
   if (!activation_ok) {
     *error = "unsupported activation " + cell.gate_activation + "/" + cell.activation;
     return false;

@@ -75,6 +75,7 @@ class Graph {
   const fb::TensorT& tensor(int t) const { return *sg_.tensors[static_cast<size_t>(t)]; }
   // The engine's inferred shape when known, else the file's.
   const std::vector<int32_t>& shape(int t) const {
+    if (auto it = borrowed_.find(t); it != borrowed_.end()) return it->second.second;
     return shapes_ ? (*shapes_)[static_cast<size_t>(t)] : tensor(t).shape;
   }
   int producer(int t) const { return valid(t) ? producer_[static_cast<size_t>(t)] : -1; }
@@ -89,8 +90,15 @@ class Graph {
     int p = producer(t);
     return p >= 0 && code(p) == c ? p : -1;
   }
+  // A body input that carries a constant of the calling subgraph unchanged
+  // (older converters pass the weights into the loop as loop values) reads
+  // as that constant.
+  void borrow(int t, const std::vector<uint8_t>* data, const std::vector<int32_t>& shape) {
+    borrowed_[t] = {data, shape};
+  }
   const std::vector<uint8_t>* data(int t) const {
     if (!valid(t)) return nullptr;
+    if (auto it = borrowed_.find(t); it != borrowed_.end()) return it->second.first;
     uint32_t b = tensor(t).buffer;
     if (b == 0 || b >= def_.buffers.size() || def_.buffers[b]->data.empty()) return nullptr;
     return &def_.buffers[b]->data;
@@ -168,6 +176,7 @@ class Graph {
   std::vector<int> producer_;
   const std::vector<std::vector<int32_t>>* shapes_ = nullptr;
   const std::map<int, int64_t>* folded_ = nullptr;
+  std::map<int, std::pair<const std::vector<uint8_t>*, std::vector<int32_t>>> borrowed_;
 };
 
 // ---- Affine expressions: sums of FC products and biases ---------------------------
@@ -216,10 +225,10 @@ class Matcher {
           return fail("FC '" + g_.tensor(t).name + "' has a fused activation");
         }
         if (o.inputs.size() < 2 || !g_.is_float(o.inputs[1]) || !g_.is_const(o.inputs[1]) ||
-            g_.tensor(o.inputs[1]).shape.size() != 2) {
+            g_.shape(o.inputs[1]).size() != 2) {
           return fail("FC '" + g_.tensor(t).name + "' has no constant float32 weights");
         }
-        out->size = g_.tensor(o.inputs[1]).shape[0];
+        out->size = g_.shape(o.inputs[1])[0];
         out->terms = {{o.inputs[0], o.inputs[1], 0}};
         out->biases.clear();
         if (o.inputs.size() > 2 && o.inputs[2] >= 0) {
@@ -251,6 +260,61 @@ class Matcher {
         ops.insert(p);
         return true;
       }
+      case Op::SPLIT_V: {
+        // SPLIT_V(x, sizes, axis): piece k starts after the sizes before it (-1 = the rest).
+        if (o.inputs.size() != 3) return fail("bad SPLIT_V");
+        const int rank = static_cast<int>(g_.shape(o.inputs[0]).size());
+        double axis = 0;
+        const std::vector<uint8_t>* sizes = g_.data(o.inputs[1]);
+        if (!g_.scalar(o.inputs[2], &axis) || (axis != rank - 1 && axis != -1) || !sizes ||
+            sizes->size() != 4 * o.outputs.size()) {
+          return fail("SPLIT_V of '" + g_.tensor(t).name + "' is not along the last axis");
+        }
+        Affine whole;
+        if (!affine(o.inputs[0], &whole)) return false;
+        std::vector<int32_t> n(o.outputs.size());
+        std::memcpy(n.data(), sizes->data(), sizes->size());
+        int known = 0, rest = -1;
+        for (size_t i = 0; i < n.size(); ++i) {
+          if (n[i] < 0)
+            rest = static_cast<int>(i);
+          else
+            known += n[i];
+        }
+        if (rest >= 0) n[static_cast<size_t>(rest)] = whole.size - known;
+        const size_t k = static_cast<size_t>(std::find(o.outputs.begin(), o.outputs.end(), t) -
+                                             o.outputs.begin());
+        int offset = 0;
+        for (size_t i = 0; i < k; ++i) offset += n[i];
+        if (n[k] <= 0 || offset + n[k] > whole.size) return fail("SPLIT_V sizes do not add up");
+        return cut(whole, offset, n[k], p, out);
+      }
+      case Op::STRIDED_SLICE: {
+        // x[:, b:e] of a [B, N] activation, stride 1.
+        const auto* opt = o.builtin_options.AsStridedSliceOptions();
+        const std::vector<uint8_t>* b = g_.data(o.inputs.size() == 4 ? o.inputs[1] : -1);
+        const std::vector<uint8_t>* e = g_.data(o.inputs.size() == 4 ? o.inputs[2] : -1);
+        const std::vector<uint8_t>* st = g_.data(o.inputs.size() == 4 ? o.inputs[3] : -1);
+        if (!opt || !b || !e || !st || b->size() != 8 || e->size() != 8 || st->size() != 8 ||
+            opt->ellipsis_mask || opt->new_axis_mask || opt->shrink_axis_mask ||
+            (opt->end_mask & 2) || g_.shape(o.inputs[0]).size() != 2) {
+          return fail("STRIDED_SLICE of '" + g_.tensor(t).name + "' is not a cut of the last axis");
+        }
+        int32_t begin[2], end[2], stride[2];
+        std::memcpy(begin, b->data(), 8);
+        std::memcpy(end, e->data(), 8);
+        std::memcpy(stride, st->data(), 8);
+        const bool all_rows = ((opt->begin_mask & 1) || begin[0] == 0) &&
+                              ((opt->end_mask & 1) || end[0] >= g_.shape(o.inputs[0])[0]);
+        const int first = (opt->begin_mask & 2) ? 0 : begin[1];
+        if (!all_rows || stride[0] != 1 || stride[1] != 1 || first < 0 || end[1] <= first) {
+          return fail("STRIDED_SLICE of '" + g_.tensor(t).name + "' is not a cut of the last axis");
+        }
+        Affine whole;
+        if (!affine(o.inputs[0], &whole)) return false;
+        if (end[1] > whole.size) return fail("STRIDED_SLICE cut past the gates");
+        return cut(whole, first, end[1] - first, p, out);
+      }
       case Op::ADD: {
         if (g_.activation(p) != 0) return fail("ADD with a fused activation");
         Affine a, b;
@@ -278,6 +342,16 @@ class Matcher {
                     op_code_name(static_cast<int32_t>(g_.code(p))) +
                     ") is not an FC product or a sum of them");
     }
+  }
+
+  // Values [offset, offset + n) of `whole`, computed by op `p`.
+  bool cut(const Affine& whole, int offset, int n, int p, Affine* out) {
+    *out = whole;
+    out->size = n;
+    for (Term& term : out->terms) term.row0 += offset;
+    for (BiasPiece& b : out->biases) b.offset += offset;
+    ops.insert(p);
+    return true;
   }
 
   // sigmoid / hard_sigmoid gate of an affine pre-activation.
@@ -363,7 +437,7 @@ struct CellMatch {
 
 void append_rows(const Graph& g, int weight, int row0, int rows, std::vector<float>* out) {
   std::vector<float> w = g.floats(weight);
-  const int cols = g.tensor(weight).shape[1];
+  const int cols = g.shape(weight)[1];
   out->insert(out->end(), w.begin() + static_cast<ptrdiff_t>(row0) * cols,
               w.begin() + static_cast<ptrdiff_t>(row0 + rows) * cols);
 }
@@ -384,7 +458,7 @@ void add_biases(const Graph& g, const std::vector<BiasPiece>& pieces, int n, int
 }
 
 bool block_ok(const Graph& g, int weight, int row0, int rows, int cols) {
-  const auto& s = g.tensor(weight).shape;
+  const auto& s = g.shape(weight);
   return s.size() == 2 && s[1] == cols && row0 >= 0 && row0 + rows <= s[0];
 }
 
@@ -393,29 +467,51 @@ int other_input(const fb::OperatorT& o, int known) {
   return o.inputs[0] == known ? o.inputs[1] : o.inputs[0];
 }
 
-bool match_gru(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
-  int top = g.produced_by(h_out, Op::ADD);
-  if (top < 0 || g.activation(top) != 0) return m.fail("h' is not an ADD");
+// The GRU state update h' = z*h + (1-z)*n, or its other algebraic form
+// n + z*(h - n): the update gate z, the state h and the candidate n, with the
+// ops that combine them.
+struct GruUpdate {
+  int z = -1, h = -1, n = -1;
+  std::set<int> ops;
+};
+
+std::vector<GruUpdate> gru_updates(const Graph& g, int h_out) {
+  std::vector<GruUpdate> found;
+  const int top = g.produced_by(h_out, Op::ADD);
+  if (top < 0 || g.activation(top) != 0) return found;
   const auto& in = g.op(top).inputs;
   for (int order = 0; order < 2; ++order) {
-    const int keep = in[static_cast<size_t>(order)], take = in[static_cast<size_t>(1 - order)];
-    const int keep_op = g.produced_by(keep, Op::MUL), take_op = g.produced_by(take, Op::MUL);
-    if (keep_op < 0 || take_op < 0) continue;
-    // take = MUL(SUB(1, z), n)
-    int sub_op = -1, n = -1;
-    for (int s = 0; s < 2; ++s) {
-      int cand = g.op(take_op).inputs[static_cast<size_t>(s)];
-      int p = g.produced_by(cand, Op::SUB);
-      if (p >= 0 && g.scalar_is(g.op(p).inputs[0], 1.0)) {
-        sub_op = p;
-        n = g.op(take_op).inputs[static_cast<size_t>(1 - s)];
-      }
+    const int a = in[static_cast<size_t>(order)], b = in[static_cast<size_t>(1 - order)];
+    const int a_op = g.produced_by(a, Op::MUL), b_op = g.produced_by(b, Op::MUL);
+    // z*h + MUL(SUB(1, z), n)
+    for (int s = 0; a_op >= 0 && b_op >= 0 && s < 2; ++s) {
+      const int sub = g.produced_by(g.op(b_op).inputs[static_cast<size_t>(s)], Op::SUB);
+      if (sub < 0 || !g.scalar_is(g.op(sub).inputs[0], 1.0)) continue;
+      const int z = g.op(sub).inputs[1];
+      const auto& kin = g.op(a_op).inputs;
+      if (kin[0] != z && kin[1] != z) continue;
+      found.push_back({z,
+                       other_input(g.op(a_op), z),
+                       g.op(b_op).inputs[static_cast<size_t>(1 - s)],
+                       {top, a_op, b_op, sub}});
     }
-    if (sub_op < 0) continue;
-    const int z_t = g.op(sub_op).inputs[1];
-    const auto& kin = g.op(keep_op).inputs;
-    if (kin[0] != z_t && kin[1] != z_t) continue;
-    const int h_in = other_input(g.op(keep_op), z_t);
+    // n + MUL(z, SUB(h, n))
+    for (int s = 0; b_op >= 0 && s < 2; ++s) {
+      const int sub = g.produced_by(g.op(b_op).inputs[static_cast<size_t>(s)], Op::SUB);
+      if (sub < 0 || g.activation(sub) != 0 || g.op(sub).inputs[1] != a) continue;
+      found.push_back({g.op(b_op).inputs[static_cast<size_t>(1 - s)],
+                       g.op(sub).inputs[0],
+                       a,
+                       {top, b_op, sub}});
+    }
+  }
+  return found;
+}
+
+bool match_gru(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
+  const std::vector<GruUpdate> updates = gru_updates(g, h_out);
+  for (const GruUpdate& update : updates) {
+    const int z_t = update.z, h_in = update.h, n = update.n;
     // The candidate's activation: TANH, RELU, or none (Keras activation=None).
     std::string activation = "linear";
     int act_op = g.produced_by(n, Op::TANH);
@@ -524,7 +620,8 @@ bool match_gru(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
         for (size_t i = 0; i < w.bias.size(); ++i) w.bias[i] += w.recurrent_bias[i];
         w.recurrent_bias.clear();
       }
-      m.ops.insert({top, keep_op, take_op, sub_op, add_op});
+      m.ops.insert(update.ops.begin(), update.ops.end());
+      m.ops.insert(add_op);
       if (act_op >= 0) m.ops.insert(act_op);
       c.ops = m.ops;
       *out = c;
@@ -532,7 +629,7 @@ bool match_gru(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
     }
     return m.fail("GRU candidate is not " + activation + "(x part + reset-gated h part)");
   }
-  return m.fail("h' is not z*h + (1-z)*candidate");
+  return m.fail("h' is not z*h + (1-z)*candidate or candidate + z*(h - candidate)");
 }
 
 bool match_lstm(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
@@ -541,7 +638,10 @@ bool match_lstm(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
   for (int order = 0; order < 2; ++order) {
     const int o_t = g.op(top).inputs[static_cast<size_t>(order)];
     const int tc = g.op(top).inputs[static_cast<size_t>(1 - order)];
-    const int tanh_c = g.produced_by(tc, Op::TANH);
+    // The cell activation: TANH, or RELU (Keras activation='relu'), the same for g and c'.
+    Op act = Op::TANH;
+    int tanh_c = g.produced_by(tc, Op::TANH);
+    if (tanh_c < 0 && (tanh_c = g.produced_by(tc, Op::RELU)) >= 0) act = Op::RELU;
     if (tanh_c < 0) continue;
     const int c_out = g.op(tanh_c).inputs[0];
     const int add = g.produced_by(c_out, Op::ADD);
@@ -557,13 +657,13 @@ bool match_lstm(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
       for (int k = 0; k < 2; ++k) {
         const int a = g.op(muls[s]).inputs[static_cast<size_t>(k)];
         const int b = g.op(muls[s]).inputs[static_cast<size_t>(1 - k)];
-        if (g.produced_by(a, Op::LOGISTIC) >= 0 && g.produced_by(b, Op::TANH) >= 0) {
+        if (g.produced_by(a, Op::LOGISTIC) >= 0 && g.produced_by(b, act) >= 0) {
           i_t = a, g_t = b, i_mul = muls[s], f_mul = muls[1 - s];
           break;
         }
       }
     }
-    if (i_mul < 0) return m.fail("LSTM c' is not f*c + i*tanh(g)");
+    if (i_mul < 0) return m.fail("LSTM c' is not f*c + i*act(g)");
     for (int k = 0; k < 2; ++k) {
       const int a = g.op(f_mul).inputs[static_cast<size_t>(k)];
       if (g.produced_by(a, Op::LOGISTIC) >= 0) {
@@ -579,7 +679,7 @@ bool match_lstm(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
       if (!m.gate(gates[k], &kind, &pre[k])) return false;
       if (kind != "sigmoid") return m.fail("LSTM gates are not sigmoid (unsupported activation)");
     }
-    const int g_op = g.produced_by(g_t, Op::TANH);
+    const int g_op = g.produced_by(g_t, act);
     if (!m.affine(g.op(g_op).inputs[0], &pre[2])) return false;
     const char* names[4] = {"input gate", "forget gate", "cell candidate", "output gate"};
     Matcher::Parts p[4];
@@ -590,6 +690,7 @@ bool match_lstm(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
     }
     CellMatch c;
     c.kind = CellKind::kLstm;
+    c.activation = act == Op::RELU ? "relu" : "tanh";
     c.h_in = h_in;
     c.c_in = c_in;
     c.c_out = c_out;
@@ -618,18 +719,27 @@ bool match_lstm(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
     *out = c;
     return true;
   }
-  return m.fail("h' is not o * tanh(c')");
+  return m.fail("h' is not o * act(c')");
 }
 
+// h' = act(W x + U h + b) with act TANH, RELU or none (Keras activation=None).
 bool match_rnn(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
-  int top = g.produced_by(h_out, Op::TANH);
-  if (top < 0) return m.fail("h' is not TANH");
+  int top = g.producer(h_out);
+  std::string activation = "linear";
+  if (top >= 0 && g.code(top) == Op::TANH) {
+    activation = "tanh";
+  } else if (top >= 0 && g.code(top) == Op::RELU) {
+    activation = "relu";
+  } else {
+    top = -1;
+  }
   Affine pre;
-  if (!m.affine(g.op(top).inputs[0], &pre)) return false;
+  if (!m.affine(top >= 0 ? g.op(top).inputs[0] : h_out, &pre)) return false;
   Matcher::Parts p;
   if (!m.parts(pre, -1, &p, "SimpleRNN")) return false;
   CellMatch c;
   c.kind = CellKind::kSimpleRnn;
+  c.activation = activation;
   c.h_in = p.h_source;
   c.units = g.last_dim(h_out);
   for (const Term& t : pre.terms) {
@@ -646,7 +756,7 @@ bool match_rnn(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
   std::vector<float> rec(static_cast<size_t>(c.units), 0.f);
   add_biases(g, p.biases, c.units, c.h_in, false, &c.weights.bias, &rec, 0);
   for (size_t i = 0; i < rec.size(); ++i) c.weights.bias[i] += rec[i];
-  m.ops.insert(top);
+  if (top >= 0) m.ops.insert(top);
   c.ops = m.ops;
   *out = c;
   return true;
@@ -662,10 +772,22 @@ bool match_cell(const Graph& g, int h_out, const std::function<bool(int)>& is_x,
     m.why = "the state is not computed in the loop";
   } else if (g.code(p) == Op::ADD) {
     ok = match_gru(g, m, h_out, out);
+    if (!ok && gru_updates(g, h_out).empty()) {
+      Matcher linear(g, is_x);  // a SimpleRNN without activation: h' is the sum itself
+      if (match_rnn(g, linear, h_out, out)) {
+        ok = true;
+      } else {
+        m.why += "; as a linear SimpleRNN: " + linear.why;
+      }
+    }
   } else if (g.code(p) == Op::MUL) {
     ok = match_lstm(g, m, h_out, out);
-  } else if (g.code(p) == Op::TANH) {
+  } else if (g.code(p) == Op::TANH || g.code(p) == Op::RELU) {
     ok = match_rnn(g, m, h_out, out);
+  } else if (g.code(p) == Op::SELECT_V2 || g.code(p) == Op::SELECT) {
+    m.why =
+        "the state is masked (SELECT_V2 keeps the old state on masked steps: mask_zero or a "
+        "Masking layer), which no fused RNN op can express";
   } else {
     m.why = std::string("the state comes from ") + op_code_name(static_cast<int32_t>(g.code(p))) +
             ", not a GRU/LSTM/SimpleRNN update";
@@ -680,6 +802,8 @@ std::string summary(const DetectedCell& c) {
   if (c.kind == CellKind::kGru) {
     s += std::string(c.reset_after ? " reset_after" : " reset_before") + ", " + c.gate_activation +
          "/" + c.activation;
+  } else if (c.activation != "tanh") {
+    s += ", " + c.activation;
   }
   return s + ", T=" + std::to_string(c.timesteps) + " F=" + std::to_string(c.features) + ", " +
          cell_form_name(c.form);
@@ -824,6 +948,11 @@ bool analyze_while(const ModelDef& def, const EngineFacts& facts, int subgraph, 
       roles[i] = LoopRole::kInvariant;
     else if (counter_step(body, static_cast<int>(i)))
       roles[i] = LoopRole::kCounter;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (roles[i] == LoopRole::kInvariant && main.is_const(loop.inputs[i])) {
+      body.borrow(bin[i], main.data(loop.inputs[i]), main.shape(loop.inputs[i]));
+    }
   }
   // The time step: GATHER(sequence, counter) along axis 0.
   int gather = -1, seq_pos = -1, x = -1;

@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "tests/engine/test_models.h"
+#include "tests/tools/converter_variants.h"
 
 namespace gruwb::app {
 namespace {
@@ -46,6 +48,35 @@ TEST(CorpusTest, RealModelsRow) {
   const CorpusRow& int8 = rows.at("tensorflow_tflite_micro_micro_speech_lstm");
   EXPECT_FALSE(int8.runs);
   EXPECT_NE(int8.run_error.find("full-integer"), std::string::npos) << int8.run_error;
+}
+
+// Every WHILE-loop structure of converter-variants.md, as `gruwb corpus` sees a folder of
+// them: each runs, equals the double-precision reference, has every cell fused, and trains.
+TEST(CorpusTest, EveryConverterVariantRunsFusesAndTrains) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "gruwb_corpus_variants").string();
+  std::filesystem::remove_all(dir);
+  std::string error;
+  ASSERT_TRUE(test::write_variant_folder(dir, &error)) << error;
+  CorpusRequest request;
+  request.folder = dir;
+  std::vector<CorpusRow> rows;
+  ASSERT_TRUE(corpus_rows(request, &rows, &error)) << error;
+  const std::vector<test::ConverterVariant> variants = test::converter_variants();
+  ASSERT_EQ(rows.size(), variants.size());
+  std::map<std::string, CorpusRow> by_name;
+  for (const CorpusRow& r : rows) by_name[r.file] = r;
+  for (const test::ConverterVariant& v : variants) {
+    const CorpusRow& r = by_name[v.name + ".tflite"];
+    SCOPED_TRACE(v.name + ": " + v.structure);
+    EXPECT_TRUE(r.runs) << r.run_error;
+    EXPECT_EQ(r.golden, "equal");
+    EXPECT_EQ(r.cells_found, test::cell_count(v));
+    EXPECT_EQ(r.cells_fused, r.cells_found) << r.fuse_note;
+    EXPECT_LT(r.bytes_after, r.bytes_before);
+    EXPECT_TRUE(r.trains) << r.train_error;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CorpusTest, UnreadableFolderIsOneLine) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/engine/flex_options.h"
 #include "tests/engine/kernels/op_test_util.h"
 #include "tests/engine/train/gradient_check.h"
 
@@ -16,44 +17,6 @@ namespace {
 
 using Dims = std::vector<int32_t>;
 using Floats = std::vector<float>;
-
-void append_varint(std::vector<uint8_t>* out, uint64_t v) {
-  do {
-    uint8_t b = v & 0x7f;
-    v >>= 7;
-    out->push_back(static_cast<uint8_t>(b | (v ? 0x80 : 0)));
-  } while (v);
-}
-
-void append_field(std::vector<uint8_t>* out, uint32_t number, const std::vector<uint8_t>& bytes) {
-  append_varint(out, (number << 3) | 2);
-  append_varint(out, bytes.size());
-  out->insert(out->end(), bytes.begin(), bytes.end());
-}
-
-// custom_options as the converter writes them: FlexBuffer vector [op, NodeDef], the NodeDef
-// with attr element_dtype = `dtype` (TensorFlow's DataType: 1 float, 3 int32); dtype < 0
-// leaves the attribute out.
-std::vector<uint8_t> flex_options(const std::string& op, int dtype) {
-  std::vector<uint8_t> node;
-  append_field(&node, 2, std::vector<uint8_t>(op.begin(), op.end()));
-  if (dtype >= 0) {
-    std::vector<uint8_t> entry, attr;
-    const std::string key = "element_dtype";
-    append_field(&entry, 1, std::vector<uint8_t>(key.begin(), key.end()));
-    append_varint(&attr, (6 << 3) | 0);
-    append_varint(&attr, static_cast<uint64_t>(dtype));
-    append_field(&entry, 2, attr);
-    append_field(&node, 5, entry);
-  }
-  flexbuffers::Builder fbb;
-  fbb.Vector([&] {
-    fbb.String(op);
-    fbb.String(reinterpret_cast<const char*>(node.data()), node.size());
-  });
-  fbb.Finish();
-  return fbb.GetBuffer();
-}
 
 // stacked = Stack(SetItem(Reserve([-1,2], 3), index, x)); got = GetItem(that list, index).
 OpModelBuilder set_then_read(int dtype = 1) {
@@ -67,13 +30,13 @@ OpModelBuilder set_then_read(int dtype = 1) {
   int stacked = b.output("stacked");
   int got = b.output("got");
   b.custom_op("FlexTensorListReserve", {element_shape, count}, {reserved},
-              flex_options("TensorListReserve", dtype));
+              flex_node_def_options("TensorListReserve", dtype));
   b.custom_op("FlexTensorListSetItem", {reserved, index, x}, {written},
-              flex_options("TensorListSetItem", dtype));
+              flex_node_def_options("TensorListSetItem", dtype));
   b.custom_op("FlexTensorListStack", {written, element_shape}, {stacked},
-              flex_options("TensorListStack", dtype));
+              flex_node_def_options("TensorListStack", dtype));
   b.custom_op("FlexTensorListGetItem", {written, index, element_shape}, {got},
-              flex_options("TensorListGetItem", dtype));
+              flex_node_def_options("TensorListGetItem", dtype));
   return b;
 }
 
@@ -115,9 +78,9 @@ TEST(TensorListTest, FromTensorThenGetItem) {
   int list = b.tensor("list", {}, TensorType::VARIANT);
   int row = b.output("row");
   b.custom_op("FlexTensorListFromTensor", {x, element_shape}, {list},
-              flex_options("TensorListFromTensor", 1));
+              flex_node_def_options("TensorListFromTensor", 1));
   b.custom_op("FlexTensorListGetItem", {list, index, element_shape}, {row},
-              flex_options("TensorListGetItem", 1));
+              flex_node_def_options("TensorListGetItem", 1));
   auto out = run(b, {Values::f32({3, 2}, {1, 2, 3, 4, 5, 6})});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].floats(), (Floats{5, 6}));
@@ -134,11 +97,11 @@ TEST(TensorListTest, GradientsFollowTheIndex) {
   int written = b.tensor("written", {}, TensorType::VARIANT);
   int stacked = b.output("stacked");
   b.custom_op("FlexTensorListReserve", {element_shape, count}, {reserved},
-              flex_options("TensorListReserve", 1));
+              flex_node_def_options("TensorListReserve", 1));
   b.custom_op("FlexTensorListSetItem", {reserved, index, x}, {written},
-              flex_options("TensorListSetItem", 1));
+              flex_node_def_options("TensorListSetItem", 1));
   b.custom_op("FlexTensorListStack", {written, element_shape}, {stacked},
-              flex_options("TensorListStack", 1));
+              flex_node_def_options("TensorListStack", 1));
   check_input_gradients(b, {{0.5f, -1.f}}, 6, "x through the list");
 }
 

@@ -1,0 +1,108 @@
+// Every WHILE-loop structure of shared/research/converter-variants.md, generated one at a
+// time: the engine runs the converter's loop, the detector finds each cell, and the fused
+// rewrite computes what an independent double-precision reference computes from the same
+// weights.
+
+#include "tests/tools/converter_variants.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "engine/tools/fuser.h"
+#include "engine/tools/model_runner.h"
+#include "engine/tools/npy.h"
+#include "engine/tools/rnn_detector.h"
+
+namespace gruwb::test {
+namespace {
+
+using tools::DetectionReport;
+using tools::FuseOptions;
+using tools::FuseResult;
+
+// Output 0 of the model for the variant's inputs (the engine's arena, one invoke).
+bool run(const std::vector<uint8_t>& bytes, const std::vector<std::vector<float>>& inputs,
+         std::vector<float>* out, std::string* error) {
+  Model model;
+  if (!Model::load(bytes.data(), bytes.size(), &model).ok()) return *error = "load", false;
+  tools::ModelRunner runner;
+  if (!runner.prepare(model, error)) return false;
+  if (runner.input_count() != static_cast<int>(inputs.size())) {
+    return *error = "model has " + std::to_string(runner.input_count()) + " inputs", false;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    tools::NpyArray a;
+    a.dtype = "<f4";
+    const Tensor* t = runner.interpreter().input(static_cast<int>(i));
+    for (int d = 0; d < t->shape.rank; ++d) a.shape.push_back(t->shape.dims[d]);
+    a.data.resize(inputs[i].size() * 4);
+    std::memcpy(a.data.data(), inputs[i].data(), a.data.size());
+    if (!runner.set_input(static_cast<int>(i), a, error)) return false;
+  }
+  if (!runner.invoke(error)) return false;
+  tools::NpyArray o = runner.output(0);
+  out->resize(o.data.size() / 4);
+  std::memcpy(out->data(), o.data.data(), o.data.size());
+  return true;
+}
+
+double max_error(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return INFINITY;
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    worst = std::max(
+        worst, std::fabs(double{got[i]} - want[i]) / std::max(1.0, std::fabs(double{want[i]})));
+  }
+  return worst;
+}
+
+class ConverterVariantTest : public ::testing::TestWithParam<ConverterVariant> {};
+
+TEST_P(ConverterVariantTest, RunsDetectsAndFusesToTheReference) {
+  const ConverterVariant& v = GetParam();
+  SCOPED_TRACE(v.structure);
+  std::vector<uint8_t> bytes;
+  std::string error;
+  ASSERT_TRUE(write_variant(v, &bytes, &error)) << error;
+  const std::vector<std::vector<float>> inputs = variant_inputs(v);
+  const std::vector<float> want = reference_output(
+      v, inputs[0], std::vector<std::vector<float>>(inputs.begin() + 1, inputs.end()));
+
+  std::vector<float> loop_out;
+  ASSERT_TRUE(run(bytes, inputs, &loop_out, &error)) << "the converter's loop: " << error;
+  EXPECT_LT(max_error(loop_out, want), 1e-5) << "the loop differs from the reference";
+
+  Model model;
+  ASSERT_TRUE(Model::load(bytes.data(), bytes.size(), &model).ok());
+  tools::ModelDef def;
+  ASSERT_TRUE(tools::unpack_model(model, &def, &error)) << error;
+  const DetectionReport found = tools::detect_rnn_cells(def);
+  std::string others;
+  for (const auto& o : found.other_loops) others += o.reason + "; ";
+  ASSERT_EQ(static_cast<int>(found.cells.size()), cell_count(v)) << others;
+  for (const auto& cell : found.cells) {
+    EXPECT_EQ(static_cast<int>(cell.kind), static_cast<int>(v.cell)) << cell.summary;
+    EXPECT_EQ(cell.units, v.units) << cell.summary;
+    EXPECT_EQ(cell.timesteps, v.timesteps) << cell.summary;
+  }
+
+  FuseResult result;
+  ASSERT_TRUE(tools::fuse_model(bytes, FuseOptions(), &result, &error)) << error;
+  for (const auto& cell : result.cells)
+    EXPECT_TRUE(cell.fused) << cell.cell.summary << ": " << cell.reason;
+  ASSERT_EQ(result.fused_count(), cell_count(v));
+  EXPECT_LT(result.bytes.size(), bytes.size());
+  std::vector<float> fused_out;
+  ASSERT_TRUE(run(result.bytes, inputs, &fused_out, &error)) << "the fused model: " << error;
+  EXPECT_LT(max_error(fused_out, want), 1e-5) << "the fused model differs from the reference";
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, ConverterVariantTest, ::testing::ValuesIn(converter_variants()),
+                         [](const ::testing::TestParamInfo<ConverterVariant>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace gruwb::test
