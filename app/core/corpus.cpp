@@ -102,6 +102,10 @@ CorpusRow check_model(const fs::path& file, const fs::path& golden_root) {
     for (const tools::CellOutcome& c : fused.cells) {
       if (!c.fused && row.fuse_note.empty()) row.fuse_note = c.reason;
     }
+    // A loop that is not a recognised cell says why, e.g. masking no fused op expresses.
+    if (row.fuse_note.empty() && !fused.other_loops.empty()) {
+      row.fuse_note = "loop left alone: " + fused.other_loops[0].reason;
+    }
   }
   if (row.runs) check_training(model, &row);
   return row;

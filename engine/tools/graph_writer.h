@@ -53,6 +53,9 @@ class GraphWriter {
     return constant_bytes(name, std::move(shape), TensorType::INT32, values.data(),
                           values.size() * sizeof(int32_t));
   }
+  int constant_bool(const std::string& name, Dims shape, const std::vector<uint8_t>& values) {
+    return constant_bytes(name, std::move(shape), TensorType::BOOL, values.data(), values.size());
+  }
   // Scalars used by the step patterns, one tensor per value and subgraph (the
   // converter shares them the same way).
   int scalar(float value) {

@@ -954,11 +954,21 @@ bool analyze_while(const ModelDef& def, const EngineFacts& facts, int subgraph, 
       body.borrow(bin[i], main.data(loop.inputs[i]), main.shape(loop.inputs[i]));
     }
   }
-  // The time step: GATHER(sequence, counter) along axis 0.
-  int gather = -1, seq_pos = -1, x = -1;
+  // The time step: GATHER(sequence, counter) along axis 0, or FlexTensorListGetItem(list,
+  // counter) of a list made by FlexTensorListFromTensor(sequence) before the loop.
+  int gather = -1, seq_pos = -1, x = -1, sequence = -1;
   for (size_t i = 0; i < body.sg().operators.size() && gather < 0; ++i) {
-    if (body.code(static_cast<int>(i)) != Op::GATHER) continue;
     const auto& o = body.op(static_cast<int>(i));
+    int list_source = -1;
+    if (body.is_custom(static_cast<int>(i), "FlexTensorListGetItem") && o.inputs.size() >= 2) {
+      auto lp = std::find(bin.begin(), bin.end(), o.inputs[0]);
+      if (lp == bin.end()) continue;
+      const int from = main.producer(loop.inputs[static_cast<size_t>(lp - bin.begin())]);
+      if (from < 0 || !main.is_custom(from, "FlexTensorListFromTensor")) continue;
+      list_source = main.op(from).inputs[0];
+    } else if (body.code(static_cast<int>(i)) != Op::GATHER) {
+      continue;
+    }
     const auto* gopt = o.builtin_options.AsGatherOptions();
     if (gopt && gopt->axis != 0) continue;
     auto sp = std::find(bin.begin(), bin.end(), o.inputs[0]);
@@ -971,13 +981,14 @@ bool analyze_while(const ModelDef& def, const EngineFacts& facts, int subgraph, 
     gather = static_cast<int>(i);
     seq_pos = static_cast<int>(sp - bin.begin());
     x = o.outputs[0];
+    sequence = list_source >= 0 ? list_source : loop.inputs[static_cast<size_t>(seq_pos)];
   }
   if (gather < 0) {
     return *reason =
                "no GATHER of a loop-invariant sequence by a loop counter: not an RNN over time",
            false;
   }
-  const auto& seq_shape = body.shape(bin[static_cast<size_t>(seq_pos)]);
+  const std::vector<int32_t> seq_shape = main.shape(sequence);
   if (seq_shape.size() != 3) return *reason = "the GATHERed sequence is not [T,B,F]", false;
   // The state: a loop value whose update is a recognised cell of x and itself.
   CellMatch match;
@@ -1075,7 +1086,7 @@ bool analyze_while(const ModelDef& def, const EngineFacts& facts, int subgraph, 
   fill_from_match(match, cell);
   cell->timesteps = seq_shape[0];
   cell->batch = seq_shape[1];
-  cell->sequence_tensor = loop.inputs[static_cast<size_t>(seq_pos)];
+  cell->sequence_tensor = sequence;
   cell->initial_hidden = loop.inputs[static_cast<size_t>(h_pos)];
   if (c_pos >= 0) cell->initial_cell = loop.inputs[static_cast<size_t>(c_pos)];
   cell->loop_roles = roles;

@@ -69,7 +69,7 @@ Params params_for(const ConverterVariant& v) {
   for (int layer = 0; layer < v.layers; ++layer) {
     for (int d = 0; d < directions(v); ++d) {
       CellParams c;
-      c.in = layer == 0 ? v.features : H;
+      c.in = layer == 0 ? v.features : H * directions(v);
       c.units = H;
       c.gates = G;
       c.kernel = rng.values(static_cast<size_t>(G * H * c.in), 0.6f);
@@ -330,8 +330,8 @@ class Step {
 // ---- The loop --------------------------------------------------------------------------
 
 struct LoopSlots {
-  int counter = -1, max_iterations = -1, time = 0, acc = 1, h = 2, c = -1, sequence = 3, trip = -1,
-      first_weight = -1;
+  int counter = -1, max_iterations = -1, time = 0, acc = 1, h = 2, c = -1, sequence = 3, mask = -1,
+      trip = -1, first_weight = -1;
   int count = 0;
 };
 
@@ -378,10 +378,21 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
                 bool return_sequences, const std::string& name, LoopContext& ctx) {
   const int T = v.timesteps, H = v.units, F = c.in;
   const bool lstm = v.cell == RnnCell::kLstm;
-  const bool flex_list = v.accumulator == Accumulator::kFlexList;
   Accumulator acc_form = v.accumulator;
-  if (return_sequences && acc_form == Accumulator::kLastOutput) acc_form = Accumulator::kSetItem;
-  const int acc_steps = acc_form == Accumulator::kLastOutput ? 1 : T;
+  if (return_sequences) {  // a layer that returns sequences keeps every step
+    if (acc_form == Accumulator::kLastOutput || acc_form == Accumulator::kSetItemOneRow) {
+      acc_form = Accumulator::kSetItem;
+    } else if (acc_form == Accumulator::kFlexLastOutput) {
+      acc_form = Accumulator::kFlexList;
+    }
+  }
+  const bool flex_list =
+      acc_form == Accumulator::kFlexList || acc_form == Accumulator::kFlexLastOutput;
+  const int acc_steps = acc_form == Accumulator::kLastOutput ||
+                                acc_form == Accumulator::kSetItemOneRow ||
+                                acc_form == Accumulator::kFlexLastOutput
+                            ? 1
+                            : T;
   const std::vector<WeightTensor> weights = weight_tensors(v, c);
   const std::string p = name + "/";
 
@@ -396,6 +407,7 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
   s.h = next++;
   if (lstm) s.c = next++;
   s.sequence = next++;
+  if (v.masking) s.mask = next++;
   if (v.weights_as_args) {
     s.trip = next++;
     s.first_weight = next;
@@ -417,7 +429,9 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
                             : Value{"output_accumulator", {acc_steps, 1, H}, TensorType::FLOAT32};
   values[s.h] = {"h", {1, H}, TensorType::FLOAT32};
   if (s.c >= 0) values[s.c] = {"c", {1, H}, TensorType::FLOAT32};
-  values[s.sequence] = {"sequence", {T, 1, F}, TensorType::FLOAT32};
+  values[s.sequence] = v.flex_input ? Value{"input_list", {}, TensorType::VARIANT}
+                                    : Value{"sequence", {T, 1, F}, TensorType::FLOAT32};
+  if (s.mask >= 0) values[s.mask] = {"mask", {T, 1, 1}, TensorType::BOOL};
   if (s.trip >= 0) values[s.trip] = {"timesteps", {}, TensorType::INT32};
   for (size_t k = 0; k < weights.size() && s.first_weight >= 0; ++k) {
     values[static_cast<size_t>(s.first_weight) + k] = {weights[k].name, weights[k].shape,
@@ -433,8 +447,9 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
   const int element_shape = flex_list ? int_vector(g, p + "element_shape", {-1, H}) : -1;
   if (flex_list) {
     init[s.acc] = g.tensor(p + "reserved", {}, TensorType::VARIANT);
-    g.custom_op("FlexTensorListReserve", {element_shape, g.constant_i32(p + "steps", {}, {T})},
-                {init[s.acc]}, flex("TensorListReserve"));
+    g.custom_op("FlexTensorListReserve",
+                {element_shape, g.constant_i32(p + "steps", {}, {acc_steps})}, {init[s.acc]},
+                flex("TensorListReserve"));
   } else {
     init[s.acc] = g.constant(p + "output_accumulator", {acc_steps, 1, H},
                              std::vector<float>(static_cast<size_t>(acc_steps * H), 0.f));
@@ -456,6 +471,15 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
     }
   }
   init[s.sequence] = sequence;
+  if (v.flex_input) {
+    init[s.sequence] = g.tensor(p + "input_list", {}, TensorType::VARIANT);
+    g.custom_op("FlexTensorListFromTensor", {sequence, int_vector(g, p + "input_shape", {-1, F})},
+                {init[s.sequence]}, flex("TensorListFromTensor"));
+  }
+  if (s.mask >= 0) {  // every step present: the mask changes nothing but the graph
+    std::vector<uint8_t> all(static_cast<size_t>(T), 1);
+    init[s.mask] = g.constant_bool(p + "mask", {T, 1, 1}, all);
+  }
   if (s.trip >= 0) init[s.trip] = g.constant_i32(p + "timesteps", {}, {T});
   for (size_t k = 0; k < weights.size() && s.first_weight >= 0; ++k) {
     init[static_cast<size_t>(s.first_weight) + k] =
@@ -513,9 +537,15 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
     }
     out[s.time] = tools::binary(g, BO::ADD, in[s.time], g.scalar_i32(1), q + "time_next");
     int x = g.tensor(q + "x", {1, F});
-    fb::GatherOptionsT gather;
-    gather.axis = 0;
-    g.op(BO::GATHER, {in[s.sequence], in[s.time]}, {x}, gather);
+    if (v.flex_input) {
+      g.custom_op("FlexTensorListGetItem",
+                  {in[s.sequence], in[s.time], int_vector(g, q + "x_shape", {-1, F})}, {x},
+                  flex("TensorListGetItem"));
+    } else {
+      fb::GatherOptionsT gather;
+      gather.axis = 0;
+      g.op(BO::GATHER, {in[s.sequence], in[s.time]}, {x}, gather);
+    }
     if (v.ones_mask) {
       int shape = g.tensor(q + "x_shape", {2}, TensorType::INT32);
       fb::ShapeOptionsT so;
@@ -528,6 +558,20 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
     Step step(g, v, w, q);
     int h_next = -1, c_next = -1;
     step.cell(x, in[s.h], s.c >= 0 ? in[s.c] : -1, &h_next, &c_next);
+    if (s.mask >= 0) {
+      int m = g.tensor(q + "mask_t", {1, 1}, TensorType::BOOL);
+      fb::GatherOptionsT gather;
+      gather.axis = 0;
+      g.op(BO::GATHER, {in[s.mask], in[s.time]}, {m}, gather);
+      int kept = g.tensor(q + "h_masked", {1, H});
+      g.op(BO::SELECT_V2, {m, h_next, in[s.h]}, {kept}, fb::SelectV2OptionsT());
+      h_next = kept;
+      if (s.c >= 0) {
+        int kept_c = g.tensor(q + "c_masked", {1, H});
+        g.op(BO::SELECT_V2, {m, c_next, in[s.c]}, {kept_c}, fb::SelectV2OptionsT());
+        c_next = kept_c;
+      }
+    }
     out[s.h] = h_next;
     if (s.c >= 0) out[s.c] = c_next;
     switch (acc_form) {
@@ -566,9 +610,29 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
         out[s.acc] = written;
         break;
       }
-      case Accumulator::kFlexList: {
+      case Accumulator::kSetItemOneRow: {
+        fb::ConcatenationOptionsT axis0;
+        axis0.axis = 0;
+        int head = g.tensor(q + "head", {0, 1, H}), tail = g.tensor(q + "tail", {0, 1, H});
+        int item = g.tensor(q + "item", {1, 1, H});
+        g.op(BO::SLICE,
+             {in[s.acc], int_vector(g, q + "origin", {0, 0, 0}),
+              int_vector(g, q + "head_size", {0, -1, -1})},
+             {head}, fb::SliceOptionsT());
+        g.op(BO::SLICE,
+             {in[s.acc], int_vector(g, q + "tail_begin", {1, 0, 0}),
+              int_vector(g, q + "to_end", {-1, -1, -1})},
+             {tail}, fb::SliceOptionsT());
+        g.op(BO::EXPAND_DIMS, {h_next, g.scalar_i32(0)}, {item}, fb::ExpandDimsOptionsT());
+        out[s.acc] = g.tensor(q + "written", {1, 1, H});
+        g.op(BO::CONCATENATION, {head, item, tail}, {out[s.acc]}, axis0);
+        break;
+      }
+      case Accumulator::kFlexList:
+      case Accumulator::kFlexLastOutput: {
         int written = g.tensor(q + "list_written", {}, TensorType::VARIANT);
-        g.custom_op("FlexTensorListSetItem", {in[s.acc], in[s.time], h_next}, {written},
+        const int index = acc_form == Accumulator::kFlexList ? in[s.time] : g.scalar_i32(0);
+        g.custom_op("FlexTensorListSetItem", {in[s.acc], index, h_next}, {written},
                     flex("TensorListSetItem"));
         out[s.acc] = written;
         break;
@@ -576,11 +640,17 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
     }
     g.sg().outputs = out;
   }
+  if (v.unknown_loop_shapes) {  // written after the body: the emitters read these shapes
+    for (int sub : {options.cond_subgraph_index, options.body_subgraph_index}) {
+      g.use(sub);
+      for (int t : g.sg().inputs) g.sg().tensors[static_cast<size_t>(t)]->shape.clear();
+    }
+  }
   g.use(main);
 
   int sequence_out = result[s.acc];
   if (flex_list) {
-    sequence_out = g.tensor(p + "stacked", {T, 1, H});
+    sequence_out = g.tensor(p + "stacked", {acc_steps, 1, H});
     g.custom_op("FlexTensorListStack", {result[s.acc], element_shape}, {sequence_out},
                 flex("TensorListStack"));
   }
@@ -718,7 +788,19 @@ bool write_variant(const ConverterVariant& v, std::vector<uint8_t>* bytes, std::
       finals.push_back(
           emit_loop(g, v, params.cells[cell++], seq, return_sequences, name, ctx).output);
     }
-    if (return_sequences) {
+    if (return_sequences && finals.size() == 2) {
+      // The backward layer's outputs are in reverse time order: turn them back, then join
+      // both directions feature-wise.
+      int backward =
+          g.tensor("backward_" + std::to_string(layer) + "/reverse_out", g.shape(finals[1]));
+      g.op(BO::REVERSE_V2, {finals[1], int_vector(g, "reverse_out_axis", {0})}, {backward},
+           fb::ReverseV2OptionsT());
+      sequence =
+          g.tensor("bidirectional_" + std::to_string(layer) + "/concat", {T, 1, 2 * v.units});
+      fb::ConcatenationOptionsT options;
+      options.axis = 2;
+      g.op(BO::CONCATENATION, {finals[0], backward}, {sequence}, options);
+    } else if (return_sequences) {
       sequence = finals[0];
     } else if (finals.size() == 2) {
       last = g.tensor("bidirectional/concat", {1, 2 * v.units});
@@ -773,6 +855,12 @@ std::vector<float> reference_output(const ConverterVariant& v, const std::vector
     }
     if (layer + 1 < v.layers) {
       seq = outs[0];
+      if (outs.size() == 2) {
+        std::reverse(outs[1].begin(), outs[1].end());
+        for (size_t t = 0; t < seq.size(); ++t) {
+          seq[t].insert(seq[t].end(), outs[1][t].begin(), outs[1][t].end());
+        }
+      }
     } else {
       last.clear();
       for (const auto& o : outs) last.insert(last.end(), o.back().begin(), o.back().end());
@@ -858,6 +946,32 @@ std::vector<ConverterVariant> converter_variants() {
       });
   add("gru_state_input", "streaming: the initial state is a model input", gru,
       [](ConverterVariant& v) { v.state = StateInit::kModelInput; });
+  add("gru_set_item_one_row", "one-row accumulator with constant SLICE bounds (TF 2.20)", gru,
+      [](ConverterVariant& v) {
+        v.accumulator = Accumulator::kSetItemOneRow;
+        v.two_counters = true;
+      });
+  add("gru_flex_last_output",
+      "Flex list of one element written at a constant index (last layer), Stack, last step", gru,
+      [](ConverterVariant& v) {
+        v.accumulator = Accumulator::kFlexLastOutput;
+        v.two_counters = true;
+        v.dynamic_batch = true;
+        v.state = StateInit::kFill;
+      });
+  add("gru_flex_stacked",
+      "two Flex loops: return_sequences by the counter, then the last layer at index 0", gru,
+      [](ConverterVariant& v) {
+        v.accumulator = Accumulator::kFlexLastOutput;
+        v.layers = 2;
+      });
+  add("gru_old_converter",
+      "TF 1.14: weights and T as loop arguments, loop values of rank 0, CAST/GATHER", gru,
+      [](ConverterVariant& v) {
+        v.weights_as_args = true;
+        v.unknown_loop_shapes = true;
+        v.accumulator = Accumulator::kSetItem;
+      });
   add("gru_stacked", "stacked layers (return_sequences)", gru,
       [](ConverterVariant& v) { v.layers = 2; });
   add("gru_backward", "go_backwards: REVERSE_V2 of the time-major sequence", gru,
@@ -893,6 +1007,27 @@ std::vector<ConverterVariant> converter_variants() {
   add("lstm_stacked", "two stacked LSTM loops", lstm, [](ConverterVariant& v) { v.layers = 2; });
   add("lstm_bidirectional", "bidirectional LSTM", lstm,
       [](ConverterVariant& v) { v.direction = Direction::kBidirectional; });
+  add("lstm_flex_input", "x read by FlexTensorListGetItem of a FlexTensorListFromTensor list", lstm,
+      [](ConverterVariant& v) {
+        v.flex_input = true;
+        v.accumulator = Accumulator::kFlexList;
+        v.dynamic_batch = true;
+        v.state = StateInit::kFill;
+      });
+  add("lstm_bidirectional_stacked",
+      "stacked bidirectional LSTM: REVERSE_V2 in and out, CONCATENATION of both directions", lstm,
+      [](ConverterVariant& v) {
+        v.direction = Direction::kBidirectional;
+        v.layers = 2;
+        v.dynamic_batch = true;
+        v.state = StateInit::kFill;
+        v.accumulator = Accumulator::kSetItemCast;
+      });
+  add("lstm_masked", "SELECT_V2 masking of state and output (mask_zero), reported not fused", lstm,
+      [](ConverterVariant& v) {
+        v.masking = true;
+        v.unfused_reason = "masked (SELECT_V2";
+      });
   add("lstm_state_input", "streaming LSTM: h and c are model inputs", lstm,
       [](ConverterVariant& v) { v.state = StateInit::kModelInput; });
   // SimpleRNN.

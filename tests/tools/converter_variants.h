@@ -21,7 +21,19 @@ namespace gruwb::test {
 
 enum class StateInit { kConstZeros, kFill, kModelInput };
 enum class GateCut { kSplit, kSplitV, kStridedSlice, kPerGateFc };
-enum class Accumulator { kLastOutput, kSetItem, kSetItemCast, kFlexList };
+// kLastOutput: RESHAPE(h') [1,B,H]; kSetItem(Cast): the TensorListSetItem lowering
+// CONCAT(SLICE(acc, 0, [t,-1,-1]), h', SLICE(acc, [t+1,0,0], -1)) [+ CAST] over [T,B,H];
+// kSetItemOneRow: the same on a one-row list with constant bounds (TF 2.20);
+// kFlexList: FlexTensorListSetItem(list, t, h') then Stack; kFlexLastOutput: a one-element
+// list written at index 0 (the last layer).
+enum class Accumulator {
+  kLastOutput,
+  kSetItem,
+  kSetItemCast,
+  kSetItemOneRow,
+  kFlexList,
+  kFlexLastOutput
+};
 enum class Direction { kForward, kBackward, kBidirectional };
 enum class GruUpdate { kKeras, kDifference };  // z*h + (1-z)*n, or n + z*(h - n)
 
@@ -43,7 +55,12 @@ struct ConverterVariant {
   bool ones_mask = false;        // x_t * FILL(SHAPE(x_t), 1.0): Keras' inference dropout mask
   Accumulator accumulator = Accumulator::kLastOutput;
   Direction direction = Direction::kForward;
-  int layers = 1;  // 2: stacked, the first returning sequences
+  int layers = 1;           // 2: stacked, the first returning sequences
+  bool flex_input = false;  // x_t = FlexTensorListGetItem(FlexTensorListFromTensor(sequence), t)
+  bool unknown_loop_shapes = false;  // cond/body inputs written rank 0, as old converters do
+  bool masking = false;  // h' = SELECT_V2(mask_t, h', h) (Keras mask_zero / Masking layer)
+  // Empty: every cell must fuse. Else no cell may, and the reason says this.
+  std::string unfused_reason;
 };
 
 // gtest prints a variant by its name.
