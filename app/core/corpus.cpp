@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "app/core/inspect.h"
+#include "engine/tools/dequantize.h"
 #include "engine/tools/fuser.h"
 #include "engine/tools/golden.h"
 #include "engine/tools/json_writer.h"
@@ -34,8 +35,22 @@ void check_golden(tools::ModelRunner& runner, const fs::path& dir, CorpusRow* ro
   row->golden = golden.equal ? "equal" : text;
 }
 
-// One MSE step towards 0.5 from zero inputs: a finite loss and finite gradients.
-void check_training(const Model& model, CorpusRow* row) {
+// One MSE step towards 0.5 from zero inputs: a finite loss and finite gradients. A hybrid
+// model trains float32 copies of its INT8 weights, as `gruwb train` does.
+void check_training(const std::vector<uint8_t>& file_bytes, CorpusRow* row) {
+  std::vector<uint8_t> bytes;
+  tools::DequantizeResult dequantized;
+  std::string error;
+  if (!tools::dequantize_hybrid_model(file_bytes, &bytes, &dequantized, &error)) {
+    row->train_error = error;
+    return;
+  }
+  row->dequantized_weights = dequantized.tensors;
+  Model model;
+  if (!Model::load(bytes.data(), bytes.size(), &model).ok()) {
+    row->train_error = "the dequantized model does not load";
+    return;
+  }
   TrainingConfig config;
   config.loss = Loss::kMeanSquaredError;
   int32_t output = -1;
@@ -107,7 +122,7 @@ CorpusRow check_model(const fs::path& file, const fs::path& golden_root) {
       row.fuse_note = "loop left alone: " + fused.other_loops[0].reason;
     }
   }
-  if (row.runs) check_training(model, &row);
+  if (row.runs) check_training(bytes, &row);
   return row;
 }
 
@@ -121,6 +136,10 @@ std::string row_text(const CorpusRow& r) {
   if (!r.runs) text += "\n    does not run: " + r.run_error;
   if (!r.fuse_note.empty()) text += "\n    not fused: " + r.fuse_note;
   if (r.runs && !r.trains) text += "\n    does not train: " + r.train_error;
+  if (r.trains && r.dequantized_weights > 0) {
+    text += "\n    trains float32 copies of " + std::to_string(r.dequantized_weights) +
+            " INT8 weight tensor(s) (hybrid)";
+  }
   return text + "\n";
 }
 
@@ -170,6 +189,7 @@ int run_corpus(const CorpusRequest& request, std::string* out, std::string* err)
       json.key("bytes_before").value(static_cast<uint64_t>(r.bytes_before));
       json.key("bytes_after").value(static_cast<uint64_t>(r.bytes_after));
       json.key("trains").value(r.trains).key("trained_weights").value(r.trained_weights);
+      json.key("dequantized_weights").value(r.dequantized_weights);
       json.key("train_error").value(r.train_error).end_object();
     }
     json.end_array().end_object();

@@ -23,6 +23,7 @@ struct CorpusRow {
   unsigned long long bytes_before = 0, bytes_after = 0;
   bool trains = false;
   int trained_weights = 0;
+  int dequantized_weights = 0;  // INT8 weights of a hybrid model trained as float32 copies
   std::string train_error;
 };
 

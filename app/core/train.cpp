@@ -98,6 +98,7 @@ int train_model(const TrainRequest& request, const std::function<void(const std:
     }
   }
   const TrainingMemory memory = session.memory();
+  if (print && session.dequantized_weights() > 0) print(session.dequantized_note());
   if (print) {
     print("Training " + std::to_string(session.trainable_weights().size()) + " weight tensor(s), " +
           std::to_string(session.result().trainable_parameters) + " parameters (scope " +

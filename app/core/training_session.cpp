@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/tools/dequantize.h"
 #include "engine/tools/initializers.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_writer.h"
@@ -436,6 +437,12 @@ struct TrainingSession::State {
   }
 };
 
+std::string TrainingSession::dequantized_note() const {
+  if (dequantized_weights_ == 0) return "";
+  return "hybrid model: " + std::to_string(dequantized_weights_) +
+         " INT8 weight tensor(s) train as float32 copies; the trained model keeps them as float32";
+}
+
 TrainingSession::TrainingSession() = default;
 TrainingSession::~TrainingSession() = default;
 
@@ -459,7 +466,14 @@ bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& t
     *error = "epochs must be >= 0, got " + std::to_string(spec_.epochs);
     return false;
   }
-  if (!tools::load_model_bytes(spec_.model_bytes, spec_.model_label, &s.loaded, error)) {
+  tools::DequantizeResult dequantized;
+  std::vector<uint8_t> bytes;
+  if (!tools::dequantize_hybrid_model(spec_.model_bytes, &bytes, &dequantized, error)) {
+    *error = spec_.model_label + ": " + *error;
+    return false;
+  }
+  dequantized_weights_ = dequantized.tensors;
+  if (!tools::load_model_bytes(std::move(bytes), spec_.model_label, &s.loaded, error)) {
     return false;
   }
   spec_.model_bytes.clear();  // the loaded model owns a copy

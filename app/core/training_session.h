@@ -266,6 +266,10 @@ class TrainingSession {
   ModelFormat model_format() const;
   Trainer& trainer();
   int classes() const { return classes_; }
+  // A hybrid model's INT8 weight tensors train as float32 copies (the trained model keeps them
+  // as float32); how many were turned, and the line the CLI and GUI show for it ("" if none).
+  int dequantized_weights() const { return dequantized_weights_; }
+  std::string dequantized_note() const;
   // The output the loss is on: its index and tensor name.
   int32_t loss_output() const;
   std::string loss_output_name() const;
@@ -288,6 +292,7 @@ class TrainingSession {
   TrainingResult result_;
   int classes_ = 0;
   int next_epoch_ = 1;
+  int dequantized_weights_ = 0;
 };
 
 }  // namespace gruwb::app

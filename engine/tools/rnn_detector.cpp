@@ -994,15 +994,19 @@ bool analyze_while(const ModelDef& def, const EngineFacts& facts, int subgraph, 
   CellMatch match;
   int h_pos = -1, c_pos = -1;
   std::string why = "no loop state is updated from the GATHERed step";
+  bool why_from_mul = false;
   for (size_t i = 0; i < n && h_pos < 0; ++i) {
     if (roles[i] != LoopRole::kOther || !body.is_float(bout[i])) continue;
     CellMatch cm;
     std::string w;
     const auto is_x = [x, &body](int t) { return t == x || ones_mask_of(body, t, x); };
     if (!match_cell(body, bout[i], is_x, &cm, &w)) {
-      if (body.producer(bout[i]) >= 0 && body.code(body.producer(bout[i])) != Op::RESHAPE &&
-          body.code(body.producer(bout[i])) != Op::CONCATENATION) {
+      // An LSTM's h' (a MUL) says more than its c' (an ADD, tried as a GRU): keep its reason.
+      const int top = body.producer(bout[i]);
+      if (top >= 0 && body.code(top) != Op::RESHAPE && body.code(top) != Op::CONCATENATION &&
+          !why_from_mul) {
         why = w;
+        why_from_mul = body.code(top) == Op::MUL;
       }
       continue;
     }

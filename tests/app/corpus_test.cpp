@@ -45,6 +45,10 @@ TEST(CorpusTest, RealModelsRow) {
   EXPECT_EQ(lstm.golden, "equal");
   EXPECT_EQ(lstm.cells_found, 2);
   EXPECT_NE(lstm.fuse_note.find("zero state"), std::string::npos) << lstm.fuse_note;
+  const CorpusRow& hybrid = rows.at("breizhn_dtln_model_quant_1");
+  EXPECT_EQ(hybrid.golden, "equal");
+  EXPECT_TRUE(hybrid.trains) << hybrid.train_error;  // float32 copies of its INT8 weights
+  EXPECT_GT(hybrid.dequantized_weights, 0);
   const CorpusRow& int8 = rows.at("tensorflow_tflite_micro_micro_speech_lstm");
   EXPECT_FALSE(int8.runs);
   EXPECT_NE(int8.run_error.find("full-integer"), std::string::npos) << int8.run_error;
