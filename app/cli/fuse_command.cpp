@@ -1,4 +1,4 @@
-// gruwb fuse IN -o OUT [--json] [--tolerance X]
+// gruwb fuse IN -o OUT [--json] [--tolerance X] [--builtin-only]
 
 #include "app/cli/command.h"
 #include "app/core/fuse.h"
@@ -10,8 +10,11 @@ namespace {
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
-  const std::vector<OptionSpec> spec = {
-      {"-o", true}, {"--output", true}, {"--json", false}, {"--tolerance", true}};
+  const std::vector<OptionSpec> spec = {{"-o", true},
+                                        {"--output", true},
+                                        {"--json", false},
+                                        {"--tolerance", true},
+                                        {"--builtin-only", false}};
   if (!parse_args(kFuseCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.size() != 1) {
     return usage_error(parsed.positional.empty() ? "fuse: missing IN" : "fuse: one IN expected",
@@ -22,6 +25,7 @@ int run(const std::vector<std::string>& args) {
   request.output_path = parsed.value("-o", parsed.value("--output"));
   if (request.output_path.empty()) return usage_error("fuse: missing -o OUT", &kFuseCommand);
   request.json = parsed.has("--json");
+  request.builtin_only = parsed.has("--builtin-only");
   std::string message;
   if (!parsed.number("--tolerance", 0, 1, &request.tolerance, &message)) {
     return usage_error(message, &kFuseCommand);
@@ -34,7 +38,7 @@ int run(const std::vector<std::string>& args) {
 
 const Command kFuseCommand = {
     "fuse", "Fuse WHILE-loop / unrolled GRU, LSTM and SimpleRNN cells into one op each",
-    "Usage: gruwb fuse IN -o OUT [--json] [--tolerance X]\n"
+    "Usage: gruwb fuse IN -o OUT [--json] [--tolerance X] [--builtin-only]\n"
     "\n"
     "Finds the recurrent cells TensorFlow's converter spells out op by op (a WHILE\n"
     "loop with cond/body subgraphs, or T unrolled copies) by the roles of their\n"
@@ -56,6 +60,12 @@ const Command kFuseCommand = {
     "  -o, --output OUT   The model to write; .circle or .tflite picks the format\n"
     "  --json             Print the report as JSON\n"
     "  --tolerance X      Largest accepted output difference (default 1e-5)\n"
+    "  --builtin-only     Also rewrite the Flex TensorList ops no fused cell absorbed\n"
+    "                     (Reserve/FromTensor/SetItem/GetItem/Stack) as builtin ops,\n"
+    "                     so stock TFLite and TFLite Micro run OUT without the Flex\n"
+    "                     delegate; list sizes and a dynamic batch are fixed at the\n"
+    "                     sizes the engine plans (batch 1). Kept only when OUT\n"
+    "                     computes what IN computes\n"
     "  -h, --help         Show this help\n"
     "\n"
     "The report lists every cell (kind, units, steps, where, fused op or why not)\n"

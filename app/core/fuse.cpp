@@ -69,6 +69,14 @@ std::string fuse_report_text(const FuseRequest& r, const tools::FuseResult& resu
     append(&out, "  WHILE op %d of subgraph %d (cond %d, body %d) left alone: %s\n", l.op,
            l.subgraph, l.cond_subgraph, l.body_subgraph, l.reason.c_str());
   }
+  if (r.builtin_only && result.lowered_list_ops > 0) {
+    append(&out,
+           "  %d Flex TensorList op(s) rewritten as builtin ops (stock TFLite runs the result)\n",
+           result.lowered_list_ops);
+  }
+  if (r.builtin_only && !result.lowering_note.empty()) {
+    append(&out, "  %s\n", result.lowering_note.c_str());
+  }
   const tools::ModelSizeFigures& b = result.before;
   const tools::ModelSizeFigures& a = result.after;
   append(&out, "\n  %-12s %12s %12s\n", "", "before", "after");
@@ -127,6 +135,10 @@ std::string fuse_report_json(const FuseRequest& r, const tools::FuseResult& resu
     json.end_object();
   }
   json.end_array();
+  if (r.builtin_only) {
+    json.key("lowered_list_ops").value(result.lowered_list_ops);
+    json.key("lowering_note").value(result.lowering_note);
+  }
   json.key("before");
   write_figures(json, result.before);
   json.key("after");
@@ -141,6 +153,7 @@ int run_fuse(const FuseRequest& r, std::string* out, std::string* err) {
   tools::FuseOptions options;
   options.format = tools::format_for_path(r.output_path);
   options.tolerance = r.tolerance;
+  options.builtin_only = r.builtin_only;
   tools::FuseResult result;
   std::string error;
   if (!tools::fuse_model(loaded.bytes, options, &result, &error)) {

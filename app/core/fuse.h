@@ -16,6 +16,7 @@ struct FuseRequest {
   std::string output_path;  // its extension (.tflite/.circle) picks the format
   bool json = false;
   double tolerance = 1e-5;
+  bool builtin_only = false;  // also rewrite leftover Flex TensorList ops as builtin ops
 };
 
 // Returns kExitOk (also when nothing could be fused: the output is then the

@@ -12,6 +12,7 @@
 #include "engine/tools/analyzer.h"
 #include "engine/tools/initializers.h"
 #include "engine/tools/model_runner.h"
+#include "engine/tools/tensor_list_lowering.h"
 
 namespace gruwb::tools {
 namespace {
@@ -871,6 +872,39 @@ bool measure_model(const std::vector<uint8_t>& bytes, ModelSizeFigures* out, std
   return true;
 }
 
+// The Flex TensorList ops the fused cells left as builtin ops, kept when the result computes
+// what the original computes.
+void lower_lists(const std::vector<uint8_t>& original, const FuseOptions& options,
+                 ModelDef* current, bool* changed, FuseResult* result) {
+  ModelDef candidate = *current;
+  LoweringResult lowered;
+  std::string reason;
+  std::vector<uint8_t> candidate_bytes;
+  double diff = 0;
+  if (!lower_tensor_lists(&candidate, &lowered, &reason)) {
+    result->lowering_note = "Flex TensorList ops kept: " + reason;
+    return;
+  }
+  if (lowered.ops == 0) return;
+  remove_unused(&candidate);
+  if (!write_model(candidate, options.format, &candidate_bytes, &reason) ||
+      !compare_models(original, candidate_bytes, options.trials, options.seed, &diff, &reason)) {
+    result->lowering_note = "Flex TensorList ops kept: " + reason;
+    return;
+  }
+  if (!(diff <= options.tolerance)) {
+    char text[160];
+    snprintf(text, sizeof text,
+             "Flex TensorList ops kept: the builtin form differs by %.3g (> %.3g) on random inputs",
+             diff, options.tolerance);
+    result->lowering_note = text;
+    return;
+  }
+  *current = std::move(candidate);
+  *changed = true;
+  result->lowered_list_ops = lowered.ops;
+}
+
 bool fuse_model(const std::vector<uint8_t>& bytes, const FuseOptions& options, FuseResult* result,
                 std::string* error) {
   *result = FuseResult();
@@ -918,6 +952,7 @@ bool fuse_model(const std::vector<uint8_t>& bytes, const FuseOptions& options, F
     }
     result->cells.push_back(std::move(outcome));
   }
+  if (options.builtin_only) lower_lists(bytes, options, &current, &changed, result);
   if (!changed && options.format == format_of(bytes)) {
     result->bytes = bytes;
   } else if (!write_model(current, options.format, &result->bytes, error)) {

@@ -28,6 +28,9 @@ struct FuseOptions {
   double tolerance = 1e-5;
   int trials = 3;  // random input sets per equivalence check
   uint64_t seed = 1;
+  // Also rewrite the Flex TensorList ops no fused cell absorbed into builtin ops
+  // (tensor_list_lowering.h), so stock TFLite runs the result.
+  bool builtin_only = false;
 };
 
 // The figures of one model file (before/after).
@@ -54,6 +57,8 @@ struct FuseResult {
   std::vector<OtherLoop> other_loops;  // WHILE loops left alone, with why
   ModelSizeFigures before, after;
   std::vector<uint8_t> bytes;  // the output file (the input unchanged when nothing was fused)
+  int lowered_list_ops = 0;    // builtin_only: Flex TensorList ops rewritten as builtin ops
+  std::string lowering_note;   // builtin_only: why they were kept
   int fused_count() const;
 };
 

@@ -58,7 +58,7 @@ std::vector<int> split(GraphWriter& g, int x, int parts, const std::string& name
 }
 
 int reshape(GraphWriter& g, int x, const Dims& shape, const std::string& name) {
-  int out = g.tensor(name, shape);
+  int out = g.tensor(name, shape, g.type(x));
   fb::ReshapeOptionsT options;
   options.new_shape = shape;
   int new_shape = g.constant_i32(name + "/shape", {static_cast<int32_t>(shape.size())}, shape);

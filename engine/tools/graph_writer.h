@@ -21,9 +21,12 @@ using Dims = std::vector<int32_t>;
 
 class GraphWriter {
  public:
+  // A new model: adds buffer 0, the empty sentinel.
   explicit GraphWriter(ModelDef* def) : def_(def) {
-    def_->buffers.push_back(std::make_unique<fb::BufferT>());  // buffer 0: the empty sentinel
+    def_->buffers.push_back(std::make_unique<fb::BufferT>());
   }
+  // Edits `subgraph` of an existing model.
+  GraphWriter(ModelDef* def, int subgraph) : def_(def), current_(subgraph) {}
 
   int add_subgraph(const std::string& name) {
     auto sg = std::make_unique<fb::SubGraphT>();
@@ -52,6 +55,17 @@ class GraphWriter {
   int constant_i32(const std::string& name, Dims shape, const std::vector<int32_t>& values) {
     return constant_bytes(name, std::move(shape), TensorType::INT32, values.data(),
                           values.size() * sizeof(int32_t));
+  }
+  // A constant of any type from its raw little-endian bytes.
+  int constant_bytes(const std::string& name, Dims shape, TensorType type, const void* data,
+                     size_t bytes) {
+    auto buffer = std::make_unique<fb::BufferT>();
+    const uint8_t* p = static_cast<const uint8_t*>(data);
+    buffer->data.assign(p, p + bytes);
+    def_->buffers.push_back(std::move(buffer));
+    int t = tensor(name, std::move(shape), type);
+    sg().tensors[static_cast<size_t>(t)]->buffer = static_cast<uint32_t>(def_->buffers.size() - 1);
+    return t;
   }
   int constant_bool(const std::string& name, Dims shape, const std::vector<uint8_t>& values) {
     return constant_bytes(name, std::move(shape), TensorType::BOOL, values.data(), values.size());
@@ -101,16 +115,6 @@ class GraphWriter {
     char text[32];
     snprintf(text, sizeof text, "%g", static_cast<double>(value));
     return text;
-  }
-  int constant_bytes(const std::string& name, Dims shape, TensorType type, const void* data,
-                     size_t bytes) {
-    auto buffer = std::make_unique<fb::BufferT>();
-    const uint8_t* p = static_cast<const uint8_t*>(data);
-    buffer->data.assign(p, p + bytes);
-    def_->buffers.push_back(std::move(buffer));
-    int t = tensor(name, std::move(shape), type);
-    sg().tensors[static_cast<size_t>(t)]->buffer = static_cast<uint32_t>(def_->buffers.size() - 1);
-    return t;
   }
   uint32_t opcode(int32_t code, const std::string& custom_code) {
     for (size_t i = 0; i < def_->operator_codes.size(); ++i) {

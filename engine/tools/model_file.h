@@ -25,7 +25,8 @@ struct LoadedModel {
 
 // Reads and validates `path`. On failure returns false and sets `error` to
 // one line naming the file and the problem, e.g.
-// "model.tflite: invalid model: subgraph 0 'main' op 2 (ADD): input 1 is tensor 99, subgraph has 8 tensors".
+// "model.tflite: invalid model: subgraph 0 'main' op 2 (ADD): input 1 is tensor 99, subgraph has 8
+// tensors".
 bool load_model_file(const std::string& path, LoadedModel* out, std::string* error);
 
 // Validates bytes already in memory (takes ownership); `label` names them in errors.

@@ -7,49 +7,13 @@
 #include <map>
 #include <set>
 
+#include "engine/tools/engine_facts.h"
 #include "engine/tools/model_runner.h"
 
 namespace gruwb::tools {
 namespace {
 
 using Op = BuiltinOperator;
-
-// What the engine's prepare knows that the file may not say: converters
-// leave placeholder shapes ([1,1,1], rank 0 for loop values) and compute
-// trip counts from SHAPE at run time. Empty when the engine cannot prepare
-// the model; the detector then reads the file's shapes alone.
-struct EngineFacts {
-  std::vector<std::vector<std::vector<int32_t>>> shapes;  // [subgraph][tensor]
-  std::vector<std::map<int, int64_t>> folded_scalars;     // int scalars folded at prepare
-};
-
-EngineFacts engine_facts(const ModelDef& def) {
-  EngineFacts facts;
-  std::vector<uint8_t> bytes;
-  std::string error;
-  if (!write_model(def, ModelFormat::kTflite, &bytes, &error)) return facts;
-  Model model;
-  if (!Model::load(bytes.data(), bytes.size(), &model).ok()) return facts;
-  ModelRunner runner;
-  if (!runner.prepare(model, &error)) return facts;
-  const int subgraphs = model.subgraph_count();
-  facts.shapes.resize(static_cast<size_t>(subgraphs));
-  facts.folded_scalars.resize(static_cast<size_t>(subgraphs));
-  for (int s = 0; s < subgraphs; ++s) {
-    const SubgraphState& state = runner.interpreter().subgraph_state(s);
-    if (!state.prepared) continue;
-    for (int t = 0; t < state.tensor_count; ++t) {
-      const Tensor& tensor = state.tensors[t];
-      facts.shapes[static_cast<size_t>(s)].emplace_back(tensor.shape.dims,
-                                                        tensor.shape.dims + tensor.shape.rank);
-      if (tensor.kind == TensorKind::kConstant && tensor.type == TensorType::INT32 &&
-          tensor.elements() == 1 && tensor.data) {
-        facts.folded_scalars[static_cast<size_t>(s)][t] = tensor.i32()[0];
-      }
-    }
-  }
-  return facts;
-}
 
 // ---- Read-only view of one subgraph -----------------------------------------------
 

@@ -598,6 +598,10 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
         fb::ExpandDimsOptionsT ed;
         g.op(BO::EXPAND_DIMS, {h_next, g.scalar_i32(0)}, {item}, ed);
         int written = g.tensor(q + "written", {T, 1, H});
+        // The slices change shape every step: the converter marks them dynamic.
+        for (int t : {head, tail, written}) {
+          g.sg().tensors[static_cast<size_t>(t)]->shape_signature = {-1, -1, H};
+        }
         g.op(BO::CONCATENATION, {head, item, tail}, {written}, axis0);
         if (acc_form == Accumulator::kSetItemCast) {
           int cast = g.tensor(q + "written_cast", {T, 1, H});
@@ -1026,6 +1030,12 @@ std::vector<ConverterVariant> converter_variants() {
   add("lstm_masked", "SELECT_V2 masking of state and output (mask_zero), reported not fused", lstm,
       [](ConverterVariant& v) {
         v.masking = true;
+        v.unfused_reason = "masked (SELECT_V2";
+      });
+  add("lstm_masked_flex", "masked LSTM whose Flex TensorList accumulator stays (builtin-only)",
+      lstm, [](ConverterVariant& v) {
+        v.masking = true;
+        v.accumulator = Accumulator::kFlexList;
         v.unfused_reason = "masked (SELECT_V2";
       });
   add("lstm_state_input", "streaming LSTM: h and c are model inputs", lstm,

@@ -9,8 +9,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "engine/tools/fuser.h"
+#include "engine/tools/golden.h"
 #include "engine/tools/model_runner.h"
 #include "engine/tools/npy.h"
 #include "engine/tools/rnn_detector.h"
@@ -89,6 +91,15 @@ TEST_P(ConverterVariantTest, RunsDetectsAndFusesToTheReference) {
     ASSERT_TRUE(tools::fuse_model(bytes, FuseOptions(), &result, &error)) << error;
     EXPECT_EQ(result.fused_count(), 0);
     EXPECT_EQ(result.bytes, bytes);
+    if (v.accumulator == Accumulator::kFlexList) {  // its lists still become builtin ops
+      FuseOptions builtin;
+      builtin.builtin_only = true;
+      ASSERT_TRUE(tools::fuse_model(bytes, builtin, &result, &error)) << error;
+      EXPECT_GT(result.lowered_list_ops, 0) << result.lowering_note;
+      std::vector<float> lowered_out;
+      ASSERT_TRUE(run(result.bytes, inputs, &lowered_out, &error)) << error;
+      EXPECT_LT(max_error(lowered_out, want), 1e-5);
+    }
     return;
   }
   ASSERT_EQ(static_cast<int>(found.cells.size()), cell_count(v)) << others;
@@ -107,6 +118,31 @@ TEST_P(ConverterVariantTest, RunsDetectsAndFusesToTheReference) {
   std::vector<float> fused_out;
   ASSERT_TRUE(run(result.bytes, inputs, &fused_out, &error)) << "the fused model: " << error;
   EXPECT_LT(max_error(fused_out, want), 1e-5) << "the fused model differs from the reference";
+}
+
+// Real TFLite (its WASM build, tests/fixtures/gen) ran every variant it can run: the loops
+// as written, the Flex ones as `gruwb fuse --builtin-only` rewrites (the GRU ones fuse into
+// our GRUWB_GRU custom op, which stock TFLite lacks). The engine on each original computes
+// what real TFLite computed.
+TEST_P(ConverterVariantTest, EqualsRealTflite) {
+  const ConverterVariant& v = GetParam();
+  const std::string dir =
+      std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/variants_tflite/" + v.name;
+  if (!std::filesystem::exists(dir)) {
+    ASSERT_EQ(v.cell, tools::RnnCell::kGru) << "only fused GRUs are beyond stock TFLite";
+    GTEST_SKIP() << "fuses into GRUWB_GRU, which stock TFLite does not have";
+  }
+  std::vector<uint8_t> bytes;
+  std::string error;
+  ASSERT_TRUE(write_variant(v, &bytes, &error)) << error;
+  Model model;
+  ASSERT_TRUE(Model::load(bytes.data(), bytes.size(), &model).ok());
+  tools::ModelRunner runner;
+  ASSERT_TRUE(runner.prepare(model, &error)) << error;
+  tools::GoldenResult golden;
+  ASSERT_TRUE(tools::compare_with_golden(runner, dir, &golden, &error)) << error;
+  ASSERT_TRUE(golden.found);
+  EXPECT_TRUE(golden.equal) << "max relative error " << golden.worst;
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, ConverterVariantTest, ::testing::ValuesIn(converter_variants()),

@@ -46,6 +46,10 @@ const RealModel kRealModels[] = {
     {"mycroftai_plugin_wake_word_precise_lite_hey_mycroft", Expect::kGolden, 1, ""},
     {"casonka_networkfilter_simplernn", Expect::kFlexGolden, 2, ""},
     {"casonka_networkfilter_lstm", Expect::kFlexGolden, 2, ""},
+    // Flex lists around hybrid LSTM cells (kept as loops): its golden is real TFLite on the
+    // `gruwb fuse --builtin-only` rewrite.
+    {"cpmpercussion_impsy_musicmdrnn_dim2_layers2_units32_mixtures5_scale10", Expect::kFlexGolden,
+     0, "hybrid LSTM cells"},
     {"google_coral_test_data_keras_lstm_mnist_ptq", Expect::kRefused, 0, "full-integer"},
     {"tensorflow_tflite_micro_dtln_noise_suppression", Expect::kRefused, 0, "full-integer"},
     {"tensorflow_tflite_micro_micro_speech_lstm", Expect::kRefused, 0, "full-integer"},
@@ -140,6 +144,33 @@ TEST_P(RealModels, FuseKeepsTheAnswers) {
               static_cast<unsigned long long>(result.before.bytes),
               static_cast<unsigned long long>(result.after.bytes), result.before.ops,
               result.after.ops, worst);
+}
+
+// gruwb fuse --builtin-only: no Flex op is left, and the file equals real TFLite (which runs
+// it: the Flex goldens are real TFLite's outputs on exactly these rewrites).
+TEST_P(RealModels, BuiltinOnlyLeavesNoFlexOpAndKeepsTheAnswers) {
+  const RealModel& m = GetParam();
+  if (m.expect != Expect::kFlexGolden) GTEST_SKIP() << "no Flex ops";
+  std::vector<uint8_t> bytes;
+  std::string error;
+  ASSERT_TRUE(read_file_bytes(file_of(m), &bytes, &error)) << error;
+  FuseOptions options;
+  options.builtin_only = true;
+  FuseResult result;
+  ASSERT_TRUE(fuse_model(bytes, options, &result, &error)) << error;
+  EXPECT_EQ(result.lowering_note, "");
+  EXPECT_EQ(result.lowered_list_ops > 0, m.cells_fused == 0) << "fused cells absorb the lists";
+  Model model;
+  ASSERT_TRUE(Model::load(result.bytes.data(), result.bytes.size(), &model).ok());
+  for (int s = 0; s < model.subgraph_count(); ++s) {
+    for (int o = 0; o < model.subgraph(s).operator_count; ++o) {
+      EXPECT_NE(model.subgraph(s).op(o).op_code, kOpCustom) << "subgraph " << s << " op " << o;
+    }
+  }
+  double worst = 0;
+  EXPECT_TRUE(matches_golden(result.bytes, m, &worst));
+  std::printf("%s builtin-only: %d list ops lowered, max relative error %.3g\n", m.stem,
+              result.lowered_list_ops, worst);
 }
 
 // One MSE step towards 0.5 on the golden inputs: the loss, dL/d(input 0), and the
