@@ -12,12 +12,19 @@ namespace {
 
 void append(std::string* out, const char* format, ...) __attribute__((format(printf, 2, 3)));
 void append(std::string* out, const char* format, ...) {
-  char line[512];
-  va_list args;
+  // Sized to the text: a reason can name several long converter tensor names.
+  va_list args, again;
   va_start(args, format);
-  std::vsnprintf(line, sizeof line, format, args);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
   va_end(args);
-  *out += line;
+  if (n > 0) {
+    std::string line(static_cast<size_t>(n) + 1, '\0');
+    std::vsnprintf(&line[0], line.size(), format, again);
+    line.resize(static_cast<size_t>(n));
+    *out += line;
+  }
+  va_end(again);
 }
 
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
@@ -28,7 +35,8 @@ std::string where(const tools::DetectedCell& c) {
     std::snprintf(text, sizeof text, "WHILE op %d of subgraph %d (cond %d, body %d)", c.op,
                   c.subgraph, c.cond_subgraph, c.body_subgraph);
   } else {
-    std::snprintf(text, sizeof text, "%d steps from UNPACK op %d of subgraph %d", c.timesteps, c.op,
+    std::snprintf(text, sizeof text, "%d step%s from %s op %d of subgraph %d", c.timesteps,
+                  c.timesteps == 1 ? "" : "s", c.step_slices ? "STRIDED_SLICE" : "UNPACK", c.op,
                   c.subgraph);
   }
   return text;

@@ -503,30 +503,170 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
   return true;
 }
 
+std::string fused_op_name(const DetectedCell& c, ModelFormat format) {
+  switch (c.kind) {
+    case CellKind::kGru: return uses_circle_gru(c, format) ? "GRU (Circle)" : "GRUWB_GRU";
+    case CellKind::kLstm: return "UNIDIRECTIONAL_SEQUENCE_LSTM";
+    case CellKind::kSimpleRnn: return "UNIDIRECTIONAL_SEQUENCE_RNN";
+  }
+  return "?";
+}
+
+std::string hybrid_reason(const DetectedCell& c, ModelFormat format) {
+  return "hybrid cell (int8 weights with scales): its FCs quantize their inputs at run time as "
+         "TFLite's hybrid kernels do, while the engine's " +
+         fused_op_name(c, format) +
+         " kernel multiplies float inputs by dequantized weights, so the fused op would not "
+         "compute the same outputs";
+}
+
+std::string quoted_name(const fb::SubGraphT& sg, int t) {
+  return "'" + sg.tensors[static_cast<size_t>(t)]->name + "'";
+}
+
+// A PACK of every step's h in step order (the layer's output sequence, [T,B,H]
+// along axis 0 or [B,T,H] along axis 1): its op index, else -1.
+int sequence_pack(const ModelDef& def, const fb::SubGraphT& sg, const Uses& uses,
+                  const DetectedCell& c, int* axis) {
+  if (c.step_hidden.empty()) return -1;
+  for (int o : uses.consumers[static_cast<size_t>(c.step_hidden[0])]) {
+    const fb::OperatorT& op = *sg.operators[static_cast<size_t>(o)];
+    const auto* opt = op.builtin_options.AsPackOptions();
+    if (code_of(def, op) != Op::PACK || !opt || op.outputs.size() != 1 ||
+        op.inputs != std::vector<int32_t>(c.step_hidden.begin(), c.step_hidden.end())) {
+      continue;
+    }
+    const int a = opt->axis < 0 ? opt->axis + 3 : opt->axis;
+    if (a != 0 && a != 1) continue;
+    *axis = a;
+    return o;
+  }
+  return -1;
+}
+
+// Reorders ops so each comes after the producers of its inputs, keeping the
+// original order where it allows (a fused op may read a state computed after
+// the op it replaces, e.g. a STRIDED_SLICE of a state input).
+void sort_topologically(fb::SubGraphT& sg) {
+  const size_t n = sg.operators.size();
+  std::vector<int> producer(sg.tensors.size(), -1);
+  for (size_t i = 0; i < n; ++i) {
+    for (int32_t t : sg.operators[i]->outputs) {
+      if (t >= 0 && static_cast<size_t>(t) < producer.size())
+        producer[static_cast<size_t>(t)] = static_cast<int>(i);
+    }
+  }
+  std::vector<int> waiting(n, 0);
+  std::vector<std::vector<int>> readers(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (int32_t t : sg.operators[i]->inputs) {
+      if (t < 0 || static_cast<size_t>(t) >= producer.size()) continue;
+      const int p = producer[static_cast<size_t>(t)];
+      if (p < 0 || p == static_cast<int>(i)) continue;
+      ++waiting[i];
+      readers[static_cast<size_t>(p)].push_back(static_cast<int>(i));
+    }
+  }
+  std::set<int> ready;
+  for (size_t i = 0; i < n; ++i) {
+    if (waiting[i] == 0) ready.insert(static_cast<int>(i));
+  }
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (int r : readers[static_cast<size_t>(i)]) {
+      if (--waiting[static_cast<size_t>(r)] == 0) ready.insert(r);
+    }
+  }
+  if (order.size() != n) return;  // a cycle: leave the order as it was
+  std::vector<std::unique_ptr<fb::OperatorT>> ops;
+  for (int i : order) ops.push_back(std::move(sg.operators[static_cast<size_t>(i)]));
+  sg.operators = std::move(ops);
+}
+
+// Why the fused op cannot replace the chain: hybrid weights, or a state it cannot take
+// as it comes and goes ("" when it can).
+std::string unrolled_state_problem(const ModelDef& def, const fb::SubGraphT& sg,
+                                   const DetectedCell& c, ModelFormat format,
+                                   bool final_cell_read) {
+  std::vector<std::string> problems;
+  const std::string op = fused_op_name(c, format);
+  if (c.hybrid) problems.push_back(hybrid_reason(c, format));
+  if (final_cell_read) {
+    problems.push_back("the last step's cell state c " + quoted_name(sg, c.final_cell) +
+                       " is read after the chain (a state output), and " + op +
+                       " outputs only h, not c");
+  }
+  const bool zero_h = all_zero_constant(def, sg, c.initial_hidden);
+  const bool zero_c = all_zero_constant(def, sg, c.initial_cell);
+  const bool takes_state = c.kind == CellKind::kGru && !uses_circle_gru(c, format);
+  if ((!zero_h && !takes_state) || !zero_c) {
+    std::string state = quoted_name(sg, c.initial_hidden);
+    if (c.initial_cell >= 0) state += " and " + quoted_name(sg, c.initial_cell);
+    problems.push_back("step 0 starts from the state " + state + " (not zeros), and " + op +
+                       (c.kind == CellKind::kGru
+                            ? " takes a constant initial state"
+                            : " takes its initial state only from variable tensors, which "
+                              "a model input or another op cannot set"));
+  }
+  std::string text;
+  for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
+  return text;
+}
+
 bool rewrite_unrolled(ModelDef* def, const DetectedCell& c, ModelFormat format,
                       std::string* fused_op, std::string* error) {
   fb::SubGraphT& sg = *def->subgraphs[static_cast<size_t>(c.subgraph)];
   const Uses uses = find_uses(sg);
-  const std::set<int> removed(c.cell_ops.begin(), c.cell_ops.end());
+  std::set<int> removed(c.cell_ops.begin(), c.cell_ops.end());
+  int pack_axis = 0;
+  const int pack = sequence_pack(*def, sg, uses, c, &pack_axis);
+  if (pack >= 0) removed.insert(pack);
+  const auto read_outside = [&](int t) {
+    bool outside = uses.is_output[static_cast<size_t>(t)];
+    for (int reader : uses.consumers[static_cast<size_t>(t)]) outside |= !removed.count(reader);
+    return outside;
+  };
+  const std::string state_problem =
+      unrolled_state_problem(*def, sg, c, format, c.final_cell >= 0 && read_outside(c.final_cell));
+  if (!state_problem.empty()) {
+    *error = state_problem;
+    return false;
+  }
   // Nothing outside the cell may read its intermediate values.
   for (int o : c.cell_ops) {
     for (int32_t t : sg.operators[static_cast<size_t>(o)]->outputs) {
-      if (t == c.final_hidden) continue;
-      bool outside = uses.is_output[static_cast<size_t>(t)];
-      for (int reader : uses.consumers[static_cast<size_t>(t)]) outside |= !removed.count(reader);
-      if (outside) {
-        *error = "the step value '" + sg.tensors[static_cast<size_t>(t)]->name +
-                 "' is used outside the recurrent chain";
-        return false;
-      }
+      if (t == c.final_hidden || !read_outside(t)) continue;
+      *error = "the step value " + quoted_name(sg, t) + " is used outside the recurrent chain";
+      return false;
     }
   }
   FusedPlan plan;
+  plan.need_sequence = pack >= 0;
   choose_input(*def, sg, uses, c, format, &plan);
+  if (c.time_axis == 1) {
+    plan.input = c.sequence_tensor;
+    plan.time_major = false;
+  }
+  if (!all_zero_constant(*def, sg, c.initial_hidden)) plan.initial_state = c.initial_hidden;
   plan.h_final = c.final_hidden;
+  plan.need_last = read_outside(c.final_hidden);
+  int pack_out = -1;
+  if (pack >= 0) {
+    pack_out = sg.operators[static_cast<size_t>(pack)]->outputs[0];
+    if ((pack_axis == 0) == plan.time_major) plan.sequence = pack_out;
+  }
   Emitter e(def, c.subgraph);
   *fused_op = emit_fused(e, c, format, &plan);
+  if (pack >= 0 && plan.sequence != pack_out) {
+    fb::TransposeOptionsT options;
+    e.op(Op::TRANSPOSE, {plan.sequence, e.ints("sequence/perm", {3}, {1, 0, 2})}, {pack_out},
+         options);
+  }
   splice(sg, *removed.begin(), removed, e);
+  sort_topologically(sg);
   return true;
 }
 
@@ -775,6 +915,10 @@ bool rewrite_cell(ModelDef* model, const DetectedCell& cell, ModelFormat format,
       (cell.kind == CellKind::kGru || cell.gate_activation == "sigmoid");
   if (!activation_ok) {
     *error = "unsupported activation " + cell.gate_activation + "/" + cell.activation;
+    return false;
+  }
+  if (cell.hybrid && cell.form == CellForm::kWhile) {  // rewrite_unrolled says it with the rest
+    *error = hybrid_reason(cell, format);
     return false;
   }
   return cell.form == CellForm::kWhile ? rewrite_while(model, cell, format, fused_op, error)

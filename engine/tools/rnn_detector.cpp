@@ -69,9 +69,16 @@ class Graph {
   }
   bool is_const(int t) const { return data(t) != nullptr; }
   bool is_float(int t) const { return valid(t) && tensor(t).type == fb::TensorType::FLOAT32; }
-  // A constant float tensor as values (empty if it is not one).
+  // int8 constant with scales (a hybrid model's weights), per tensor or per row.
+  bool is_int8_weight(int t) const {
+    if (!valid(t) || tensor(t).type != fb::TensorType::INT8 || !is_const(t)) return false;
+    const auto& q = tensor(t).quantization;
+    return q && !q->scale.empty() && (q->scale.size() == 1 || q->quantized_dimension == 0);
+  }
+  // A constant float tensor as values, int8 weights dequantized (empty if it is neither).
   std::vector<float> floats(int t) const {
     const std::vector<uint8_t>* d = data(t);
+    if (d && is_int8_weight(t)) return dequantized(t, *d);
     if (!d || !is_float(t) || d->size() % 4 != 0) return {};
     std::vector<float> v(d->size() / 4);
     std::memcpy(v.data(), d->data(), d->size());
@@ -135,6 +142,20 @@ class Graph {
   }
 
  private:
+  std::vector<float> dequantized(int t, const std::vector<uint8_t>& d) const {
+    const fb::QuantizationParametersT& q = *tensor(t).quantization;
+    const size_t channels = q.scale.size();
+    const size_t per_channel = channels ? d.size() / channels : 0;
+    if (per_channel * channels != d.size()) return {};
+    std::vector<float> v(d.size());
+    for (size_t i = 0; i < d.size(); ++i) {
+      const size_t ch = i / per_channel;
+      const int64_t zero = ch < q.zero_point.size() ? q.zero_point[ch] : 0;
+      v[i] = q.scale[ch] * static_cast<float>(static_cast<int8_t>(d[i]) - zero);
+    }
+    return v;
+  }
+
   const ModelDef& def_;
   const fb::SubGraphT& sg_;
   std::vector<int> producer_;
@@ -188,8 +209,8 @@ class Matcher {
                     opt->keep_num_dims)) {
           return fail("FC '" + g_.tensor(t).name + "' has a fused activation");
         }
-        if (o.inputs.size() < 2 || !g_.is_float(o.inputs[1]) || !g_.is_const(o.inputs[1]) ||
-            g_.shape(o.inputs[1]).size() != 2) {
+        if (o.inputs.size() < 2 || !(g_.is_float(o.inputs[1]) || g_.is_int8_weight(o.inputs[1])) ||
+            !g_.is_const(o.inputs[1]) || g_.shape(o.inputs[1]).size() != 2) {
           return fail("FC '" + g_.tensor(t).name + "' has no constant float32 weights");
         }
         out->size = g_.shape(o.inputs[1])[0];
@@ -231,6 +252,7 @@ class Matcher {
         double axis = 0;
         const std::vector<uint8_t>* sizes = g_.data(o.inputs[1]);
         if (!g_.scalar(o.inputs[2], &axis) || (axis != rank - 1 && axis != -1) || !sizes ||
+            g_.tensor(o.inputs[1]).type != fb::TensorType::INT32 ||
             sizes->size() != 4 * o.outputs.size()) {
           return fail("SPLIT_V of '" + g_.tensor(t).name + "' is not along the last axis");
         }
@@ -1070,17 +1092,97 @@ bool same_weights(const CellWeights& a, const CellWeights& b) {
          a.recurrent_bias == b.recurrent_bias;
 }
 
-// An UNPACK of a [T,B,F] sequence along axis 0 whose steps each feed one cell,
-// chained through h (and c) from zero states.
-bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgraph, int unpack,
+// The x_t of an unrolled chain: the outputs of an UNPACK along the time axis
+// (0 for [T,B,F], 1 for [B,T,F]), or one STRIDED_SLICE per step taking index t
+// of that axis (shrunk) with the other axes whole.
+struct UnrolledSteps {
+  int sequence = -1;
+  int axis = 0;
+  std::vector<int> x;       // per step
+  std::vector<int> slices;  // the STRIDED_SLICE ops (empty for UNPACK)
+};
+
+bool int_constant(const Graph& g, int t, size_t n, std::vector<int32_t>* v) {
+  const std::vector<uint8_t>* d = g.data(t);
+  if (!d || g.tensor(t).type != fb::TensorType::INT32 || d->size() != 4 * n) return false;
+  v->resize(n);
+  std::memcpy(v->data(), d->data(), d->size());
+  return true;
+}
+
+// The step STRIDED_SLICE `op` takes (axis in *axis), or -1 when it is not one.
+int step_slice_index(const Graph& g, int op, int* axis) {
+  const fb::OperatorT& o = g.op(op);
+  const auto* opt = o.builtin_options.AsStridedSliceOptions();
+  if (g.code(op) != Op::STRIDED_SLICE || !opt || o.inputs.size() != 4 || o.outputs.size() != 1 ||
+      opt->ellipsis_mask != 0 || opt->new_axis_mask != 0 ||
+      (opt->shrink_axis_mask != 1 && opt->shrink_axis_mask != 2)) {
+    return -1;
+  }
+  const auto& shape = g.shape(o.inputs[0]);
+  std::vector<int32_t> begin, end, strides;
+  if (shape.size() != 3 || !int_constant(g, o.inputs[1], 3, &begin) ||
+      !int_constant(g, o.inputs[2], 3, &end) || !int_constant(g, o.inputs[3], 3, &strides)) {
+    return -1;
+  }
+  const int a = opt->shrink_axis_mask == 1 ? 0 : 1;
+  for (int b = 0; b < 3; ++b) {
+    if (strides[static_cast<size_t>(b)] != 1) return -1;
+    if (b == a) continue;
+    const bool whole_begin = (opt->begin_mask >> b & 1) || begin[static_cast<size_t>(b)] == 0;
+    const bool whole_end =
+        (opt->end_mask >> b & 1) || end[static_cast<size_t>(b)] == shape[static_cast<size_t>(b)];
+    if (!whole_begin || !whole_end) return -1;
+  }
+  int index = begin[static_cast<size_t>(a)];
+  if (opt->begin_mask >> a & 1) index = 0;
+  if (index < 0) index += shape[static_cast<size_t>(a)];
+  if (index < 0 || index >= shape[static_cast<size_t>(a)]) return -1;
+  *axis = a;
+  return index;
+}
+
+// The steps that start at `op` (an UNPACK, or the first STRIDED_SLICE of step 0).
+bool unrolled_steps(const Graph& g, int op, const std::vector<std::vector<int>>& consumers,
+                    UnrolledSteps* out) {
+  const fb::OperatorT& o = g.op(op);
+  if (o.inputs.empty()) return false;
+  out->sequence = o.inputs[0];
+  const auto& shape = g.shape(out->sequence);
+  if (shape.size() != 3) return false;
+  if (g.code(op) == Op::UNPACK) {
+    const auto* opt = o.builtin_options.AsUnpackOptions();
+    if (!opt) return false;
+    out->axis = opt->axis < 0 ? opt->axis + 3 : opt->axis;
+    if (out->axis > 1 || o.outputs.size() != static_cast<size_t>(shape[out->axis])) return false;
+    out->x.assign(o.outputs.begin(), o.outputs.end());
+    return true;
+  }
+  if (step_slice_index(g, op, &out->axis) != 0) return false;
+  const int T = shape[static_cast<size_t>(out->axis)];
+  out->x.assign(static_cast<size_t>(T), -1);
+  out->slices.assign(static_cast<size_t>(T), -1);
+  for (int reader : consumers[static_cast<size_t>(out->sequence)]) {
+    int axis = -1;
+    const int t = step_slice_index(g, reader, &axis);
+    if (t < 0 || axis != out->axis || g.op(reader).inputs[0] != out->sequence ||
+        out->slices[static_cast<size_t>(t)] >= 0) {
+      continue;
+    }
+    out->slices[static_cast<size_t>(t)] = reader;
+    out->x[static_cast<size_t>(t)] = g.op(reader).outputs[0];
+  }
+  // One chain per sequence: it starts at the first slice of step 0.
+  return out->slices[0] == op && std::find(out->x.begin(), out->x.end(), -1) == out->x.end();
+}
+
+// Steps of a [T,B,F] (or [B,T,F]) sequence that each feed one cell, chained
+// through h (and c): step t's state input is step t-1's h' (c'). Step 0 starts
+// from whatever state the model gives (zeros, FILL, a model input or a slice
+// of one: streaming models); the fuser decides what it can express.
+bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgraph, int first_op,
                       DetectedCell* cell) {
   Graph g(def, subgraph, &facts);
-  const fb::OperatorT& u = g.op(unpack);
-  const auto* opt = u.builtin_options.AsUnpackOptions();
-  if (!opt || opt->axis != 0 || u.inputs.empty()) return false;
-  const auto& seq_shape = g.shape(u.inputs[0]);
-  if (seq_shape.size() != 3 || u.outputs.size() != static_cast<size_t>(seq_shape[0])) return false;
-  const std::vector<int32_t>& steps = u.outputs;
   // Consumers per tensor, to walk forward from h_t to step t+1.
   std::vector<std::vector<int>> consumers(g.sg().tensors.size());
   for (size_t i = 0; i < g.sg().operators.size(); ++i) {
@@ -1088,7 +1190,10 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
       if (g.valid(t)) consumers[static_cast<size_t>(t)].push_back(static_cast<int>(i));
     }
   }
-  // Candidate h' of step t: outputs of ADD/MUL/TANH ops downstream of x_t
+  UnrolledSteps steps;
+  if (!unrolled_steps(g, first_op, consumers, &steps)) return false;
+  const auto& seq_shape = g.shape(steps.sequence);
+  // Candidate h' of step t: outputs of ADD/MUL/TANH/RELU ops downstream of x_t
   // (a bounded forward walk), tried in op order.
   auto candidates = [&](int x) {
     std::set<int> seen_ops;
@@ -1102,7 +1207,8 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
           for (int32_t out : g.op(o).outputs) {
             next.push_back(out);
             Op c = g.code(o);
-            if (c == Op::ADD || c == Op::MUL || c == Op::TANH) result.push_back(out);
+            if (c == Op::ADD || c == Op::MUL || c == Op::TANH || c == Op::RELU)
+              result.push_back(out);
           }
         }
       }
@@ -1111,9 +1217,10 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
     return result;
   };
   std::vector<CellMatch> chain;
+  std::vector<int> hidden;
   int h_prev = -1, c_prev = -1;
-  for (size_t t = 0; t < steps.size(); ++t) {
-    const int x = steps[t];
+  for (size_t t = 0; t < steps.x.size(); ++t) {
+    const int x = steps.x[t];
     // Several tensors of a step can look like a cell (an LSTM's TANH(g) reads
     // like a SimpleRNN's h'): the match that explains the most ops wins.
     bool found = false;
@@ -1124,13 +1231,19 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
       if (!match_cell(
               g, cand, [x](int v) { return v == x; }, &cm, nullptr))
         continue;
-      const bool h_ok = t == 0 ? g.all_zero(cm.h_in) : cm.h_in == h_prev;
+      // Step 0's state comes from before the chain (not from this step's ops).
+      const auto outside = [&](int v) {
+        const int p = g.producer(v);
+        return v != x && (p < 0 || !cm.ops.count(p));
+      };
+      const bool h_ok = t == 0 ? outside(cm.h_in) : cm.h_in == h_prev;
       const bool c_ok =
-          cm.kind != CellKind::kLstm || (t == 0 ? g.all_zero(cm.c_in) : cm.c_in == c_prev);
+          cm.kind != CellKind::kLstm || (t == 0 ? outside(cm.c_in) : cm.c_in == c_prev);
       if (!h_ok || !c_ok) continue;
-      if (!chain.empty() && (cm.kind != chain[0].kind || cm.reset_after != chain[0].reset_after ||
-                             cm.gate_activation != chain[0].gate_activation ||
-                             !same_weights(cm.weights, chain[0].weights))) {
+      if (!chain.empty() &&
+          (cm.kind != chain[0].kind || cm.reset_after != chain[0].reset_after ||
+           cm.gate_activation != chain[0].gate_activation || cm.activation != chain[0].activation ||
+           !same_weights(cm.weights, chain[0].weights))) {
         continue;
       }
       if (found && cm.ops.size() <= best.ops.size()) continue;
@@ -1138,29 +1251,47 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
       best_h = cand;
       found = true;
     }
-    if (found) {
-      chain.push_back(best);
-      h_prev = best_h;
-      c_prev = best.c_out;
-    }
     if (!found) return false;
+    chain.push_back(best);
+    hidden.push_back(best_h);
+    h_prev = best_h;
+    c_prev = best.c_out;
   }
   if (chain.empty()) return false;
   fill_from_match(chain[0], cell);
   cell->form = CellForm::kUnrolled;
   cell->subgraph = subgraph;
-  cell->op = unpack;
-  cell->timesteps = seq_shape[0];
-  cell->batch = seq_shape[1];
-  cell->sequence_tensor = u.inputs[0];
+  cell->op = first_op;
+  cell->timesteps = seq_shape[static_cast<size_t>(steps.axis)];
+  cell->batch = seq_shape[static_cast<size_t>(1 - steps.axis)];
+  cell->sequence_tensor = steps.sequence;
+  cell->time_axis = steps.axis;
+  cell->step_slices = !steps.slices.empty();
   cell->final_hidden = h_prev;
+  cell->step_hidden = hidden;
+  cell->final_cell = chain.back().kind == CellKind::kLstm ? chain.back().c_out : -1;
   cell->initial_hidden = chain[0].h_in;
   cell->initial_cell = chain[0].c_in;
-  std::set<int> ops = {unpack};
+  std::set<int> ops;
+  if (steps.slices.empty()) ops.insert(first_op);
+  ops.insert(steps.slices.begin(), steps.slices.end());
   for (const CellMatch& cm : chain) ops.insert(cm.ops.begin(), cm.ops.end());
   cell->cell_ops.assign(ops.begin(), ops.end());
   cell->summary = summary(*cell);
   return true;
+}
+
+// Whether any FC among `ops` of `subgraph` has int8 weights (a hybrid cell).
+bool has_int8_weights(const ModelDef& def, int subgraph, const std::vector<int>& ops) {
+  if (subgraph < 0 || static_cast<size_t>(subgraph) >= def.subgraphs.size()) return false;
+  Graph g(def, subgraph);
+  for (int o : ops) {
+    if (g.code(o) == Op::FULLY_CONNECTED && g.op(o).inputs.size() > 1 &&
+        g.is_int8_weight(g.op(o).inputs[1])) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -1201,12 +1332,16 @@ DetectionReport detect_rnn_cells(const ModelDef& model) {
           other.reason = reason;
           report.other_loops.push_back(other);
         }
-      } else if (code == Op::UNPACK) {
+      } else if (code == Op::UNPACK || code == Op::STRIDED_SLICE) {
         if (analyze_unrolled(model, facts, static_cast<int>(s), static_cast<int>(i), &cell)) {
           report.cells.push_back(std::move(cell));
         }
       }
     }
+  }
+  for (DetectedCell& cell : report.cells) {
+    cell.hybrid = has_int8_weights(
+        model, cell.form == CellForm::kWhile ? cell.body_subgraph : cell.subgraph, cell.cell_ops);
   }
   return report;
 }

@@ -56,7 +56,8 @@ struct DetectedCell {
   CellForm form = CellForm::kWhile;
   CellKind kind = CellKind::kGru;
   int subgraph = 0;  // where the WHILE op or the unrolled chain lives
-  // kWhile: the WHILE op and its subgraphs. kUnrolled: the UNPACK op.
+  // kWhile: the WHILE op and its subgraphs. kUnrolled: the UNPACK op, or the
+  // STRIDED_SLICE that takes step 0.
   int op = -1;
   int cond_subgraph = -1;
   int body_subgraph = -1;
@@ -73,8 +74,18 @@ struct DetectedCell {
   int sequence_tensor = -1;
   int final_hidden = -1;
   int initial_hidden = -1, initial_cell = -1;  // in `subgraph`; -1 when absent
-  std::vector<LoopRole> loop_roles;            // kWhile only
-  std::string summary;                         // "GRU(60) reset_after, sigmoid/tanh, T=60 F=3"
+  // Unrolled only: the steps' x_t are UNPACK outputs or STRIDED_SLICEs of
+  // `sequence_tensor` along `time_axis` (0: [T,B,F], 1: [B,T,F]); h_t of every
+  // step (the last is final_hidden) and the last step's c (LSTM, else -1).
+  int time_axis = 0;
+  bool step_slices = false;  // x_t are STRIDED_SLICEs (`op` takes step 0), not one UNPACK
+  std::vector<int> step_hidden;
+  int final_cell = -1;
+  // The cell's FCs hold int8 weights with scales (a hybrid model); `weights`
+  // holds them dequantized.
+  bool hybrid = false;
+  std::vector<LoopRole> loop_roles;  // kWhile only
+  std::string summary;               // "GRU(60) reset_after, sigmoid/tanh, T=60 F=3"
 };
 
 // A WHILE loop that is not a recognised RNN cell, with why.

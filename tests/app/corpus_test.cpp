@@ -78,6 +78,7 @@ TEST(CorpusTest, EveryConverterVariantRunsFusesAndTrains) {
     EXPECT_TRUE(r.trains) << r.train_error;
     if (!v.unfused_reason.empty()) {
       EXPECT_EQ(r.cells_fused, 0);
+      EXPECT_EQ(r.bytes_after, r.bytes_before);
       EXPECT_NE(r.fuse_note.find(v.unfused_reason), std::string::npos) << r.fuse_note;
       continue;
     }

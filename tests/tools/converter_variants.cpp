@@ -1038,8 +1038,13 @@ std::vector<ConverterVariant> converter_variants() {
         v.accumulator = Accumulator::kFlexList;
         v.unfused_reason = "masked (SELECT_V2";
       });
-  add("lstm_state_input", "streaming LSTM: h and c are model inputs", lstm,
-      [](ConverterVariant& v) { v.state = StateInit::kModelInput; });
+  // TFLite's LSTM op keeps its state in variable tensors that start at zero: a state that
+  // comes in as a model input has no place in it, so the loop stays (and says so).
+  add("lstm_state_input", "streaming LSTM: h and c are model inputs, reported not fused", lstm,
+      [](ConverterVariant& v) {
+        v.state = StateInit::kModelInput;
+        v.unfused_reason = "takes no initial state";
+      });
   // SimpleRNN.
   add("rnn_tanh", "SimpleRNN: FC(x) + FC(h) -> ADD -> TANH", rnn, none);
   add("rnn_linear", "SimpleRNN with linear activation (no activation op)", rnn,

@@ -39,10 +39,13 @@ struct RealModel {
 };
 
 const RealModel kRealModels[] = {
-    {"breizhn_dtln_model_1", Expect::kGolden, 0, "unrolled single-step LSTM, state in/out"},
-    {"breizhn_dtln_model_1_3d37fdf", Expect::kGolden, 0, "LSTM state comes in as a model input"},
-    // Hybrid (int8 weights, float activations): TFLite's run-time input quantization.
-    {"breizhn_dtln_model_quant_1", Expect::kGolden, 0, "unrolled single-step LSTM, state in/out"},
+    // Two LSTM(128) cells each, detected; TFLite's fused LSTM takes its state only from
+    // variable tensors and outputs no c, and these models take h, c in and give them out.
+    {"breizhn_dtln_model_1", Expect::kGolden, 0, "LSTM state in, c out"},
+    {"breizhn_dtln_model_1_3d37fdf", Expect::kGolden, 0, "LSTM state in, c out"},
+    // Hybrid (int8 weights, float activations): TFLite's run-time input quantization, which the
+    // fused recurrent kernels do not follow.
+    {"breizhn_dtln_model_quant_1", Expect::kGolden, 0, "hybrid; LSTM state in, c out"},
     {"mycroftai_plugin_wake_word_precise_lite_hey_mycroft", Expect::kGolden, 1, ""},
     {"casonka_networkfilter_simplernn", Expect::kFlexGolden, 2, ""},
     {"casonka_networkfilter_lstm", Expect::kFlexGolden, 2, ""},
