@@ -7,6 +7,14 @@
 //   reset_after = false: h~ = act(Wh x + bx_h + Uh (r * h))            (no
 //                        recurrent bias: Keras keeps a single [3H] bias)
 // z and r use the recurrent activation on (W x + bx) + (U h + bh).
+//
+// Hybrid (INT8 kernels with per-tensor or per-row scales): each product is a
+// hybrid FULLY_CONNECTED of TFLite (hybrid_util.h): per step, x is quantized
+// once for W x, h once for U h (reset_after: all 3H rows; else the z|r rows)
+// and, for reset_after = false, r * h once for U_h (r * h). Each product is
+// bias + int32 dot * (row scale * weight scale), so the fused op equals a
+// converter's GRU loop of hybrid FCs with the same weights
+// (docs/fused-gru-op.md, "Hybrid models").
 
 #include <cstdint>
 
@@ -27,11 +35,16 @@ struct GruCell {
   DenseWeights recurrent_kernel;          // [3H, H]
   const float* input_bias = nullptr;      // [3H] or null
   const float* recurrent_bias = nullptr;  // [3H] or null (reset_after only)
+  // Hybrid only: quantize x, h and r * h asymmetrically (TFLite's
+  // asymmetric_quantize_inputs); false: symmetric.
+  bool asymmetric_inputs = false;
 };
 
 // Floats of scratch gru_sequence needs.
+// (The last input_size + units floats hold the quantized rows of the hybrid
+// path, one byte per value: generous, and simple to lay out.)
 inline int32_t gru_scratch_floats(int32_t input_size, int32_t units) {
-  return kTimeBlock * (3 * units + input_size) + 7 * units;
+  return kTimeBlock * (3 * units + input_size) + 7 * units + input_size + units;
 }
 
 // Runs one batch row through `steps` steps. Step s reads x + s * x_stride and
