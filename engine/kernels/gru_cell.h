@@ -40,17 +40,18 @@ struct GruCell {
   bool asymmetric_inputs = false;
 };
 
-// Floats of scratch gru_sequence needs.
-// (The last input_size + units floats hold the quantized rows of the hybrid
-// path, one byte per value: generous, and simple to lay out.)
-inline int32_t gru_scratch_floats(int32_t input_size, int32_t units) {
-  return kTimeBlock * (3 * units + input_size) + 7 * units + input_size + units;
+// Floats of scratch gru_sequence needs; `hybrid` (INT8 kernels) adds room for
+// the quantized x and h, one byte per value.
+inline int32_t gru_scratch_floats(int32_t input_size, int32_t units, bool hybrid) {
+  const int32_t quantized_rows = hybrid ? (input_size + units + 3) / 4 : 0;
+  return kTimeBlock * (3 * units + input_size) + 7 * units + quantized_rows;
 }
 
 // Runs one batch row through `steps` steps. Step s reads x + s * x_stride and
 // writes its state to out + s * out_stride; out_stride 0 keeps only the last
 // state (each step overwrites the previous one in place). h0 == nullptr
-// starts from zeros. `scratch` holds gru_scratch_floats(input_size, units).
+// starts from zeros. `scratch` holds gru_scratch_floats(input_size, units,
+// hybrid).
 // `tape` (training, may be nullptr) receives gru_tape_floats(units) floats per
 // step: h_prev, z, r, the candidate h~ and (reset_after) U_h h + b_h of the
 // candidate block; gru_sequence_backward reads them back.

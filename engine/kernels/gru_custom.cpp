@@ -156,8 +156,12 @@ Status prepare(OpContext& ctx) {
   set_output_shape(output, options->return_sequences ? sequence_shape(layout, units)
                                                      : make_shape({layout.batch, units}));
   int slot = 0;
-  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
-      sizeof(float) * static_cast<size_t>(gru_scratch_floats(input_size, units)), &slot));
+  GRUWB_RETURN_IF_ERROR(
+      ctx.request_scratch(sizeof(float) * static_cast<size_t>(gru_scratch_floats(
+                                              input_size, units,
+                                              ctx.input(kInputKernel)->type == TensorType::INT8 ||
+                                                  recurrent_kernel->type == TensorType::INT8)),
+                          &slot));
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
         recurrent_kernel->type != TensorType::FLOAT32) {
