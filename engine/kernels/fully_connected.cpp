@@ -5,8 +5,7 @@
 // it), the products accumulate in int32 and are scaled back to float, so the
 // outputs equal TFLite's rather than those of dequantized float weights.
 
-#include <cmath>
-
+#include "engine/kernels/hybrid_util.h"
 #include "engine/kernels/kernel_util.h"
 #include "engine/kernels/matmul.h"
 #include "engine/kernels/op_cost.h"
@@ -82,53 +81,6 @@ Status prepare(OpContext& ctx) {
   return Status();
 }
 
-// TFLite's SymmetricQuantizeFloats / AsymmetricQuantizeFloats for one row:
-// q = round(x / scale) (+ zero point), saturated; a row of zeros gets scale 1.
-void quantize_row(const float* x, int32_t n, bool asymmetric, int8_t* q, float* scale,
-                  int32_t* offset) {
-  float lo = x[0], hi = x[0];
-  for (int32_t i = 1; i < n; ++i) {
-    lo = x[i] < lo ? x[i] : lo;
-    hi = x[i] > hi ? x[i] : hi;
-  }
-  *offset = 0;
-  if (!asymmetric) {
-    const float range = std::fabs(lo) > std::fabs(hi) ? std::fabs(lo) : std::fabs(hi);
-    if (range == 0.f) {
-      for (int32_t i = 0; i < n; ++i) q[i] = 0;
-      *scale = 1.f;
-      return;
-    }
-    *scale = range / 127.f;
-    const float inverse = 127.f / range;
-    for (int32_t i = 0; i < n; ++i) {
-      const int32_t v = static_cast<int32_t>(std::round(x[i] * inverse));
-      q[i] = static_cast<int8_t>(v > 127 ? 127 : v < -127 ? -127 : v);
-    }
-    return;
-  }
-  const double rmin = lo < 0.f ? lo : 0.0, rmax = hi > 0.f ? hi : 0.0;
-  if (rmin == rmax) {
-    for (int32_t i = 0; i < n; ++i) q[i] = 0;
-    *scale = 1.f;
-    return;
-  }
-  const double step = (rmax - rmin) / 255.0;
-  const double from_min = -128.0 - rmin / step, from_max = 127.0 - rmax / step;
-  const double zero_point =
-      128.0 + std::fabs(rmin / step) < 127.0 + std::fabs(rmax / step) ? from_min : from_max;
-  *offset = zero_point <= -128.0  ? -128
-            : zero_point >= 127.0 ? 127
-                                  : static_cast<int32_t>(std::round(zero_point));
-  *scale = static_cast<float>(step);
-  const float inverse = 1.f / *scale;
-  for (int32_t i = 0; i < n; ++i) {
-    const int32_t v =
-        static_cast<int32_t>(std::round(static_cast<float>(*offset) + x[i] * inverse));
-    q[i] = static_cast<int8_t>(v > 127 ? 127 : v < -128 ? -128 : v);
-  }
-}
-
 Status eval(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   const Tensor* weights = ctx.input(1);
@@ -153,28 +105,30 @@ Status eval(OpContext& ctx) {
     // TFLite's hybrid weights are symmetric; a zero point, where a file has one, is honoured.
     const auto* zero_points = weights->quantization->zero_point();
     const bool zp_per_row = zero_points && zero_points->size() > 1;
-    auto* xq = static_cast<int8_t*>(
+    bool weight_zero_points = false;
+    for (uint32_t i = 0; zero_points && i < zero_points->size(); ++i) {
+      weight_zero_points = weight_zero_points || zero_points->Get(i) != 0;
+    }
+    QuantizedRow xq;
+    xq.values = static_cast<int8_t*>(
         ctx.scratch(static_cast<int>(reinterpret_cast<intptr_t>(ctx.user_data()))));
     for (int64_t n = 0; n < batches; ++n) {
-      float input_scale = 1.f;
-      int32_t offset = 0;
-      quantize_row(input->f32() + n * depth, depth, asymmetric, xq, &input_scale, &offset);
+      float* y = out + n * units;
+      for (int32_t r = 0; r < units; ++r) y[r] = b ? b[r] : 0.f;
+      quantize_row(input->f32() + n * depth, depth, asymmetric, &xq);
+      if (!weight_zero_points) {
+        hybrid_matvec_accumulate(w, units, depth, scales, per_row, xq, y);
+        continue;
+      }
+      // Weights with a zero point (not TFLite's hybrid layout, but valid in a
+      // file): (q - zp_x) . (w - zp_w) expanded in int32.
+      const int32_t x_sum = sum_int8(xq.values, depth);
       for (int32_t r = 0; r < units; ++r) {
         const int8_t* row = w + static_cast<int64_t>(r) * depth;
-        int32_t dot = 0, row_sum = 0;
-        for (int32_t i = 0; i < depth; ++i) {
-          dot += static_cast<int32_t>(row[i]) * xq[i];
-          row_sum += row[i];
-        }
-        dot -= row_sum * offset;
-        if (zero_points && zero_points->size() > 0) {
-          const int32_t zp = static_cast<int32_t>(zero_points->Get(zp_per_row ? r : 0));
-          int32_t x_sum = 0;
-          for (int32_t i = 0; i < depth; ++i) x_sum += xq[i];
-          dot -= zp * (x_sum - depth * offset);
-        }
-        const float scale = input_scale * scales[per_row ? r : 0];
-        out[n * units + r] = (b ? b[r] : 0.f) + static_cast<float>(dot) * scale;
+        const int32_t zp = static_cast<int32_t>(zero_points->Get(zp_per_row ? r : 0));
+        const int32_t dot = dot_int8(row, xq.values, depth) - xq.zero_point * sum_int8(row, depth) -
+                            zp * (x_sum - depth * xq.zero_point);
+        y[r] += static_cast<float>(dot) * (xq.scale * scales[per_row ? r : 0]);
       }
     }
   }

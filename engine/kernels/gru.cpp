@@ -87,7 +87,11 @@ Status prepare(OpContext& ctx) {
   }
   int slot = 0;
   GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
-      sizeof(float) * static_cast<size_t>(gru_scratch_floats(l.input_size, l.units)), &slot));
+      sizeof(float) * static_cast<size_t>(gru_scratch_floats(
+                          l.input_size, l.units,
+                          ctx.input(kInputKernel)->type == TensorType::INT8 ||
+                              ctx.input(kRecurrentKernel)->type == TensorType::INT8)),
+      &slot));
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
         recurrent_kernel->type != TensorType::FLOAT32) {

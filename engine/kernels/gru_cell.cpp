@@ -65,28 +65,35 @@ GRUWB_ALWAYS_INLINE void blend_state(const float* z, const float* h_prev, const 
 
 // One step; `input_part` holds W_x x + b_x (3H, blocks z | r | h) and is
 // overwritten. h_next may alias h_prev.
+// `hq` has room for `units` quantized values (hybrid kernels only).
 GRUWB_ALWAYS_INLINE void gru_step(const GruCell& cell, float* input_part, const float* h_prev,
-                                  float* h_next, float* recurrent_part, float* tape) {
+                                  float* h_next, float* recurrent_part, QuantizedRow& hq,
+                                  float* tape) {
+  const bool hybrid = cell.recurrent_kernel.i8 != nullptr;
   const int32_t units = cell.units;
   const size_t unit_bytes = sizeof(float) * static_cast<size_t>(units);
   if (tape) memcpy(tape, h_prev, unit_bytes);  // before h_next may overwrite it
   float* z = input_part;
   float* r = input_part + units;
   float* candidate = input_part + 2 * units;
+  if (hybrid) quantize_row(h_prev, units, cell.asymmetric_inputs, &hq);
   if (cell.reset_after) {
-    matvec_assign(cell.recurrent_kernel, 0, 3 * units, h_prev, cell.recurrent_bias, recurrent_part);
+    matvec_assign(cell.recurrent_kernel, 0, 3 * units, h_prev, hq, cell.recurrent_bias,
+                  recurrent_part);
     add_to(z, recurrent_part, 2 * units);  // z and r blocks
     gate_activation(cell.recurrent_activation, z, 2 * units);
     const float* recurrent_candidate = recurrent_part + 2 * units;
     if (tape) memcpy(tape + 4 * units, recurrent_candidate, unit_bytes);
     add_product_to(candidate, r, recurrent_candidate, units);
   } else {
-    matvec_assign(cell.recurrent_kernel, 0, 2 * units, h_prev, nullptr, recurrent_part);
+    matvec_assign(cell.recurrent_kernel, 0, 2 * units, h_prev, hq, nullptr, recurrent_part);
     add_to(z, recurrent_part, 2 * units);
     gate_activation(cell.recurrent_activation, z, 2 * units);
     float* reset_state = recurrent_part;  // r * h, reusing the consumed z|r products
     for (int32_t i = 0; i < units; ++i) reset_state[i] = r[i] * h_prev[i];
-    matvec_accumulate(cell.recurrent_kernel, 2 * units, units, reset_state, candidate);
+    // A converter's loop quantizes r * h anew for its own FC.
+    if (hybrid) quantize_row(reset_state, units, cell.asymmetric_inputs, &hq);
+    matvec_accumulate(cell.recurrent_kernel, 2 * units, units, reset_state, hq, candidate);
   }
   candidate_activation(cell.activation, candidate, units);
   if (tape) memcpy(tape + units, z, 3 * unit_bytes);  // z | r | h~
@@ -108,14 +115,27 @@ void gru_sequence(const GruCell& cell, const float* x, int64_t x_stride, int32_t
     for (int32_t i = 0; i < units; ++i) zeros[i] = 0.f;
     h0 = zeros;
   }
+  // Hybrid: quantized x (input_size values) and h (units) after the floats.
+  QuantizedRow xq, hq;
+  xq.values = reinterpret_cast<int8_t*>(zeros + units);
+  hq.values = xq.values + cell.input_size;
   const float* h_prev = h0;
   for (int32_t t0 = 0; t0 < steps; t0 += kTimeBlock) {
     const int32_t block = steps - t0 < kTimeBlock ? steps - t0 : kTimeBlock;
-    project_steps(cell.input_kernel, x + t0 * x_stride, x_stride, block, cell.input_bias,
-                  transposed, projected);
+    if (cell.input_kernel.i8) {
+      // As a hybrid FULLY_CONNECTED on x: each step's x quantized on its own.
+      for (int32_t s = 0; s < block; ++s) {
+        quantize_row(x + (t0 + s) * x_stride, cell.input_size, cell.asymmetric_inputs, &xq);
+        matvec_assign(cell.input_kernel, 0, gates, nullptr, xq, cell.input_bias,
+                      projected + s * gates);
+      }
+    } else {
+      project_steps(cell.input_kernel, x + t0 * x_stride, x_stride, block, cell.input_bias,
+                    transposed, projected);
+    }
     for (int32_t s = 0; s < block; ++s) {
       float* h_next = out + (t0 + s) * out_stride;
-      gru_step(cell, projected + s * gates, h_prev, h_next, recurrent_part,
+      gru_step(cell, projected + s * gates, h_prev, h_next, recurrent_part, hq,
                tape ? tape + static_cast<int64_t>(t0 + s) * gru_tape_floats(units) : nullptr);
       h_prev = h_next;
     }

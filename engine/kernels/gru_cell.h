@@ -7,6 +7,14 @@
 //   reset_after = false: h~ = act(Wh x + bx_h + Uh (r * h))            (no
 //                        recurrent bias: Keras keeps a single [3H] bias)
 // z and r use the recurrent activation on (W x + bx) + (U h + bh).
+//
+// Hybrid (INT8 kernels with per-tensor or per-row scales): each product is a
+// hybrid FULLY_CONNECTED of TFLite (hybrid_util.h): per step, x is quantized
+// once for W x, h once for U h (reset_after: all 3H rows; else the z|r rows)
+// and, for reset_after = false, r * h once for U_h (r * h). Each product is
+// bias + int32 dot * (row scale * weight scale), so the fused op equals a
+// converter's GRU loop of hybrid FCs with the same weights
+// (docs/fused-gru-op.md, "Hybrid models").
 
 #include <cstdint>
 
@@ -27,17 +35,23 @@ struct GruCell {
   DenseWeights recurrent_kernel;          // [3H, H]
   const float* input_bias = nullptr;      // [3H] or null
   const float* recurrent_bias = nullptr;  // [3H] or null (reset_after only)
+  // Hybrid only: quantize x, h and r * h asymmetrically (TFLite's
+  // asymmetric_quantize_inputs); false: symmetric.
+  bool asymmetric_inputs = false;
 };
 
-// Floats of scratch gru_sequence needs.
-inline int32_t gru_scratch_floats(int32_t input_size, int32_t units) {
-  return kTimeBlock * (3 * units + input_size) + 7 * units;
+// Floats of scratch gru_sequence needs; `hybrid` (INT8 kernels) adds room for
+// the quantized x and h, one byte per value.
+inline int32_t gru_scratch_floats(int32_t input_size, int32_t units, bool hybrid) {
+  const int32_t quantized_rows = hybrid ? (input_size + units + 3) / 4 : 0;
+  return kTimeBlock * (3 * units + input_size) + 7 * units + quantized_rows;
 }
 
 // Runs one batch row through `steps` steps. Step s reads x + s * x_stride and
 // writes its state to out + s * out_stride; out_stride 0 keeps only the last
 // state (each step overwrites the previous one in place). h0 == nullptr
-// starts from zeros. `scratch` holds gru_scratch_floats(input_size, units).
+// starts from zeros. `scratch` holds gru_scratch_floats(input_size, units,
+// hybrid).
 // `tape` (training, may be nullptr) receives gru_tape_floats(units) floats per
 // step: h_prev, z, r, the candidate h~ and (reset_after) U_h h + b_h of the
 // candidate block; gru_sequence_backward reads them back.

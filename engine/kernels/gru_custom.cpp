@@ -9,7 +9,11 @@
 //     the final state, so a stateful model carries it to the next invoke.
 // Output: [B,H], or [B,T,H] / [T,B,H] with return_sequences.
 // Options: a FlexBuffer map {reset_after, activation, recurrent_activation,
-// return_sequences, time_major}; missing keys take Keras's defaults.
+// return_sequences, time_major, asymmetric_quantize_inputs}; missing keys take
+// Keras's defaults (asymmetric_quantize_inputs: false).
+// Hybrid mode (INT8 kernels, per-tensor or per-row scales): the products are
+// those of TFLite's hybrid FULLY_CONNECTED on x, h and (reset_after = false)
+// r * h, each quantized at run time (gru_cell.h; docs/fused-gru-op.md).
 
 #include <cstdio>
 #include <cstring>
@@ -27,6 +31,7 @@ struct Options {
   bool reset_after = true;
   bool return_sequences = false;
   bool time_major = false;
+  bool asymmetric_quantize_inputs = false;  // hybrid kernels only
   GruActivation activation = GruActivation::kTanh;
   GruGateActivation recurrent_activation = GruGateActivation::kSigmoid;
 };
@@ -62,6 +67,8 @@ Status parse_options(Span<uint8_t> bytes, Options* options) {
       GRUWB_RETURN_IF_ERROR(read_bool(map, value, key, &options->return_sequences));
     } else if (strcmp(key, "time_major") == 0) {
       GRUWB_RETURN_IF_ERROR(read_bool(map, value, key, &options->time_major));
+    } else if (strcmp(key, "asymmetric_quantize_inputs") == 0) {
+      GRUWB_RETURN_IF_ERROR(read_bool(map, value, key, &options->asymmetric_quantize_inputs));
     } else if (strcmp(key, "activation") == 0 || strcmp(key, "recurrent_activation") == 0) {
       const char* name = nullptr;
       if (!map.as_string(value, &name)) {
@@ -149,8 +156,12 @@ Status prepare(OpContext& ctx) {
   set_output_shape(output, options->return_sequences ? sequence_shape(layout, units)
                                                      : make_shape({layout.batch, units}));
   int slot = 0;
-  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
-      sizeof(float) * static_cast<size_t>(gru_scratch_floats(input_size, units)), &slot));
+  GRUWB_RETURN_IF_ERROR(
+      ctx.request_scratch(sizeof(float) * static_cast<size_t>(gru_scratch_floats(
+                                              input_size, units,
+                                              ctx.input(kInputKernel)->type == TensorType::INT8 ||
+                                                  recurrent_kernel->type == TensorType::INT8)),
+                          &slot));
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
         recurrent_kernel->type != TensorType::FLOAT32) {
@@ -178,6 +189,7 @@ GruCell make_cell(OpContext& ctx, const Options& options) {
   cell.reset_after = options.reset_after;
   cell.activation = options.activation;
   cell.recurrent_activation = options.recurrent_activation;
+  cell.asymmetric_inputs = options.asymmetric_quantize_inputs;
   if (bias) {
     cell.input_bias = bias->f32();
     cell.recurrent_bias = options.reset_after ? bias->f32() + 3 * cell.units : nullptr;

@@ -183,20 +183,10 @@ void project_steps(const DenseWeights& w, const float* x, int64_t x_stride, int3
   }
   for (int32_t r = 0; r < w.rows; ++r) {
     float acc[kTimeBlock] = {};
-    if (w.f32) {
-      const float* row = w.f32 + static_cast<int64_t>(r) * cols;
-      for (int32_t k = 0; k < cols; ++k) {
-        const float wk = row[k];
-        for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] += wk * xt[k * kTimeBlock + s];
-      }
-    } else {
-      const int8_t* row = w.i8 + static_cast<int64_t>(r) * cols;
-      for (int32_t k = 0; k < cols; ++k) {
-        const float wk = static_cast<float>(row[k]);
-        for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] += wk * xt[k * kTimeBlock + s];
-      }
-      const float scale = w.scales[w.per_row_scale ? r : 0];
-      for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] *= scale;
+    const float* row = w.f32 + static_cast<int64_t>(r) * cols;
+    for (int32_t k = 0; k < cols; ++k) {
+      const float wk = row[k];
+      for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] += wk * xt[k * kTimeBlock + s];
     }
     const float b = bias ? bias[r] : 0.f;
     for (int32_t s = 0; s < kTimeBlock; ++s) out[s * w.rows + r] = b + acc[s];

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/kernels/hybrid_util.h"
 #include "engine/kernels/kernel_util.h"
 #include "engine/kernels/matmul.h"
 
@@ -45,7 +46,9 @@
 namespace gruwb {
 
 // A [rows, cols] weight matrix: float, or INT8 with one scale per tensor or
-// per row (zero point 0: TFLite's hybrid weights are symmetric).
+// per row (zero point 0: TFLite's hybrid weights are symmetric). TFLite's
+// hybrid LSTM and RNN read one scale per tensor only; per-row scales are ours
+// (what a fused op gets from a loop of per-channel hybrid FULLY_CONNECTEDs).
 struct DenseWeights {
   const float* f32 = nullptr;
   const int8_t* i8 = nullptr;
@@ -71,18 +74,6 @@ Status expect_input_count(const OpContext& ctx, int min_count, int max_count);
 // prepare: an error naming the tensor, what was expected and what it has.
 Status shape_error(const Tensor* tensor, const char* role, const char* expected);
 
-inline float dot_i8(const int8_t* w, const float* x, int32_t n) {
-  float partial[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-  int32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int32_t j = 0; j < 8; ++j) partial[j] += static_cast<float>(w[i + j]) * x[i + j];
-  }
-  float sum = ((partial[0] + partial[4]) + (partial[1] + partial[5])) +
-              ((partial[2] + partial[6]) + (partial[3] + partial[7]));
-  for (; i < n; ++i) sum += static_cast<float>(w[i]) * x[i];
-  return sum;
-}
-
 // matvec_rows (matmul.h) is the float product; matvec_rows_portable is the
 // plain version it calls (benchmarks compare candidates against it).
 void matvec_rows_portable(const float* w, int32_t rows, int32_t cols, const float* x,
@@ -97,31 +88,33 @@ void matvec_rows_avx512(const float* w, int32_t rows, int32_t cols, const float*
                         const float* bias, bool accumulate, float* out);
 #endif
 
-// out[r] += W[first_row + r, :] . x for r < rows.
+// out[r] += W[first_row + r, :] . x for r < rows. Float weights multiply x;
+// INT8 weights (hybrid models) multiply `xq`, x quantized at run time by the
+// caller (quantize_row, once per vector however many matrices use it), in
+// int32 as TFLite's hybrid kernels do (hybrid_util.h). Callers with float
+// weights only may pass an empty QuantizedRow.
 inline void matvec_accumulate(const DenseWeights& w, int32_t first_row, int32_t rows,
-                              const float* x, float* out) {
+                              const float* x, const QuantizedRow& xq, float* out) {
   const int32_t cols = w.cols;
   if (w.f32) {
     matvec_rows(w.f32 + static_cast<int64_t>(first_row) * cols, rows, cols, x, nullptr, true, out);
     return;
   }
-  const int8_t* row = w.i8 + static_cast<int64_t>(first_row) * cols;
-  for (int32_t r = 0; r < rows; ++r, row += cols) {
-    float scale = w.scales[w.per_row_scale ? first_row + r : 0];
-    out[r] += scale * dot_i8(row, x, cols);
-  }
+  hybrid_matvec_accumulate(w.i8 + static_cast<int64_t>(first_row) * cols, rows, cols,
+                           w.scales + (w.per_row_scale ? first_row : 0), w.per_row_scale, xq, out);
 }
 
-// out[r] = (bias ? bias[r] : 0) + W[first_row + r, :] . x.
+// out[r] = (bias ? bias[r] : 0) + W[first_row + r, :] . x (as above: INT8
+// weights use xq; the bias comes first and the product is added to it).
 inline void matvec_assign(const DenseWeights& w, int32_t first_row, int32_t rows, const float* x,
-                          const float* bias, float* out) {
+                          const QuantizedRow& xq, const float* bias, float* out) {
   if (w.f32) {
     matvec_rows(w.f32 + static_cast<int64_t>(first_row) * w.cols, rows, w.cols, x, bias, false,
                 out);
     return;
   }
   for (int32_t r = 0; r < rows; ++r) out[r] = bias ? bias[r] : 0.f;
-  matvec_accumulate(w, first_row, rows, x, out);
+  matvec_accumulate(w, first_row, rows, x, xq, out);
 }
 
 // Training (backward kernels). w [rows, cols]: out[c] += sum_r w[r, c] * g[r],
@@ -137,7 +130,8 @@ void add_outer_steps(float* grad, int32_t rows, int32_t cols, const float* g, in
 // out[r] += sum over s < steps of g[s * g_stride + r] (bias gradients).
 void add_rows(float* out, int32_t rows, const float* g, int64_t g_stride, int32_t steps);
 
-// The input-side products of up to kTimeBlock consecutive steps at once:
+// The input-side products of up to kTimeBlock consecutive steps at once
+// (float weights; hybrid kernels quantize each step's x instead):
 // out[s * rows + r] = (bias ? bias[r] : 0) + W[r, :] . x_s for s < kTimeBlock
 // (steps past `steps` see x_s = 0),
 // where x_s = x + s * x_stride. With few input features (3 for the

@@ -14,9 +14,17 @@
 // old cell state, o the new one; with layer norm the bias is added after the
 // normalization; the cell state is clipped to cell_clip and the projection to
 // proj_clip when those are > 0. CIFG: i = 1 - f.
-// Weights are float or INT8 with per-tensor/per-row scales (hybrid models),
-// dequantized on the fly: unlike TFLite's hybrid path the input is not
-// quantized, so results match float maths rather than TFLite's int8 products.
+// Weights are float or INT8 with per-tensor/per-row scales (hybrid models).
+// INT8 weights follow TFLite's hybrid LSTM (lstm_eval's EvalHybrid): every
+// step, x and the output state h of each batch row are quantized to int8
+// (symmetric, or asymmetric with a zero point when asymmetric_quantize_inputs
+// is set; hybrid_util.h), each quantized once and shared by the four gates;
+// a gate is its bias (0 with layer norm) + int32(W_x q_x) * (s_x * s_W)
+// + int32(W_h q_h) * (s_h * s_R), then the float gate maths below. With INT8
+// projection weights the cell output o * act(c) is quantized the same way.
+// TFLite reads one scale per weight tensor; per-row scales are our extension
+// (scale of row r = s_x * s_W[r], as in a per-channel hybrid
+// FULLY_CONNECTED).
 //
 // Training (BPTT over all steps): float weights, with or without CIFG,
 // peepholes and cell clip; projection and layer norm are refused in prepare.
@@ -114,6 +122,16 @@ Status check_state(const Tensor* state, int index, const LstmShape& s, int32_t w
   return Status();
 }
 
+// Any weight matrix in INT8 (the kernel then needs scratch for quantized rows).
+bool lstm_is_hybrid(OpContext& ctx) {
+  for (int i = kInputWeights; i < kCellToInput; ++i) {
+    const Tensor* w = ctx.input(i);
+    if (w && w->type == TensorType::INT8) return true;
+  }
+  const Tensor* projection = ctx.input(kProjectionWeights);
+  return projection && projection->type == TensorType::INT8;
+}
+
 Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_input_count(ctx, 20, 24));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
@@ -198,6 +216,13 @@ Status prepare(OpContext& ctx) {
       sizeof(float) * (5 * static_cast<size_t>(s.units) + static_cast<size_t>(s.output) +
                        static_cast<size_t>(s.units)),
       &slot));
+  if (lstm_is_hybrid(ctx)) {
+    // Quantized rows: x, the output state h, the cell output (projection).
+    GRUWB_RETURN_IF_ERROR(ctx.request_scratch(static_cast<size_t>(s.input_size) +
+                                                  static_cast<size_t>(s.output) +
+                                                  static_cast<size_t>(s.units),
+                                              &slot));
+  }
   if (!ctx.training()) return Status();
   if (projection || any_layer_norm) {
     return Status::error(StatusCode::kUnsupported,
@@ -284,6 +309,15 @@ Status eval(OpContext& ctx) {
   float* output_state = ctx.input(kOutputState)->f32();
   float* cell_state = ctx.input(kCellState)->f32();
   float* tape = static_cast<float*>(ctx.tape());
+  // Hybrid: quantized copies of x, h and the cell output (hybrid_util.h).
+  const bool hybrid = lstm_is_hybrid(ctx);
+  const bool asymmetric = options && options->asymmetric_quantize_inputs();
+  QuantizedRow xq, hq, cell_output_q;
+  if (hybrid) {
+    xq.values = static_cast<int8_t*>(ctx.scratch(1));
+    hq.values = xq.values + s.input_size;
+    cell_output_q.values = hq.values + O;
+  }
   const size_t h_bytes = sizeof(float) * static_cast<size_t>(O);
   const size_t c_bytes = sizeof(float) * static_cast<size_t>(H);
 
@@ -299,10 +333,14 @@ Status eval(OpContext& ctx) {
         memcpy(step_tape + kTapeH * H, h, c_bytes);  // O == H: training refuses projections
         memcpy(step_tape + kTapeC * H, c, c_bytes);
       }
+      if (hybrid) {
+        quantize_row(xt, s.input_size, asymmetric, &xq);
+        quantize_row(h, O, asymmetric, &hq);
+      }
       for (int g = s.cifg ? 1 : 0; g < 4; ++g) {
         // With layer norm the bias comes after the normalization.
-        matvec_assign(w.input[g], 0, H, xt, s.layer_norm ? nullptr : w.bias[g], gates[g]);
-        matvec_accumulate(w.recurrent[g], 0, H, h, gates[g]);
+        matvec_assign(w.input[g], 0, H, xt, xq, s.layer_norm ? nullptr : w.bias[g], gates[g]);
+        matvec_accumulate(w.recurrent[g], 0, H, h, hq, gates[g]);
       }
       // Non-linearity of one gate; `peephole_cell` is the cell state its
       // peephole sees (old for i and f, new for o).
@@ -350,7 +388,8 @@ Status eval(OpContext& ctx) {
       for (int32_t i = 0; i < H; ++i) cell_output[i] *= gates[kOutputGate][i];
       float* yt = out + s.layout.offset(b, t, O);
       if (w.projection.present()) {
-        matvec_assign(w.projection, 0, O, cell_output, w.projection_bias, yt);
+        if (w.projection.i8) quantize_row(cell_output, H, asymmetric, &cell_output_q);
+        matvec_assign(w.projection, 0, O, cell_output, cell_output_q, w.projection_bias, yt);
         clip(yt, O, proj_clip);
       } else {
         memcpy(yt, cell_output, c_bytes);

@@ -3,7 +3,12 @@
 //   0 x [B,T,I] ([T,B,I] with time_major), 1 W [U,I], 2 R [U,U], 3 b [U],
 //   4 hidden state [B,U]: a variable tensor that keeps the last state
 //     between invokes (reset_variables() zeroes it).
-// Output [B,T,U] ([T,B,U]). Weights float or INT8 (hybrid), float compute.
+// Output [B,T,U] ([T,B,U]). Weights float or INT8 (hybrid). INT8 weights
+// follow TFLite's hybrid RNN (kernel_utils' RnnBatchStep): every step x and h
+// of each batch row are quantized to int8 (symmetric, or asymmetric with a
+// zero point when asymmetric_quantize_inputs is set; hybrid_util.h) and
+// h' = act(b + int32(W q_x) * (s_x * s_W) + int32(R q_h) * (s_h * s_R)).
+// TFLite reads one scale per weight tensor; per-row scales are our extension.
 // Training (BPTT over all steps, float weights): the tape keeps h_0..h_T of
 // each batch row; as for the LSTM, a training forward starts every sequence
 // from the state variable and does not write its final state back (Keras'
@@ -19,6 +24,11 @@ namespace gruwb {
 namespace {
 
 enum Input { kX = 0, kInputWeights, kRecurrentWeights, kBias, kHiddenState };
+
+bool rnn_is_hybrid(OpContext& ctx) {
+  return ctx.input(kInputWeights)->type == TensorType::INT8 ||
+         ctx.input(kRecurrentWeights)->type == TensorType::INT8;
+}
 
 Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 5, 5));
@@ -61,6 +71,11 @@ Status prepare(OpContext& ctx) {
   int slot = 0;
   GRUWB_RETURN_IF_ERROR(
       ctx.request_scratch(sizeof(float) * static_cast<size_t>(units), &slot));  // running state
+  if (rnn_is_hybrid(ctx)) {
+    // Quantized rows of x and h.
+    GRUWB_RETURN_IF_ERROR(
+        ctx.request_scratch(static_cast<size_t>(x->shape.dims[2] + units), &slot));
+  }
   if (!ctx.training()) return Status();
   if (recurrent->type != TensorType::FLOAT32 ||
       ctx.input(kInputWeights)->type != TensorType::FLOAT32) {
@@ -92,6 +107,13 @@ Status eval(OpContext& ctx) {
   float* h = static_cast<float*>(ctx.scratch(0));
   float* tape = static_cast<float*>(ctx.tape());
   const size_t state_bytes = sizeof(float) * static_cast<size_t>(units);
+  const bool hybrid = rnn_is_hybrid(ctx);
+  const bool asymmetric = options && options->asymmetric_quantize_inputs();
+  QuantizedRow xq, hq;
+  if (hybrid) {
+    xq.values = static_cast<int8_t*>(ctx.scratch(1));
+    hq.values = xq.values + input_size;
+  }
   for (int32_t b = 0; b < layout.batch; ++b) {
     float* variable = state->f32() + static_cast<int64_t>(b) * units;
     memcpy(h, variable, state_bytes);
@@ -100,9 +122,13 @@ Status eval(OpContext& ctx) {
     for (int32_t t = 0; t < layout.time; ++t) {
       // The new state goes to the output slot first: h is still needed by R h.
       float* h_next = out + layout.offset(b, t, units);
-      matvec_assign(input_weights, 0, units, x->f32() + layout.offset(b, t, input_size), bias,
-                    h_next);
-      matvec_accumulate(recurrent, 0, units, h, h_next);
+      const float* xt = x->f32() + layout.offset(b, t, input_size);
+      if (hybrid) {
+        quantize_row(xt, input_size, asymmetric, &xq);
+        quantize_row(h, units, asymmetric, &hq);
+      }
+      matvec_assign(input_weights, 0, units, xt, xq, bias, h_next);
+      matvec_accumulate(recurrent, 0, units, h, hq, h_next);
       vector_activation(activation, h_next, units);
       memcpy(h, h_next, state_bytes);
       if (row_tape) memcpy(row_tape + static_cast<int64_t>(t + 1) * units, h, state_bytes);

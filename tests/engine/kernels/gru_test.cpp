@@ -290,9 +290,10 @@ TEST_P(CustomGruTest, OmittedInitialStateIsZero) {
   }
 }
 
-// Hybrid weights: the int8 path must compute exactly what float maths gives on the
-// dequantized weights (the float path itself is checked against torch above).
-TEST_P(CustomGruTest, Int8WeightsEqualFloatOnDequantizedWeights) {
+// Hybrid weights: x, h (and r * h) are quantized at run time as hybrid FULLY_CONNECTEDs do
+// (equality with the loop of hybrid FCs: hybrid_test), so the result is close to float maths
+// on the dequantized weights (checked against torch above) but not equal to it.
+TEST_P(CustomGruTest, Int8WeightsQuantizeActivationsAtRunTime) {
   const CustomGruCase& c = GetParam();
   FloatArray x = test::read_fixture(c.name, "x");
   CustomGruConfig quantized;
@@ -303,7 +304,8 @@ TEST_P(CustomGruTest, Int8WeightsEqualFloatOnDequantizedWeights) {
   dequantized.dequantized_float = true;
   FloatArray a = run_custom(c, quantized, x);
   FloatArray b = run_custom(c, dequantized, x);
-  EXPECT_LE(test::max_abs_diff(a.values, b.values), 1e-6);
+  EXPECT_LE(test::max_abs_diff(a.values, b.values), 2e-2);
+  EXPECT_GT(test::max_abs_diff(a.values, b.values), 1e-5);
   // And quantization changed something, so this is not float vs float.
   EXPECT_GT(test::max_abs_diff(b.values, test::read_fixture(c.name, "y").values), 1e-6);
 }

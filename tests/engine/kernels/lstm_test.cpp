@@ -241,7 +241,9 @@ TEST(LstmTest, TwentyInputLayoutWithoutLayerNormWorks) {
             kTolerance);
 }
 
-TEST(LstmTest, Int8HybridWeightsEqualFloatOnDequantizedWeights) {
+// Hybrid weights quantize x and h at run time as TFLite does (equality with real TFLite:
+// hybrid_test): close to float maths on the dequantized weights, but not equal to it.
+TEST(LstmTest, Int8HybridWeightsQuantizeActivationsAtRunTime) {
   LstmConfig quantized;
   quantized.int8_weights = true;
   LstmConfig dequantized;
@@ -257,7 +259,8 @@ TEST(LstmTest, Int8HybridWeightsEqualFloatOnDequantizedWeights) {
       << error;
   FloatArray ya = test::run(&a, {x});
   FloatArray yb = test::run(&b, {x});
-  EXPECT_LE(test::max_abs_diff(ya.values, yb.values), 1e-6);
+  EXPECT_LE(test::max_abs_diff(ya.values, yb.values), 2e-2);
+  EXPECT_GT(test::max_abs_diff(ya.values, yb.values), 1e-5);
   EXPECT_GT(test::max_abs_diff(yb.values, test::read_fixture("lstm_keras", "y1").values), 1e-6);
 }
 

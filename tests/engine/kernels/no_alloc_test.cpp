@@ -158,6 +158,23 @@ TEST(NoAllocTest, RealModelsWithLoopsAndRecurrentOps) {
   }
 }
 
+// Hybrid kernels quantize x and the states every step into scratch planned at prepare.
+TEST(NoAllocTest, HybridRecurrentKernels) {
+  for (const char* stem :
+       {"hybrid_lstm_asymmetric", "hybrid_lstm_projection_asymmetric", "hybrid_rnn_symmetric"}) {
+    SCOPED_TRACE(stem);
+    tools::LoadedModel loaded;
+    std::string error;
+    ASSERT_TRUE(tools::load_model_file(
+        std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/hybrid/" + stem + ".tflite", &loaded,
+        &error))
+        << error;
+    tools::ModelRunner runner;
+    ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
+    EXPECT_EQ(invoke_allocations(runner, 0.5f), 0);
+  }
+}
+
 TEST(NoAllocTest, ManyKernelsInOneModel) {
   // x [2,3,4] -> TRANSPOSE -> GATHER(t) -> FC -> SPLIT -> CONCATENATION ->
   // STRIDED_SLICE -> SOFTMAX, plus SHAPE/PACK/FILL/CAST/SLICE/UNPACK/SPLIT_V.

@@ -114,7 +114,9 @@ TEST(RnnTest, ReluFirstStepIsReluOfInputProjection) {
   }
 }
 
-TEST(RnnTest, Int8HybridWeightsEqualFloatOnDequantizedWeights) {
+// Hybrid weights quantize x and h at run time as TFLite does (equality with real TFLite:
+// hybrid_test): close to float maths on the dequantized weights, but not equal to it.
+TEST(RnnTest, Int8HybridWeightsQuantizeActivationsAtRunTime) {
   RnnConfig quantized;
   quantized.int8_weights = true;
   RnnConfig dequantized;
@@ -128,7 +130,8 @@ TEST(RnnTest, Int8HybridWeightsEqualFloatOnDequantizedWeights) {
   FloatArray x = test::read_fixture(kCase, "x1");
   FloatArray ya = test::run(&a, {x});
   FloatArray yb = test::run(&b, {x});
-  EXPECT_LE(test::max_abs_diff(ya.values, yb.values), 1e-6);
+  EXPECT_LE(test::max_abs_diff(ya.values, yb.values), 2e-2);
+  EXPECT_GT(test::max_abs_diff(ya.values, yb.values), 1e-5);
   EXPECT_GT(test::max_abs_diff(yb.values, test::read_fixture(kCase, "y1").values), 1e-6);
 }
 
