@@ -53,6 +53,27 @@ class Emitter {
   int floats(const std::string& name, Dims shape, const std::vector<float>& v) {
     return constant(name, std::move(shape), v.data(), v.size() * 4, fb::TensorType::FLOAT32);
   }
+  // A weight [rows, cols]: float32, or int8 when `row_scales` (one per row) are given, with
+  // one scale when they are all equal, else one per row (quantized_dimension 0).
+  int weight(const std::string& name, Dims shape, const std::vector<float>& v,
+             const std::vector<float>& row_scales) {
+    if (row_scales.empty()) return floats(name, std::move(shape), v);
+    const size_t cols = v.size() / row_scales.size();
+    std::vector<int8_t> q(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      const double level = std::nearbyint(double{v[i]} / row_scales[i / cols]);
+      q[i] = static_cast<int8_t>(std::max(-127.0, std::min(127.0, level)));
+    }
+    int t = constant(name, std::move(shape), q.data(), q.size(), fb::TensorType::INT8);
+    auto quantization = std::make_unique<fb::QuantizationParametersT>();
+    const bool per_tensor = std::all_of(row_scales.begin(), row_scales.end(),
+                                        [&](float x) { return x == row_scales[0]; });
+    quantization->scale = per_tensor ? std::vector<float>{row_scales[0]} : row_scales;
+    quantization->zero_point.assign(quantization->scale.size(), 0);
+    quantization->quantized_dimension = 0;
+    sg_.tensors[static_cast<size_t>(t)]->quantization = std::move(quantization);
+    return t;
+  }
   int ints(const std::string& name, Dims shape, const std::vector<int32_t>& v) {
     return constant(name, std::move(shape), v.data(), v.size() * 4, fb::TensorType::INT32);
   }
@@ -147,6 +168,7 @@ std::vector<uint8_t> gru_options(const DetectedCell& c, bool return_sequences, b
     fbb.String("recurrent_activation", c.gate_activation);
     fbb.Bool("return_sequences", return_sequences);
     fbb.Bool("time_major", time_major);
+    if (c.hybrid) fbb.Bool("asymmetric_quantize_inputs", c.hybrid_inputs == "asymmetric");
   });
   fbb.Finish();
   return fbb.GetBuffer();
@@ -158,8 +180,53 @@ std::vector<float> rows(const std::vector<float>& m, int cols, int first, int co
 }
 
 bool uses_circle_gru(const DetectedCell& c, ModelFormat format) {
-  return c.kind == CellKind::kGru && format == ModelFormat::kCircle && c.reset_after &&
+  return c.kind == CellKind::kGru && format == ModelFormat::kCircle && c.reset_after && !c.hybrid &&
          c.gate_activation == "sigmoid" && c.activation == "tanh";
+}
+
+// Why a hybrid cell's int8 weights have no place in its fused op ("" when they do). The fused
+// kernels quantize x and h at run time as the loop's hybrid FCs do (docs/fused-gru-op.md);
+// TFLite's LSTM and RNN ops read one scale per weight tensor, so each gate block needs one.
+std::string hybrid_problem(const DetectedCell& c) {
+  if (!c.hybrid) return "";
+  if (c.hybrid_inputs == "mixed") {
+    return "hybrid cell whose FCs quantize their inputs differently (asymmetric and symmetric)";
+  }
+  for (const std::vector<float>* scales :
+       {&c.weights.kernel_scales, &c.weights.recurrent_kernel_scales}) {
+    const bool all = std::all_of(scales->begin(), scales->end(), [](float x) { return x > 0; });
+    const bool none = std::all_of(scales->begin(), scales->end(), [](float x) { return x == 0; });
+    if (!all && !none) {
+      return "hybrid cell with int8 and float32 (or zero-point) weight rows in one product";
+    }
+  }
+  if (c.kind == CellKind::kGru) return "";
+  const int H = c.units;
+  for (const std::vector<float>* scales :
+       {&c.weights.kernel_scales, &c.weights.recurrent_kernel_scales}) {
+    for (size_t block = 0; block + static_cast<size_t>(H) <= scales->size(); block += H) {
+      if (!std::all_of(scales->begin() + block, scales->begin() + block + H,
+                       [&](float x) { return x == (*scales)[block]; })) {
+        return "hybrid cell with one scale per row (per-channel): TFLite's hybrid " +
+               std::string(c.kind == CellKind::kLstm ? "LSTM" : "RNN") +
+               " op reads one scale per gate weight tensor";
+      }
+    }
+  }
+  return "";
+}
+
+// The row scales rows [first, first + count) of a fused weight keep: a hybrid cell's int8
+// scales, else none (float32).
+std::vector<float> hybrid_scales(const DetectedCell& c, const std::vector<float>& scales, int first,
+                                 int count) {
+  if (!c.hybrid || first < 0 || count <= 0 ||
+      scales.size() < static_cast<size_t>(first) + static_cast<size_t>(count)) {
+    return {};
+  }
+  std::vector<float> piece(scales.begin() + first, scales.begin() + first + count);
+  const bool int8 = std::all_of(piece.begin(), piece.end(), [](float x) { return x > 0; });
+  return int8 ? piece : std::vector<float>();
 }
 
 // The fused LSTM/RNN ops carry the cell's activation (Keras tanh, relu or none).
@@ -197,8 +264,10 @@ std::string emit_fused(Emitter& e, const DetectedCell& c, ModelFormat format, Fu
     return plan->h_final;
   };
   if (c.kind == CellKind::kGru) {
-    int wx = e.floats(p + "kernel", {G * H, F}, w.kernel);
-    int wh = e.floats(p + "recurrent_kernel", {G * H, H}, w.recurrent_kernel);
+    int wx =
+        e.weight(p + "kernel", {G * H, F}, w.kernel, hybrid_scales(c, w.kernel_scales, 0, G * H));
+    int wh = e.weight(p + "recurrent_kernel", {G * H, H}, w.recurrent_kernel,
+                      hybrid_scales(c, w.recurrent_kernel_scales, 0, G * H));
     int out = -1;
     if (plan->need_sequence) {
       if (plan->sequence < 0) plan->sequence = e.tensor(p + "sequence", seq_shape);
@@ -242,9 +311,11 @@ std::string emit_fused(Emitter& e, const DetectedCell& c, ModelFormat format, Fu
     inputs[0] = plan->input;
     for (int i = 0; i < 4; ++i) {
       inputs[static_cast<size_t>(1 + i)] =
-          e.floats(p + gate[i] + "_kernel", {H, F}, rows(w.kernel, F, i * H, H));
-      inputs[static_cast<size_t>(5 + i)] = e.floats(p + gate[i] + "_recurrent_kernel", {H, H},
-                                                    rows(w.recurrent_kernel, H, i * H, H));
+          e.weight(p + gate[i] + "_kernel", {H, F}, rows(w.kernel, F, i * H, H),
+                   hybrid_scales(c, w.kernel_scales, i * H, H));
+      inputs[static_cast<size_t>(5 + i)] =
+          e.weight(p + gate[i] + "_recurrent_kernel", {H, H}, rows(w.recurrent_kernel, H, i * H, H),
+                   hybrid_scales(c, w.recurrent_kernel_scales, i * H, H));
       inputs[static_cast<size_t>(12 + i)] =
           e.floats(p + gate[i] + "_bias", {H}, rows(w.bias, 1, i * H, H));
     }
@@ -255,15 +326,18 @@ std::string emit_fused(Emitter& e, const DetectedCell& c, ModelFormat format, Fu
     options.cell_clip = 0.f;  // Keras does not clip
     options.proj_clip = 0.f;
     options.time_major = plan->time_major;
+    options.asymmetric_quantize_inputs = c.hybrid && c.hybrid_inputs == "asymmetric";
     e.op(Op::UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, {plan->sequence}, options);
     name = "UNIDIRECTIONAL_SEQUENCE_LSTM";
   } else {
-    int wx = e.floats(p + "kernel", {H, F}, w.kernel);
-    int wh = e.floats(p + "recurrent_kernel", {H, H}, w.recurrent_kernel);
+    int wx = e.weight(p + "kernel", {H, F}, w.kernel, hybrid_scales(c, w.kernel_scales, 0, H));
+    int wh = e.weight(p + "recurrent_kernel", {H, H}, w.recurrent_kernel,
+                      hybrid_scales(c, w.recurrent_kernel_scales, 0, H));
     int b = e.floats(p + "bias", {H}, w.bias);
     int state = e.variable(p + "hidden_state", {B, H});
     fb::SequenceRNNOptionsT options;
     options.time_major = plan->time_major;
+    options.asymmetric_quantize_inputs = c.hybrid && c.hybrid_inputs == "asymmetric";
     options.fused_activation_function = fused_activation(c.activation);
     e.op(Op::UNIDIRECTIONAL_SEQUENCE_RNN, {plan->input, wx, wh, b, state}, {plan->sequence},
          options);
@@ -512,14 +586,6 @@ std::string fused_op_name(const DetectedCell& c, ModelFormat format) {
   return "?";
 }
 
-std::string hybrid_reason(const DetectedCell& c, ModelFormat format) {
-  return "hybrid cell (int8 weights with scales): its FCs quantize their inputs at run time as "
-         "TFLite's hybrid kernels do, while the engine's " +
-         fused_op_name(c, format) +
-         " kernel multiplies float inputs by dequantized weights, so the fused op would not "
-         "compute the same outputs";
-}
-
 std::string quoted_name(const fb::SubGraphT& sg, int t) {
   return "'" + sg.tensors[static_cast<size_t>(t)]->name + "'";
 }
@@ -593,7 +659,7 @@ std::string unrolled_state_problem(const ModelDef& def, const fb::SubGraphT& sg,
                                    bool final_cell_read) {
   std::vector<std::string> problems;
   const std::string op = fused_op_name(c, format);
-  if (c.hybrid) problems.push_back(hybrid_reason(c, format));
+  if (const std::string hybrid = hybrid_problem(c); !hybrid.empty()) problems.push_back(hybrid);
   if (final_cell_read) {
     problems.push_back("the last step's cell state c " + quoted_name(sg, c.final_cell) +
                        " is read after the chain (a state output), and " + op +
@@ -917,8 +983,9 @@ bool rewrite_cell(ModelDef* model, const DetectedCell& cell, ModelFormat format,
     *error = "unsupported activation " + cell.gate_activation + "/" + cell.activation;
     return false;
   }
-  if (cell.hybrid && cell.form == CellForm::kWhile) {  // rewrite_unrolled says it with the rest
-    *error = hybrid_reason(cell, format);
+  if (const std::string hybrid = hybrid_problem(cell);
+      !hybrid.empty() && cell.form == CellForm::kWhile) {  // rewrite_unrolled says it with the rest
+    *error = hybrid;
     return false;
   }
   return cell.form == CellForm::kWhile ? rewrite_while(model, cell, format, fused_op, error)

@@ -75,6 +75,16 @@ class Graph {
     const auto& q = tensor(t).quantization;
     return q && !q->scale.empty() && (q->scale.size() == 1 || q->quantized_dimension == 0);
   }
+  // The int8 scale of row `r` of a hybrid weight (0: a float weight, or a zero point that
+  // is not 0, which no fused hybrid op takes).
+  float row_scale(int t, int r) const {
+    if (!is_int8_weight(t)) return 0.f;
+    const fb::QuantizationParametersT& q = *tensor(t).quantization;
+    const size_t ch = q.scale.size() == 1 ? 0 : static_cast<size_t>(r);
+    if (ch >= q.scale.size()) return 0.f;
+    if (ch < q.zero_point.size() && q.zero_point[ch] != 0) return 0.f;
+    return q.scale[ch];
+  }
   // A constant float tensor as values, int8 weights dequantized (empty if it is neither).
   std::vector<float> floats(int t) const {
     const std::vector<uint8_t>* d = data(t);
@@ -421,11 +431,15 @@ struct CellMatch {
   std::set<int> ops;
 };
 
-void append_rows(const Graph& g, int weight, int row0, int rows, std::vector<float>* out) {
+// Rows [row0, row0 + rows) of `weight` (dequantized when int8) and, per row, its int8
+// scale (0 for float rows) so a fused op can keep a hybrid cell's int8 weights.
+void append_rows(const Graph& g, int weight, int row0, int rows, std::vector<float>* out,
+                 std::vector<float>* scales) {
   std::vector<float> w = g.floats(weight);
   const int cols = g.shape(weight)[1];
   out->insert(out->end(), w.begin() + static_cast<ptrdiff_t>(row0) * cols,
               w.begin() + static_cast<ptrdiff_t>(row0 + rows) * cols);
+  for (int r = row0; r < row0 + rows; ++r) scales->push_back(g.row_scale(weight, r));
 }
 
 // Adds the bias pieces of one gate block into `input`/`recurrent` (size n
@@ -587,12 +601,13 @@ bool match_gru(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
         return m.fail("GRU weight blocks do not have the state's " + std::to_string(H) + " units");
       }
       CellWeights& w = c.weights;
-      append_rows(g, zp.x_weight, zp.x_row, H, &w.kernel);
-      append_rows(g, rp.x_weight, rp.x_row, H, &w.kernel);
-      append_rows(g, x_aff.terms[0].weight, x_aff.terms[0].row0, H, &w.kernel);
-      append_rows(g, zp.h_weight, zp.h_row, H, &w.recurrent_kernel);
-      append_rows(g, rp.h_weight, rp.h_row, H, &w.recurrent_kernel);
-      append_rows(g, h_aff.terms[0].weight, h_aff.terms[0].row0, H, &w.recurrent_kernel);
+      append_rows(g, zp.x_weight, zp.x_row, H, &w.kernel, &w.kernel_scales);
+      append_rows(g, rp.x_weight, rp.x_row, H, &w.kernel, &w.kernel_scales);
+      append_rows(g, x_aff.terms[0].weight, x_aff.terms[0].row0, H, &w.kernel, &w.kernel_scales);
+      append_rows(g, zp.h_weight, zp.h_row, H, &w.recurrent_kernel, &w.recurrent_kernel_scales);
+      append_rows(g, rp.h_weight, rp.h_row, H, &w.recurrent_kernel, &w.recurrent_kernel_scales);
+      append_rows(g, h_aff.terms[0].weight, h_aff.terms[0].row0, H, &w.recurrent_kernel,
+                  &w.recurrent_kernel_scales);
       w.bias.assign(static_cast<size_t>(3 * H), 0.f);
       w.recurrent_bias.assign(static_cast<size_t>(3 * H), 0.f);
       add_biases(g, zp.biases, H, h_in, false, &w.bias, &w.recurrent_bias, 0);
@@ -694,8 +709,9 @@ bool match_lstm(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
           !block_ok(g, p[k].h_weight, p[k].h_row, H, H)) {
         return m.fail("LSTM weight blocks do not have the state's " + std::to_string(H) + " units");
       }
-      append_rows(g, p[k].x_weight, p[k].x_row, H, &c.weights.kernel);
-      append_rows(g, p[k].h_weight, p[k].h_row, H, &c.weights.recurrent_kernel);
+      append_rows(g, p[k].x_weight, p[k].x_row, H, &c.weights.kernel, &c.weights.kernel_scales);
+      append_rows(g, p[k].h_weight, p[k].h_row, H, &c.weights.recurrent_kernel,
+                  &c.weights.recurrent_kernel_scales);
       add_biases(g, p[k].biases, H, h_in, false, &c.weights.bias, &unused,
                  static_cast<size_t>(k * H));
     }
@@ -736,8 +752,9 @@ bool match_rnn(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
       !block_ok(g, p.h_weight, p.h_row, c.units, c.units)) {
     return m.fail("SimpleRNN weights do not have the state's units");
   }
-  append_rows(g, p.x_weight, p.x_row, c.units, &c.weights.kernel);
-  append_rows(g, p.h_weight, p.h_row, c.units, &c.weights.recurrent_kernel);
+  append_rows(g, p.x_weight, p.x_row, c.units, &c.weights.kernel, &c.weights.kernel_scales);
+  append_rows(g, p.h_weight, p.h_row, c.units, &c.weights.recurrent_kernel,
+              &c.weights.recurrent_kernel_scales);
   c.weights.bias.assign(static_cast<size_t>(c.units), 0.f);
   std::vector<float> rec(static_cast<size_t>(c.units), 0.f);
   add_biases(g, p.biases, c.units, c.h_in, false, &c.weights.bias, &rec, 0);
@@ -1281,17 +1298,23 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
   return true;
 }
 
-// Whether any FC among `ops` of `subgraph` has int8 weights (a hybrid cell).
-bool has_int8_weights(const ModelDef& def, int subgraph, const std::vector<int>& ops) {
-  if (subgraph < 0 || static_cast<size_t>(subgraph) >= def.subgraphs.size()) return false;
+// Whether any FC among `ops` of `subgraph` has int8 weights (a hybrid cell), and how those
+// FCs quantize their inputs at run time (asymmetric_quantize_inputs; "mixed" when they differ).
+void hybrid_facts(const ModelDef& def, int subgraph, const std::vector<int>& ops,
+                  DetectedCell* cell) {
+  if (subgraph < 0 || static_cast<size_t>(subgraph) >= def.subgraphs.size()) return;
   Graph g(def, subgraph);
+  int asymmetric = 0, symmetric = 0;
   for (int o : ops) {
-    if (g.code(o) == Op::FULLY_CONNECTED && g.op(o).inputs.size() > 1 &&
-        g.is_int8_weight(g.op(o).inputs[1])) {
-      return true;
+    if (g.code(o) != Op::FULLY_CONNECTED || g.op(o).inputs.size() < 2 ||
+        !g.is_int8_weight(g.op(o).inputs[1])) {
+      continue;
     }
+    cell->hybrid = true;
+    const auto* opt = g.op(o).builtin_options.AsFullyConnectedOptions();
+    (opt && opt->asymmetric_quantize_inputs ? asymmetric : symmetric) += 1;
   }
-  return false;
+  cell->hybrid_inputs = asymmetric && symmetric ? "mixed" : asymmetric ? "asymmetric" : "symmetric";
 }
 
 }  // namespace
@@ -1340,8 +1363,8 @@ DetectionReport detect_rnn_cells(const ModelDef& model) {
     }
   }
   for (DetectedCell& cell : report.cells) {
-    cell.hybrid = has_int8_weights(
-        model, cell.form == CellForm::kWhile ? cell.body_subgraph : cell.subgraph, cell.cell_ops);
+    hybrid_facts(model, cell.form == CellForm::kWhile ? cell.body_subgraph : cell.subgraph,
+                 cell.cell_ops, &cell);
   }
   return report;
 }

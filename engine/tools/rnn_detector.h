@@ -50,6 +50,9 @@ struct CellWeights {
   std::vector<float> recurrent_kernel;  // [G*H, H]
   std::vector<float> bias;              // [G*H] input side (all biases unless GRU reset_after)
   std::vector<float> recurrent_bias;    // [G*H] GRU reset_after only (recurrent side)
+  // Hybrid cells: the int8 scale of each row of kernel / recurrent_kernel (0 for a float
+  // row), so the fused op keeps the int8 values (kernel = scale * q exactly).
+  std::vector<float> kernel_scales, recurrent_kernel_scales;
 };
 
 struct DetectedCell {
@@ -84,6 +87,8 @@ struct DetectedCell {
   // The cell's FCs hold int8 weights with scales (a hybrid model); `weights`
   // holds them dequantized.
   bool hybrid = false;
+  // How its FCs quantize inputs at run time: "symmetric", "asymmetric" or "mixed".
+  std::string hybrid_inputs = "symmetric";
   std::vector<LoopRole> loop_roles;  // kWhile only
   std::string summary;               // "GRU(60) reset_after, sigmoid/tanh, T=60 F=3"
 };

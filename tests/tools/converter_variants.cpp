@@ -180,6 +180,33 @@ std::vector<WeightTensor> weight_tensors(const ConverterVariant& v, const CellPa
   return w;
 }
 
+// A weight constant of the body: float32, or for a hybrid variant's kernels INT8 with one
+// scale per tensor or per row (symmetric, as TFLite's post-training quantizer writes them).
+int weight_constant(GraphWriter& g, const ConverterVariant& v, const std::string& prefix,
+                    const WeightTensor& w) {
+  const bool kernel = w.name.find("kernel") != std::string::npos;
+  if (v.hybrid == ConverterVariant::Hybrid::kNone || !kernel) {
+    return g.constant(prefix + w.name, w.shape, w.values);
+  }
+  const size_t rows = static_cast<size_t>(w.shape[0]), cols = w.values.size() / rows;
+  std::vector<float> scales(v.hybrid == ConverterVariant::Hybrid::kPerRow ? rows : 1, 0.f);
+  for (size_t i = 0; i < w.values.size(); ++i) {
+    float& s = scales[scales.size() == 1 ? 0 : i / cols];
+    s = std::max(s, std::fabs(w.values[i]) / 127.f);
+  }
+  std::vector<int8_t> q(w.values.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    const float s = scales[scales.size() == 1 ? 0 : i / cols];
+    q[i] = static_cast<int8_t>(std::lround(std::max(-127.f, std::min(127.f, w.values[i] / s))));
+  }
+  int t = g.constant_bytes(prefix + w.name, w.shape, TensorType::INT8, q.data(), q.size());
+  auto quantization = std::make_unique<fb::QuantizationParametersT>();
+  quantization->scale = scales;
+  quantization->zero_point.assign(scales.size(), 0);
+  g.sg().tensors[static_cast<size_t>(t)]->quantization = std::move(quantization);
+  return t;
+}
+
 class Step {
  public:
   Step(GraphWriter& g, const ConverterVariant& v, std::map<std::string, int> weights,
@@ -192,10 +219,20 @@ class Step {
   }
 
   // FC(src, kernel) [+ bias, in the FC or as its own ADD].
+  // FULLY_CONNECTED; a hybrid variant's quantizes its input asymmetrically when asked.
+  int fc(int src, int w, int b, const std::string& name) {
+    int out = tools::fully_connected(g_, src, w, b, name);
+    g_.sg()
+        .operators.back()
+        ->builtin_options.AsFullyConnectedOptions()
+        ->asymmetric_quantize_inputs = v_.asymmetric_inputs;
+    return out;
+  }
+
   int product(int src, const std::string& kernel, const std::string& bias, const std::string& n) {
     const int b = bias.empty() ? -1 : weight(bias);
-    if (!v_.bias_add || b < 0) return tools::fully_connected(g_, src, weight(kernel), b, p_ + n);
-    int bare = tools::fully_connected(g_, src, weight(kernel), -1, p_ + n + "/matmul");
+    if (!v_.bias_add || b < 0) return fc(src, weight(kernel), b, p_ + n);
+    int bare = fc(src, weight(kernel), -1, p_ + n + "/matmul");
     return tools::binary(g_, BO::ADD, bare, b, p_ + n + "/bias_add");
   }
 
@@ -287,9 +324,9 @@ class Step {
   // split; per-gate sums otherwise.
   std::vector<int> summed_gates(int x, int h, int gates) {
     if (v_.gates == GateCut::kSplit || v_.gates == GateCut::kSplitV) {
-      int xw = v_.bias_add ? tools::fully_connected(g_, x, weight("kernel"), -1, p_ + "x_matmul")
+      int xw = v_.bias_add ? fc(x, weight("kernel"), -1, p_ + "x_matmul")
                            : product(x, "kernel", "bias", "x_matmul");
-      int hu = tools::fully_connected(g_, h, weight("recurrent_kernel"), -1, p_ + "h_matmul");
+      int hu = fc(h, weight("recurrent_kernel"), -1, p_ + "h_matmul");
       int sum = tools::binary(g_, BO::ADD, xw, hu, p_ + "sum");
       if (v_.bias_add) sum = tools::binary(g_, BO::ADD, sum, weight("bias"), p_ + "bias_add");
       return cut(sum, gates, false, "gates");
@@ -528,8 +565,7 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
     std::map<std::string, int> w;
     for (size_t k = 0; k < weights.size(); ++k) {
       w[weights[k].name] = s.first_weight >= 0 ? in[static_cast<size_t>(s.first_weight) + k]
-                                               : g.constant(q + weights[k].name, weights[k].shape,
-                                                            weights[k].values);
+                                               : weight_constant(g, v, q, weights[k]);
     }
     if (s.counter >= 0) {
       out[s.counter] =
@@ -1038,6 +1074,31 @@ std::vector<ConverterVariant> converter_variants() {
         v.accumulator = Accumulator::kFlexList;
         v.unfused_reason = "masked (SELECT_V2";
       });
+  // Hybrid loops (int8 weights, float activations, inputs quantized at run time).
+  add("gru_hybrid_per_row", "hybrid GRU: INT8 FC weights with one scale per row", gru,
+      [](ConverterVariant& v) { v.hybrid = ConverterVariant::Hybrid::kPerRow; });
+  add("gru_hybrid_asymmetric", "hybrid GRU, reset_before, asymmetric_quantize_inputs", gru,
+      [](ConverterVariant& v) {
+        v.hybrid = ConverterVariant::Hybrid::kPerTensor;
+        v.asymmetric_inputs = true;
+        v.reset_after = false;
+      });
+  add("lstm_hybrid", "hybrid LSTM: INT8 FC weights, one scale per tensor", lstm,
+      [](ConverterVariant& v) { v.hybrid = ConverterVariant::Hybrid::kPerTensor; });
+  add("lstm_hybrid_asymmetric", "hybrid LSTM, bias ADD, asymmetric_quantize_inputs", lstm,
+      [](ConverterVariant& v) {
+        v.hybrid = ConverterVariant::Hybrid::kPerTensor;
+        v.asymmetric_inputs = true;
+        v.bias_add = true;
+      });
+  add("lstm_hybrid_per_row",
+      "hybrid LSTM with per-row scales, which TFLite's LSTM op cannot hold: reported", lstm,
+      [](ConverterVariant& v) {
+        v.hybrid = ConverterVariant::Hybrid::kPerRow;
+        v.unfused_reason = "per-channel";
+      });
+  add("rnn_hybrid", "hybrid SimpleRNN, one scale per tensor", rnn,
+      [](ConverterVariant& v) { v.hybrid = ConverterVariant::Hybrid::kPerTensor; });
   // TFLite's LSTM op keeps its state in variable tensors that start at zero: a state that
   // comes in as a model input has no place in it, so the loop stays (and says so).
   add("lstm_state_input", "streaming LSTM: h and c are model inputs, reported not fused", lstm,
@@ -1104,6 +1165,11 @@ bool write_variant_folder(const std::string& dir, std::string* error) {
                             float_array(shape, inputs[i]), error)) {
         return false;
       }
+    }
+    // The reference is float: a hybrid model's outputs carry its quantization, so no golden.
+    if (v.hybrid != ConverterVariant::Hybrid::kNone) {
+      std::filesystem::remove_all(golden, ec);
+      continue;
     }
     const std::vector<float> out = reference_output(
         v, inputs[0], std::vector<std::vector<float>>(inputs.begin() + 1, inputs.end()));

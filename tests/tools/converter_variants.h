@@ -59,6 +59,10 @@ struct ConverterVariant {
   bool flex_input = false;  // x_t = FlexTensorListGetItem(FlexTensorListFromTensor(sequence), t)
   bool unknown_loop_shapes = false;  // cond/body inputs written rank 0, as old converters do
   bool masking = false;  // h' = SELECT_V2(mask_t, h', h) (Keras mask_zero / Masking layer)
+  // Hybrid: the FCs' weights are INT8 (scale per tensor, or per row), activations float,
+  // inputs quantized at run time (asymmetrically when asymmetric_inputs).
+  enum class Hybrid { kNone, kPerTensor, kPerRow } hybrid = Hybrid::kNone;
+  bool asymmetric_inputs = false;
   // Empty: every cell must fuse. Else no cell may, and the reason says this.
   std::string unfused_reason;
 };
