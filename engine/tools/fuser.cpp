@@ -163,8 +163,9 @@ bool uses_circle_gru(const DetectedCell& c, ModelFormat format) {
 
 // The LSTM/RNN ops' activation (of the cell candidate and output; TFLite has one for both).
 fb::ActivationFunctionType fused_activation(const DetectedCell& c) {
-  return c.activation == "relu" ? fb::ActivationFunctionType::RELU
-                                : fb::ActivationFunctionType::TANH;
+  if (c.activation == "relu") return fb::ActivationFunctionType::RELU;
+  return c.activation == "linear" ? fb::ActivationFunctionType::NONE
+                                  : fb::ActivationFunctionType::TANH;
 }
 
 // What the fused op must provide and where it reads the sequence.
@@ -906,10 +907,10 @@ int FuseResult::fused_count() const {
 
 bool rewrite_cell(ModelDef* model, const DetectedCell& cell, ModelFormat format,
                   std::string* fused_op, std::string* error) {
-  // GRUWB_GRU carries tanh/relu/linear candidates; the builtin LSTM and RNN ops tanh or relu
-  // (their fused activation).
+  // GRUWB_GRU carries tanh/relu/linear candidates, the RNN op tanh/relu/none as its fused
+  // activation, the LSTM op tanh or relu (its candidate's and act(c)'s).
   const bool activation_ok =
-      cell.kind == CellKind::kGru
+      cell.kind != CellKind::kLstm
           ? (cell.activation == "tanh" || cell.activation == "relu" || cell.activation == "linear")
           : (cell.activation == "tanh" || cell.activation == "relu") &&
                 cell.gate_activation == "sigmoid";

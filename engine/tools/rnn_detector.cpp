@@ -686,14 +686,15 @@ bool match_lstm(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
 bool match_rnn(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
   int top = g.produced_by(h_out, Op::TANH);
   const bool relu = top < 0 && (top = g.produced_by(h_out, Op::RELU)) >= 0;
-  if (top < 0) return m.fail("h' is not TANH or RELU");
+  // No activation op: Keras' activation=None, h' is the affine sum itself.
   Affine pre;
-  if (!m.affine(g.op(top).inputs[0], &pre)) return false;
+  if (!m.affine(top >= 0 ? g.op(top).inputs[0] : h_out, &pre)) return false;
   Matcher::Parts p;
   if (!m.parts(pre, -1, &p, "SimpleRNN")) return false;
   CellMatch c;
   c.kind = CellKind::kSimpleRnn;
   if (relu) c.activation = "relu";
+  if (top < 0) c.activation = "linear";
   c.h_in = p.h_source;
   c.units = g.last_dim(h_out);
   for (const Term& t : pre.terms) {
@@ -710,7 +711,7 @@ bool match_rnn(const Graph& g, Matcher& m, int h_out, CellMatch* out) {
   std::vector<float> rec(static_cast<size_t>(c.units), 0.f);
   add_biases(g, p.biases, c.units, c.h_in, false, &c.weights.bias, &rec, 0);
   for (size_t i = 0; i < rec.size(); ++i) c.weights.bias[i] += rec[i];
-  m.ops.insert(top);
+  if (top >= 0) m.ops.insert(top);
   c.ops = m.ops;
   *out = c;
   return true;
@@ -726,6 +727,9 @@ bool match_cell(const Graph& g, int h_out, const std::function<bool(int)>& is_x,
     m.why = "the state is not computed in the loop";
   } else if (g.code(p) == Op::ADD) {
     ok = match_gru(g, m, h_out, out);
+    // Not a GRU update: a linear SimpleRNN's h' = W x + U h + b is an ADD too.
+    Matcher linear(g, is_x);
+    if (!ok && match_rnn(g, linear, h_out, out)) ok = true;
   } else if (g.code(p) == Op::MUL) {
     ok = match_lstm(g, m, h_out, out);
   } else if (g.code(p) == Op::TANH || g.code(p) == Op::RELU) {

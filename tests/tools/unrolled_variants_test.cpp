@@ -350,6 +350,18 @@ void to_relu(ModelDef& def) {
   }
 }
 
+// Every TANH dropped (Keras activation=None): an RNN's h' is W x + U h + b itself.
+void to_linear(ModelDef& def) {
+  fb::SubGraphT& sg = main_graph(def);
+  for (size_t i = sg.operators.size(); i-- > 0;) {
+    if (code_of(def, *sg.operators[i]) != Op::TANH) continue;
+    const int from = sg.operators[i]->outputs[0], to = sg.operators[i]->inputs[0];
+    sg.operators.erase(sg.operators.begin() + static_cast<ptrdiff_t>(i));
+    for (auto& o : sg.operators) std::replace(o->inputs.begin(), o->inputs.end(), from, to);
+    std::replace(sg.outputs.begin(), sg.outputs.end(), from, to);
+  }
+}
+
 // ---- Checks -----------------------------------------------------------------------------
 
 DetectedCell only_cell(const DetectionReport& found) {
@@ -499,6 +511,26 @@ TEST(UnrolledVariantsTest, ReluCellsKeepTheirActivation) {
     }
     EXPECT_TRUE(relu) << "the fused op carries the RELU";
   }
+}
+
+TEST(UnrolledVariantsTest, LinearSimpleRnnWithoutActivationOp) {
+  // Row 55: FC(x) + FC(h) -> ADD is the whole cell.
+  ModelDef def = build_unrolled(kRnn);
+  to_linear(def);
+  ASSERT_EQ(count_ops(def, Op::TANH), 0);
+  const DetectedCell& cell = only_cell(detect_rnn_cells(def));
+  expect_builder_weights(kRnn, cell);
+  EXPECT_EQ(cell.kind, CellKind::kSimpleRnn);
+  EXPECT_EQ(cell.activation, "linear");
+  const FuseResult result = expect_fused(def, "UNIDIRECTIONAL_SEQUENCE_RNN");
+  const ModelDef fused = unpack(result.bytes);
+  bool linear = false;
+  for (const auto& o : fused.subgraphs[0]->operators) {
+    if (const auto* rnn = o->builtin_options.AsSequenceRNNOptions()) {
+      linear = rnn->fused_activation_function == fb::ActivationFunctionType::NONE;
+    }
+  }
+  EXPECT_TRUE(linear) << "the fused RNN has no activation";
 }
 
 TEST(UnrolledVariantsTest, StreamingGruStateInputBecomesTheInitialState) {
