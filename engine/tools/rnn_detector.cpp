@@ -101,7 +101,10 @@ class Graph {
   bool is_int8_weight(int t) const {
     if (!valid(t) || tensor(t).type != fb::TensorType::INT8 || !is_const(t)) return false;
     const auto& q = tensor(t).quantization;
-    return q && !q->scale.empty() && (q->scale.size() == 1 || q->quantized_dimension == 0);
+    const auto& shape = tensor(t).shape;
+    return q && !q->scale.empty() &&
+           (q->scale.size() == 1 || (q->quantized_dimension == 0 && !shape.empty() &&
+                                     q->scale.size() == static_cast<size_t>(shape[0])));
   }
   // A constant float tensor as values, int8 weights dequantized (empty if it is neither).
   std::vector<float> floats(int t) const {
@@ -305,7 +308,7 @@ class Matcher {
   // Piece of SPLIT_V(value, size_splits, axis) along the last axis; one size may be -1.
   bool split_v_piece(int t, int p, Affine* out) {
     const fb::OperatorT& o = g_.op(p);
-    if (o.inputs.size() != 3) return fail("bad SPLIT_V");
+    if (o.inputs.size() != 3 || !g_.valid(o.inputs[0])) return fail("bad SPLIT_V");
     const int rank = static_cast<int>(g_.shape(o.inputs[0]).size());
     double axis = 0;
     const std::vector<uint8_t>* sizes = g_.data(o.inputs[1]);
@@ -443,7 +446,9 @@ void add_biases(const Graph& g, const std::vector<BiasPiece>& pieces, int n, int
 
 bool block_ok(const Graph& g, int weight, int row0, int rows, int cols) {
   const auto& s = g.tensor(weight).shape;
-  return s.size() == 2 && s[1] == cols && row0 >= 0 && row0 + rows <= s[0];
+  if (s.size() != 2 || s[1] != cols || row0 < 0 || row0 + rows > s[0]) return false;
+  // The buffer holds the whole matrix (append_rows reads it).
+  return g.floats(weight).size() == static_cast<size_t>(s[0]) * static_cast<size_t>(s[1]);
 }
 
 // The non-constant operand of a two-input op that is not `known`.
@@ -1054,7 +1059,7 @@ int step_slice_index(const Graph& g, int op, int* axis) {
   const auto* opt = o.builtin_options.AsStridedSliceOptions();
   if (g.code(op) != Op::STRIDED_SLICE || !opt || o.inputs.size() != 4 || o.outputs.size() != 1 ||
       opt->ellipsis_mask != 0 || opt->new_axis_mask != 0 ||
-      (opt->shrink_axis_mask != 1 && opt->shrink_axis_mask != 2)) {
+      (opt->shrink_axis_mask != 1 && opt->shrink_axis_mask != 2) || !g.valid(o.inputs[0])) {
     return -1;
   }
   const auto& shape = g.shape(o.inputs[0]);
@@ -1084,7 +1089,7 @@ int step_slice_index(const Graph& g, int op, int* axis) {
 bool unrolled_steps(const Graph& g, int op, const std::vector<std::vector<int>>& consumers,
                     UnrolledSteps* out) {
   const fb::OperatorT& o = g.op(op);
-  if (o.inputs.empty()) return false;
+  if (o.inputs.empty() || !g.valid(o.inputs[0])) return false;
   out->sequence = o.inputs[0];
   const auto& shape = g.shape(out->sequence);
   if (shape.size() != 3) return false;

@@ -624,6 +624,34 @@ TEST(UnrolledVariantsTest, BrokenChainsAreNotCells) {
   }
 }
 
+TEST(UnrolledVariantsTest, MalformedChainsGiveNoCellAndNoCrash) {
+  {
+    // Hybrid weights whose scales do not match their rows: not a weight the matcher reads.
+    ModelDef def = build_unrolled(kLstm);
+    quantize_fc_weights(def);
+    for (auto& t : main_graph(def).tensors) {
+      if (t->quantization && t->quantization->scale.size() > 1) t->quantization->scale.pop_back();
+    }
+    EXPECT_TRUE(detect_rnn_cells(def).cells.empty());
+  }
+  {
+    // A weight buffer shorter than its shape.
+    ModelDef def = build_unrolled(kGruAfter);
+    for (const auto& o : main_graph(def).operators) {
+      if (code_of(def, *o) != Op::FULLY_CONNECTED) continue;
+      def.buffers[main_graph(def).tensors[static_cast<size_t>(o->inputs[1])]->buffer]->data.resize(
+          8);
+    }
+    EXPECT_TRUE(detect_rnn_cells(def).cells.empty());
+  }
+  {
+    // The UNPACK reads no tensor.
+    ModelDef def = build_unrolled(kRnn);
+    main_graph(def).operators[static_cast<size_t>(find_op(def, Op::UNPACK))]->inputs[0] = -1;
+    EXPECT_TRUE(detect_rnn_cells(def).cells.empty());
+  }
+}
+
 // ---- The licensed DTLN models: two single-step LSTM(128) layers, state in and out ------
 
 TEST(UnrolledVariantsTest, DtlnUnrolledLstmsAreDetectedAndLeftWithTheReason) {
