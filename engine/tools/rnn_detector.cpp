@@ -1119,6 +1119,28 @@ bool unrolled_steps(const Graph& g, int op, const std::vector<std::vector<int>>&
   return out->slices[0] == op && std::find(out->x.begin(), out->x.end(), -1) == out->x.end();
 }
 
+// The ops computing `states` from x_0 and constants alone (at most 64 of them): a first
+// step whose zero-state products the converter folded. False when a state reads anything
+// else (a model input, another layer's value) or does not depend on x_0.
+bool folded_first_step(const Graph& g, int x0, std::vector<int> states, std::set<int>* ops) {
+  bool reads_x = false;
+  while (!states.empty()) {
+    const int v = states.back();
+    states.pop_back();
+    if (v == x0) {
+      reads_x = true;
+      continue;
+    }
+    if (v < 0 || g.is_const(v)) continue;
+    const int p = g.producer(v);
+    if (p < 0) return false;
+    if (!ops->insert(p).second) continue;
+    if (ops->size() > 64) return false;
+    for (int32_t in : g.op(p).inputs) states.push_back(in);
+  }
+  return reads_x;
+}
+
 // Steps of a [T,B,F] (or [B,T,F]) sequence that each feed one cell, chained
 // through h (and c): step t's state input is step t-1's h' (c'). Step 0 starts
 // from whatever state the model gives (zeros, FILL, a model input or a slice
@@ -1162,6 +1184,7 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
   std::vector<CellMatch> chain;
   std::vector<int> hidden;
   int h_prev = -1, c_prev = -1;
+  size_t start = 0;  // 1 when step 0 is a constant-folded zero-state step (below)
   for (size_t t = 0; t < steps.x.size(); ++t) {
     const int x = steps.x[t];
     // Several tensors of a step can look like a cell (an LSTM's TANH(g) reads
@@ -1179,9 +1202,9 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
         const int p = g.producer(v);
         return v != x && (p < 0 || !cm.ops.count(p));
       };
-      const bool h_ok = t == 0 ? outside(cm.h_in) : cm.h_in == h_prev;
+      const bool h_ok = t == start ? outside(cm.h_in) : cm.h_in == h_prev;
       const bool c_ok =
-          cm.kind != CellKind::kLstm || (t == 0 ? outside(cm.c_in) : cm.c_in == c_prev);
+          cm.kind != CellKind::kLstm || (t == start ? outside(cm.c_in) : cm.c_in == c_prev);
       if (!h_ok || !c_ok) continue;
       if (!chain.empty() &&
           (cm.kind != chain[0].kind || cm.reset_after != chain[0].reset_after ||
@@ -1194,6 +1217,10 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
       best_h = cand;
       found = true;
     }
+    if (!found && t == 0 && steps.x.size() >= 2) {
+      start = 1;  // perhaps folded: the chain may start at step 1
+      continue;
+    }
     if (!found) return false;
     chain.push_back(best);
     hidden.push_back(best_h);
@@ -1201,6 +1228,17 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
     c_prev = best.c_out;
   }
   if (chain.empty()) return false;
+  // With a constant zero state a converter may fold step 0's recurrent products away
+  // (FC(0, U) = b, f * 0 = 0), leaving a step that reads x_0 and constants only. Those ops
+  // become part of the cell, which then starts from zeros; the fuser keeps the rewrite only
+  // if the outputs agree, so a step 0 that was something else is caught there.
+  std::set<int> first_step_ops;
+  if (start == 1) {
+    std::vector<int> states = {chain[0].h_in};
+    if (chain[0].kind == CellKind::kLstm) states.push_back(chain[0].c_in);
+    if (!folded_first_step(g, steps.x[0], states, &first_step_ops)) return false;
+    hidden.insert(hidden.begin(), chain[0].h_in);
+  }
   fill_from_match(chain[0], cell);
   cell->form = CellForm::kUnrolled;
   cell->subgraph = subgraph;
@@ -1213,14 +1251,16 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
   cell->final_hidden = h_prev;
   cell->step_hidden = hidden;
   cell->final_cell = chain.back().kind == CellKind::kLstm ? chain.back().c_out : -1;
-  cell->initial_hidden = chain[0].h_in;
-  cell->initial_cell = chain[0].c_in;
-  std::set<int> ops;
+  cell->initial_hidden = start == 1 ? -1 : chain[0].h_in;
+  cell->initial_cell = start == 1 ? -1 : chain[0].c_in;
+  cell->folded_first_step = start == 1;
+  std::set<int> ops = first_step_ops;
   if (steps.slices.empty()) ops.insert(first_op);
   ops.insert(steps.slices.begin(), steps.slices.end());
   for (const CellMatch& cm : chain) ops.insert(cm.ops.begin(), cm.ops.end());
   cell->cell_ops.assign(ops.begin(), ops.end());
   cell->summary = summary(*cell);
+  if (cell->folded_first_step) cell->summary += " (step 0 folded from a zero state)";
   return true;
 }
 

@@ -362,6 +362,40 @@ void to_linear(ModelDef& def) {
   }
 }
 
+// Constant folding of a fixed zero state, as a converter may do it: each op reading
+// zeros_h / zeros_c (FC(0, U) [+ b], an LSTM's f * 0) becomes its constant result.
+void fold_first_step(ModelDef& def, float offset = 0.f) {
+  fb::SubGraphT& sg = main_graph(def);
+  for (const char* name : {"zeros_h", "zeros_c"}) {
+    const int state = tensor_named(def, name);
+    if (state < 0) continue;
+    for (size_t i = sg.operators.size(); i-- > 0;) {
+      fb::OperatorT& o = *sg.operators[i];
+      if (std::find(o.inputs.begin(), o.inputs.end(), state) == o.inputs.end()) continue;
+      const Op code = code_of(def, o);
+      ASSERT_TRUE(code == Op::FULLY_CONNECTED || code == Op::MUL);
+      fb::TensorT& out = *sg.tensors[static_cast<size_t>(o.outputs[0])];
+      size_t n = 1;
+      for (int32_t d : out.shape) n *= static_cast<size_t>(d);
+      std::vector<uint8_t> value(n * 4, 0);
+      if (code == Op::FULLY_CONNECTED && o.inputs.size() > 2 && o.inputs[2] >= 0)
+        value = def.buffers[sg.tensors[static_cast<size_t>(o.inputs[2])]->buffer]->data;
+      for (size_t k = 0; k < n; ++k) {  // `offset`: a step 0 that is not the zero-state cell
+        float v;
+        std::memcpy(&v, value.data() + 4 * k, 4);
+        v += offset;
+        std::memcpy(value.data() + 4 * k, &v, 4);
+      }
+      auto b = std::make_unique<fb::BufferT>();
+      b->data = value;
+      def.buffers.push_back(std::move(b));
+      out.buffer = static_cast<uint32_t>(def.buffers.size() - 1);
+      sg.operators.erase(sg.operators.begin() + static_cast<ptrdiff_t>(i));
+    }
+  }
+  remove_unused(&def);  // an LSTM's f of step 0 is dead now; converters drop dead ops
+}
+
 // ---- Checks -----------------------------------------------------------------------------
 
 DetectedCell only_cell(const DetectionReport& found) {
@@ -531,6 +565,38 @@ TEST(UnrolledVariantsTest, LinearSimpleRnnWithoutActivationOp) {
     }
   }
   EXPECT_TRUE(linear) << "the fused RNN has no activation";
+}
+
+TEST(UnrolledVariantsTest, FirstStepFoldedFromAFixedZeroState) {
+  // Fixed-batch converters may fold step 0's products with the zero state into constants.
+  for (const Cell& c : {kGruAfter, kLstm, kRnn}) {
+    SCOPED_TRACE(c.name);
+    ModelDef def = build_unrolled(c);
+    const size_t ops_before = main_graph(def).operators.size();
+    fold_first_step(def);
+    ASSERT_LT(main_graph(def).operators.size(), ops_before);
+    const DetectedCell& cell = only_cell(detect_rnn_cells(def));
+    expect_builder_weights(c, cell);
+    EXPECT_TRUE(cell.folded_first_step);
+    EXPECT_EQ(cell.step_hidden.size(), static_cast<size_t>(kT));
+    const FuseResult result = expect_fused(def, fused_op_of(c));
+    EXPECT_EQ(count_ops(unpack(result.bytes), Op::FULLY_CONNECTED), 1) << "only the classifier";
+  }
+}
+
+TEST(UnrolledVariantsTest, AFirstStepThatIsNotTheZeroStateCellFailsTheNumericCheck) {
+  ModelDef def = build_unrolled(kLstm);
+  fold_first_step(def, 0.5f);
+  EXPECT_TRUE(only_cell(detect_rnn_cells(def)).folded_first_step);
+  const std::vector<uint8_t> before = bytes_of(def);
+  FuseResult result;
+  std::string error;
+  ASSERT_TRUE(fuse_model(before, FuseOptions(), &result, &error)) << error;
+  ASSERT_EQ(result.cells.size(), 1u);
+  EXPECT_FALSE(result.cells[0].fused);
+  EXPECT_NE(result.cells[0].reason.find("outputs differ"), std::string::npos)
+      << result.cells[0].reason;
+  EXPECT_EQ(result.bytes, before);
 }
 
 TEST(UnrolledVariantsTest, StreamingGruStateInputBecomesTheInitialState) {
