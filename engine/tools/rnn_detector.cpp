@@ -39,7 +39,9 @@ class Graph {
   const fb::TensorT& tensor(int t) const { return *sg_.tensors[static_cast<size_t>(t)]; }
   // The engine's inferred shape when known, else the file's.
   const std::vector<int32_t>& shape(int t) const {
+    static const std::vector<int32_t> kNone;  // an omitted (-1) or out-of-range tensor
     if (auto it = borrowed_.find(t); it != borrowed_.end()) return it->second.second;
+    if (!valid(t)) return kNone;
     return shapes_ ? (*shapes_)[static_cast<size_t>(t)] : tensor(t).shape;
   }
   int producer(int t) const { return valid(t) ? producer_[static_cast<size_t>(t)] : -1; }
@@ -73,7 +75,10 @@ class Graph {
   bool is_int8_weight(int t) const {
     if (!valid(t) || tensor(t).type != fb::TensorType::INT8 || !is_const(t)) return false;
     const auto& q = tensor(t).quantization;
-    return q && !q->scale.empty() && (q->scale.size() == 1 || q->quantized_dimension == 0);
+    const auto& shape = tensor(t).shape;
+    return q && !q->scale.empty() &&
+           (q->scale.size() == 1 || (q->quantized_dimension == 0 && !shape.empty() &&
+                                     q->scale.size() == static_cast<size_t>(shape[0])));
   }
   // The int8 scale of row `r` of a hybrid weight (0: a float weight, or a zero point that
   // is not 0, which no fused hybrid op takes).
@@ -459,7 +464,9 @@ void add_biases(const Graph& g, const std::vector<BiasPiece>& pieces, int n, int
 
 bool block_ok(const Graph& g, int weight, int row0, int rows, int cols) {
   const auto& s = g.shape(weight);
-  return s.size() == 2 && s[1] == cols && row0 >= 0 && row0 + rows <= s[0];
+  if (s.size() != 2 || s[1] != cols || row0 < 0 || row0 + rows > s[0]) return false;
+  // The buffer holds the whole matrix (append_rows reads it).
+  return g.floats(weight).size() == static_cast<size_t>(s[0]) * static_cast<size_t>(s[1]);
 }
 
 // The non-constant operand of a two-input op that is not `known`.
@@ -1133,7 +1140,7 @@ int step_slice_index(const Graph& g, int op, int* axis) {
   const auto* opt = o.builtin_options.AsStridedSliceOptions();
   if (g.code(op) != Op::STRIDED_SLICE || !opt || o.inputs.size() != 4 || o.outputs.size() != 1 ||
       opt->ellipsis_mask != 0 || opt->new_axis_mask != 0 ||
-      (opt->shrink_axis_mask != 1 && opt->shrink_axis_mask != 2)) {
+      (opt->shrink_axis_mask != 1 && opt->shrink_axis_mask != 2) || !g.valid(o.inputs[0])) {
     return -1;
   }
   const auto& shape = g.shape(o.inputs[0]);
@@ -1163,7 +1170,7 @@ int step_slice_index(const Graph& g, int op, int* axis) {
 bool unrolled_steps(const Graph& g, int op, const std::vector<std::vector<int>>& consumers,
                     UnrolledSteps* out) {
   const fb::OperatorT& o = g.op(op);
-  if (o.inputs.empty()) return false;
+  if (o.inputs.empty() || !g.valid(o.inputs[0])) return false;
   out->sequence = o.inputs[0];
   const auto& shape = g.shape(out->sequence);
   if (shape.size() != 3) return false;
@@ -1191,6 +1198,28 @@ bool unrolled_steps(const Graph& g, int op, const std::vector<std::vector<int>>&
   }
   // One chain per sequence: it starts at the first slice of step 0.
   return out->slices[0] == op && std::find(out->x.begin(), out->x.end(), -1) == out->x.end();
+}
+
+// The ops computing `states` from x_0 and constants alone (at most 64 of them): a first
+// step whose zero-state products the converter folded. False when a state reads anything
+// else (a model input, another layer's value) or does not depend on x_0.
+bool folded_first_step(const Graph& g, int x0, std::vector<int> states, std::set<int>* ops) {
+  bool reads_x = false;
+  while (!states.empty()) {
+    const int v = states.back();
+    states.pop_back();
+    if (v == x0) {
+      reads_x = true;
+      continue;
+    }
+    if (v < 0 || g.is_const(v)) continue;
+    const int p = g.producer(v);
+    if (p < 0) return false;
+    if (!ops->insert(p).second) continue;
+    if (ops->size() > 64) return false;
+    for (int32_t in : g.op(p).inputs) states.push_back(in);
+  }
+  return reads_x;
 }
 
 // Steps of a [T,B,F] (or [B,T,F]) sequence that each feed one cell, chained
@@ -1236,6 +1265,7 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
   std::vector<CellMatch> chain;
   std::vector<int> hidden;
   int h_prev = -1, c_prev = -1;
+  size_t start = 0;  // 1 when step 0 is a constant-folded zero-state step (below)
   for (size_t t = 0; t < steps.x.size(); ++t) {
     const int x = steps.x[t];
     // Several tensors of a step can look like a cell (an LSTM's TANH(g) reads
@@ -1253,9 +1283,9 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
         const int p = g.producer(v);
         return v != x && (p < 0 || !cm.ops.count(p));
       };
-      const bool h_ok = t == 0 ? outside(cm.h_in) : cm.h_in == h_prev;
+      const bool h_ok = t == start ? outside(cm.h_in) : cm.h_in == h_prev;
       const bool c_ok =
-          cm.kind != CellKind::kLstm || (t == 0 ? outside(cm.c_in) : cm.c_in == c_prev);
+          cm.kind != CellKind::kLstm || (t == start ? outside(cm.c_in) : cm.c_in == c_prev);
       if (!h_ok || !c_ok) continue;
       if (!chain.empty() &&
           (cm.kind != chain[0].kind || cm.reset_after != chain[0].reset_after ||
@@ -1268,6 +1298,10 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
       best_h = cand;
       found = true;
     }
+    if (!found && t == 0 && steps.x.size() >= 2) {
+      start = 1;  // perhaps folded: the chain may start at step 1
+      continue;
+    }
     if (!found) return false;
     chain.push_back(best);
     hidden.push_back(best_h);
@@ -1275,6 +1309,17 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
     c_prev = best.c_out;
   }
   if (chain.empty()) return false;
+  // With a constant zero state a converter may fold step 0's recurrent products away
+  // (FC(0, U) = b, f * 0 = 0), leaving a step that reads x_0 and constants only. Those ops
+  // become part of the cell, which then starts from zeros; the fuser keeps the rewrite only
+  // if the outputs agree, so a step 0 that was something else is caught there.
+  std::set<int> first_step_ops;
+  if (start == 1) {
+    std::vector<int> states = {chain[0].h_in};
+    if (chain[0].kind == CellKind::kLstm) states.push_back(chain[0].c_in);
+    if (!folded_first_step(g, steps.x[0], states, &first_step_ops)) return false;
+    hidden.insert(hidden.begin(), chain[0].h_in);
+  }
   fill_from_match(chain[0], cell);
   cell->form = CellForm::kUnrolled;
   cell->subgraph = subgraph;
@@ -1287,14 +1332,16 @@ bool analyze_unrolled(const ModelDef& def, const EngineFacts& facts, int subgrap
   cell->final_hidden = h_prev;
   cell->step_hidden = hidden;
   cell->final_cell = chain.back().kind == CellKind::kLstm ? chain.back().c_out : -1;
-  cell->initial_hidden = chain[0].h_in;
-  cell->initial_cell = chain[0].c_in;
-  std::set<int> ops;
+  cell->initial_hidden = start == 1 ? -1 : chain[0].h_in;
+  cell->initial_cell = start == 1 ? -1 : chain[0].c_in;
+  cell->folded_first_step = start == 1;
+  std::set<int> ops = first_step_ops;
   if (steps.slices.empty()) ops.insert(first_op);
   ops.insert(steps.slices.begin(), steps.slices.end());
   for (const CellMatch& cm : chain) ops.insert(cm.ops.begin(), cm.ops.end());
   cell->cell_ops.assign(ops.begin(), ops.end());
   cell->summary = summary(*cell);
+  if (cell->folded_first_step) cell->summary += " (step 0 folded from a zero state)";
   return true;
 }
 

@@ -84,6 +84,9 @@ struct DetectedCell {
   bool step_slices = false;  // x_t are STRIDED_SLICEs (`op` takes step 0), not one UNPACK
   std::vector<int> step_hidden;
   int final_cell = -1;
+  // Step 0 had its zero-state products folded away by the converter (it reads x_0 and
+  // constants only); its ops are in cell_ops and the cell starts from zeros.
+  bool folded_first_step = false;
   // The cell's FCs hold int8 weights with scales (a hybrid model); `weights`
   // holds them dequantized.
   bool hybrid = false;

@@ -350,6 +350,52 @@ void to_relu(ModelDef& def) {
   }
 }
 
+// Every TANH dropped (Keras activation=None): an RNN's h' is W x + U h + b itself.
+void to_linear(ModelDef& def) {
+  fb::SubGraphT& sg = main_graph(def);
+  for (size_t i = sg.operators.size(); i-- > 0;) {
+    if (code_of(def, *sg.operators[i]) != Op::TANH) continue;
+    const int from = sg.operators[i]->outputs[0], to = sg.operators[i]->inputs[0];
+    sg.operators.erase(sg.operators.begin() + static_cast<ptrdiff_t>(i));
+    for (auto& o : sg.operators) std::replace(o->inputs.begin(), o->inputs.end(), from, to);
+    std::replace(sg.outputs.begin(), sg.outputs.end(), from, to);
+  }
+}
+
+// Constant folding of a fixed zero state, as a converter may do it: each op reading
+// zeros_h / zeros_c (FC(0, U) [+ b], an LSTM's f * 0) becomes its constant result.
+void fold_first_step(ModelDef& def, float offset = 0.f) {
+  fb::SubGraphT& sg = main_graph(def);
+  for (const char* name : {"zeros_h", "zeros_c"}) {
+    const int state = tensor_named(def, name);
+    if (state < 0) continue;
+    for (size_t i = sg.operators.size(); i-- > 0;) {
+      fb::OperatorT& o = *sg.operators[i];
+      if (std::find(o.inputs.begin(), o.inputs.end(), state) == o.inputs.end()) continue;
+      const Op code = code_of(def, o);
+      ASSERT_TRUE(code == Op::FULLY_CONNECTED || code == Op::MUL);
+      fb::TensorT& out = *sg.tensors[static_cast<size_t>(o.outputs[0])];
+      size_t n = 1;
+      for (int32_t d : out.shape) n *= static_cast<size_t>(d);
+      std::vector<uint8_t> value(n * 4, 0);
+      if (code == Op::FULLY_CONNECTED && o.inputs.size() > 2 && o.inputs[2] >= 0)
+        value = def.buffers[sg.tensors[static_cast<size_t>(o.inputs[2])]->buffer]->data;
+      for (size_t k = 0; k < n; ++k) {  // `offset`: a step 0 that is not the zero-state cell
+        float v;
+        std::memcpy(&v, value.data() + 4 * k, 4);
+        v += offset;
+        std::memcpy(value.data() + 4 * k, &v, 4);
+      }
+      auto b = std::make_unique<fb::BufferT>();
+      b->data = value;
+      def.buffers.push_back(std::move(b));
+      out.buffer = static_cast<uint32_t>(def.buffers.size() - 1);
+      sg.operators.erase(sg.operators.begin() + static_cast<ptrdiff_t>(i));
+    }
+  }
+  remove_unused(&def);  // an LSTM's f of step 0 is dead now; converters drop dead ops
+}
+
 // ---- Checks -----------------------------------------------------------------------------
 
 DetectedCell only_cell(const DetectionReport& found) {
@@ -501,6 +547,58 @@ TEST(UnrolledVariantsTest, ReluCellsKeepTheirActivation) {
   }
 }
 
+TEST(UnrolledVariantsTest, LinearSimpleRnnWithoutActivationOp) {
+  // Row 55: FC(x) + FC(h) -> ADD is the whole cell.
+  ModelDef def = build_unrolled(kRnn);
+  to_linear(def);
+  ASSERT_EQ(count_ops(def, Op::TANH), 0);
+  const DetectedCell& cell = only_cell(detect_rnn_cells(def));
+  expect_builder_weights(kRnn, cell);
+  EXPECT_EQ(cell.kind, CellKind::kSimpleRnn);
+  EXPECT_EQ(cell.activation, "linear");
+  const FuseResult result = expect_fused(def, "UNIDIRECTIONAL_SEQUENCE_RNN");
+  const ModelDef fused = unpack(result.bytes);
+  bool linear = false;
+  for (const auto& o : fused.subgraphs[0]->operators) {
+    if (const auto* rnn = o->builtin_options.AsSequenceRNNOptions()) {
+      linear = rnn->fused_activation_function == fb::ActivationFunctionType::NONE;
+    }
+  }
+  EXPECT_TRUE(linear) << "the fused RNN has no activation";
+}
+
+TEST(UnrolledVariantsTest, FirstStepFoldedFromAFixedZeroState) {
+  // Fixed-batch converters may fold step 0's products with the zero state into constants.
+  for (const Cell& c : {kGruAfter, kLstm, kRnn}) {
+    SCOPED_TRACE(c.name);
+    ModelDef def = build_unrolled(c);
+    const size_t ops_before = main_graph(def).operators.size();
+    fold_first_step(def);
+    ASSERT_LT(main_graph(def).operators.size(), ops_before);
+    const DetectedCell& cell = only_cell(detect_rnn_cells(def));
+    expect_builder_weights(c, cell);
+    EXPECT_TRUE(cell.folded_first_step);
+    EXPECT_EQ(cell.step_hidden.size(), static_cast<size_t>(kT));
+    const FuseResult result = expect_fused(def, fused_op_of(c));
+    EXPECT_EQ(count_ops(unpack(result.bytes), Op::FULLY_CONNECTED), 1) << "only the classifier";
+  }
+}
+
+TEST(UnrolledVariantsTest, AFirstStepThatIsNotTheZeroStateCellFailsTheNumericCheck) {
+  ModelDef def = build_unrolled(kLstm);
+  fold_first_step(def, 0.5f);
+  EXPECT_TRUE(only_cell(detect_rnn_cells(def)).folded_first_step);
+  const std::vector<uint8_t> before = bytes_of(def);
+  FuseResult result;
+  std::string error;
+  ASSERT_TRUE(fuse_model(before, FuseOptions(), &result, &error)) << error;
+  ASSERT_EQ(result.cells.size(), 1u);
+  EXPECT_FALSE(result.cells[0].fused);
+  EXPECT_NE(result.cells[0].reason.find("outputs differ"), std::string::npos)
+      << result.cells[0].reason;
+  EXPECT_EQ(result.bytes, before);
+}
+
 TEST(UnrolledVariantsTest, StreamingGruStateInputBecomesTheInitialState) {
   for (const Cell& c : {kGruAfter, kGruBefore, kGruLegacy}) {
     SCOPED_TRACE(c.name);
@@ -597,6 +695,34 @@ TEST(UnrolledVariantsTest, BrokenChainsAreNotCells) {
     const std::vector<uint8_t> bytes = bytes_of(def);
     ASSERT_TRUE(fuse_model(bytes, FuseOptions(), &result, &error)) << error;
     EXPECT_EQ(result.bytes, bytes);
+  }
+}
+
+TEST(UnrolledVariantsTest, MalformedChainsGiveNoCellAndNoCrash) {
+  {
+    // Hybrid weights whose scales do not match their rows: not a weight the matcher reads.
+    ModelDef def = build_unrolled(kLstm);
+    quantize_fc_weights(def);
+    for (auto& t : main_graph(def).tensors) {
+      if (t->quantization && t->quantization->scale.size() > 1) t->quantization->scale.pop_back();
+    }
+    EXPECT_TRUE(detect_rnn_cells(def).cells.empty());
+  }
+  {
+    // A weight buffer shorter than its shape.
+    ModelDef def = build_unrolled(kGruAfter);
+    for (const auto& o : main_graph(def).operators) {
+      if (code_of(def, *o) != Op::FULLY_CONNECTED) continue;
+      def.buffers[main_graph(def).tensors[static_cast<size_t>(o->inputs[1])]->buffer]->data.resize(
+          8);
+    }
+    EXPECT_TRUE(detect_rnn_cells(def).cells.empty());
+  }
+  {
+    // The UNPACK reads no tensor.
+    ModelDef def = build_unrolled(kRnn);
+    main_graph(def).operators[static_cast<size_t>(find_op(def, Op::UNPACK))]->inputs[0] = -1;
+    EXPECT_TRUE(detect_rnn_cells(def).cells.empty());
   }
 }
 
