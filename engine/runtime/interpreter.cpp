@@ -314,9 +314,8 @@ bool listed(const char* list, const char* name) {
 
 }  // namespace
 
-Status Interpreter::check_supported_ops() {
+Status Interpreter::check_supported_ops(const OpResolver& ops) {
   // One message listing every distinct unsupported op, so users see all at once.
-  const OpResolver& ops = op_resolver_ ? *op_resolver_ : default_op_resolver();
   char names[Status::kMessageCapacity] = {};
   size_t used = 0;
   int missing = 0;
@@ -579,8 +578,8 @@ void Interpreter::zero_weight_gradients() {
   if (training_) training_options_.steps->zero_weight_gradients(*this);
 }
 
-Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_bytes,
-                            const TrainingOptions* training) {
+Status Interpreter::prepare_with(const OpResolver& ops, const Model& model, uint8_t* arena,
+                                 size_t arena_bytes, const TrainingOptions* training) {
   // A fresh plan, but the caller's hooks (set_observer, set_profiler,
   // set_op_resolver) belong to the caller, not to the plan: they survive.
   StateGradientObserver* observer = observer_;
@@ -612,7 +611,7 @@ Status Interpreter::prepare(const Model& model, uint8_t* arena, size_t arena_byt
   // Tensors first: "full-integer model" is a more useful answer than the list
   // of int8-only ops it contains.
   for (int s = 0; s < subgraph_count_; ++s) GRUWB_RETURN_IF_ERROR(init_tensors(s));
-  GRUWB_RETURN_IF_ERROR(check_supported_ops());
+  GRUWB_RETURN_IF_ERROR(check_supported_ops(ops));
   if (training_) GRUWB_RETURN_IF_ERROR(training_options_.steps->init_training(*this));
   GRUWB_RETURN_IF_ERROR(prepare_subgraph(0));
   GRUWB_RETURN_IF_ERROR(plan_activations());

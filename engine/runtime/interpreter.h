@@ -150,7 +150,12 @@ class Interpreter {
   // `training` == nullptr: inference (no training tables, same figures as
   // before training existed).
   Status prepare(const Model& model, uint8_t* arena, size_t arena_bytes,
-                 const TrainingOptions* training = nullptr);
+                 const TrainingOptions* training = nullptr) {
+    // The default table is the kernels' (engine/kernels): named here, in the
+    // caller's code, so the runtime itself links no kernel.
+    return prepare_with(op_resolver_ ? *op_resolver_ : default_op_resolver(), model, arena,
+                        arena_bytes, training);
+  }
   // Exact arena size this model needs (also after prepare failed with
   // kOutOfMemory, as long as the tables themselves fitted).
   size_t arena_bytes_needed() const { return usage_.total(); }
@@ -222,9 +227,11 @@ class Interpreter {
   ResourceVariable& resource(int32_t id) { return resources_[id]; }
 
  private:
+  Status prepare_with(const OpResolver& ops, const Model& model, uint8_t* arena, size_t arena_bytes,
+                      const TrainingOptions* training);
   Status layout_tables(size_t* table_bytes);
   Status init_tensors(int subgraph);
-  Status check_supported_ops();
+  Status check_supported_ops(const OpResolver& ops);
   Status assign_times(int subgraph, uint32_t* clock);
   Status plan_activations();
 
