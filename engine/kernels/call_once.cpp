@@ -2,7 +2,6 @@
 // initialise resource variables).
 
 #include "engine/kernels/kernel_util.h"
-#include "engine/runtime/interpreter.h"
 
 namespace gruwb {
 namespace {
@@ -12,14 +11,14 @@ Status prepare(OpContext& ctx) {
   void* done = nullptr;
   GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(bool), &done));
   ctx.set_user_data(done);
-  return ctx.interpreter().prepare_subgraph(options->init_subgraph_index());
+  return ctx.subgraphs().prepare(options->init_subgraph_index());
 }
 
 Status eval(OpContext& ctx) {
   bool* done = static_cast<bool*>(ctx.user_data());
   if (*done) return Status();
-  GRUWB_RETURN_IF_ERROR(ctx.interpreter().invoke_subgraph(
-      ctx.op().options<fb::CallOnceOptions>()->init_subgraph_index()));
+  GRUWB_RETURN_IF_ERROR(
+      ctx.subgraphs().invoke(ctx.op().options<fb::CallOnceOptions>()->init_subgraph_index()));
   *done = true;
   return Status();
 }

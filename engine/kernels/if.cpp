@@ -6,15 +6,13 @@
 
 #include "engine/kernels/kernel_util.h"
 #include "engine/kernels/op_cost.h"
-#include "engine/runtime/interpreter.h"
 
 namespace gruwb {
 namespace {
 
 Status prepare_branch(OpContext& ctx, int branch) {
-  Interpreter& interpreter = ctx.interpreter();
-  SubgraphView sg = interpreter.model().subgraph(branch);
-  SubgraphState& state = interpreter.subgraph_state(branch);
+  SubgraphRunner subgraphs = ctx.subgraphs();
+  SubgraphView sg = subgraphs.model().subgraph(branch);
   if (static_cast<int>(sg.inputs.size) != ctx.input_count() - 1 ||
       static_cast<int>(sg.outputs.size) != ctx.output_count()) {
     return Status::error(StatusCode::kInvalidModel,
@@ -25,10 +23,9 @@ Status prepare_branch(OpContext& ctx, int branch) {
                          ctx.output_count());
   }
   for (int i = 1; i < ctx.input_count(); ++i) {
-    Tensor& arg = state.tensors[sg.inputs[static_cast<size_t>(i - 1)]];
-    arg.shape = ctx.input(i)->shape;
+    subgraphs.input(branch, i - 1).shape = ctx.input(i)->shape;
   }
-  return interpreter.prepare_subgraph(branch);
+  return subgraphs.prepare(branch);
 }
 
 Status prepare(OpContext& ctx) {
@@ -36,14 +33,10 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_type(ctx.input(0), TensorType::BOOL, "condition"));
   const int branches[2] = {options->then_subgraph_index(), options->else_subgraph_index()};
   for (int branch : branches) GRUWB_RETURN_IF_ERROR(prepare_branch(ctx, branch));
-  Interpreter& interpreter = ctx.interpreter();
+  SubgraphRunner subgraphs = ctx.subgraphs();
   for (int o = 0; o < ctx.output_count(); ++o) {
     const Tensor* results[2];
-    for (int b = 0; b < 2; ++b) {
-      SubgraphView sg = interpreter.model().subgraph(branches[b]);
-      results[b] =
-          &interpreter.subgraph_state(branches[b]).tensors[sg.outputs[static_cast<size_t>(o)]];
-    }
+    for (int b = 0; b < 2; ++b) results[b] = &subgraphs.output(branches[b], o);
     if (results[0]->shape != results[1]->shape || results[0]->type != results[1]->type) {
       return Status::error(StatusCode::kUnsupported,
                            "output %d differs between the branches; both must give the same "
@@ -60,16 +53,14 @@ Status eval(OpContext& ctx) {
   const auto* options = ctx.op().options<fb::IfOptions>();
   bool condition = *reinterpret_cast<const bool*>(ctx.input(0)->data);
   int branch = condition ? options->then_subgraph_index() : options->else_subgraph_index();
-  Interpreter& interpreter = ctx.interpreter();
-  SubgraphView sg = interpreter.model().subgraph(branch);
-  SubgraphState& state = interpreter.subgraph_state(branch);
+  SubgraphRunner subgraphs = ctx.subgraphs();
   for (int i = 1; i < ctx.input_count(); ++i) {
-    Tensor& arg = state.tensors[sg.inputs[static_cast<size_t>(i - 1)]];
+    Tensor& arg = subgraphs.input(branch, i - 1);
     if (arg.data) memcpy(arg.data, ctx.input(i)->data, arg.bytes);
   }
-  GRUWB_RETURN_IF_ERROR(interpreter.invoke_subgraph(branch));
+  GRUWB_RETURN_IF_ERROR(subgraphs.invoke(branch));
   for (int o = 0; o < ctx.output_count(); ++o) {
-    const Tensor& result = state.tensors[sg.outputs[static_cast<size_t>(o)]];
+    const Tensor& result = subgraphs.output(branch, o);
     memcpy(ctx.output(o)->data, result.data, ctx.output(o)->bytes);
   }
   return Status();

@@ -1,5 +1,7 @@
 #include "engine/kernels/op_cost.h"
 
+#include "engine/runtime/interpreter.h"
+
 namespace gruwb {
 
 OpCost op_cost(const SubgraphView& subgraph, const OperatorView& op, const OpResolver& ops,
@@ -17,6 +19,11 @@ uint64_t subgraph_macs(const Model& model, int index, const OpResolver& ops,
     macs += op_cost(subgraph, subgraph.op(o), ops, prepared).macs;
   }
   return macs;
+}
+
+const Tensor* prepared_tensor(const Interpreter* prepared, int subgraph, int32_t tensor) {
+  if (!prepared || tensor < 0 || !prepared->subgraph_state(subgraph).prepared) return nullptr;
+  return &prepared->subgraph_state(subgraph).tensors[tensor];
 }
 
 OpCost make_cost(uint64_t macs, const char* formula, std::initializer_list<int64_t> terms) {

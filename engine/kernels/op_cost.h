@@ -24,6 +24,10 @@ uint64_t subgraph_macs(const Model& model, int index, const OpResolver& ops,
                        const Interpreter* prepared = nullptr);
 
 // ---- Helpers for the kernels' cost functions ----
+// Tensor `tensor` of subgraph `subgraph` in a prepared interpreter (constants
+// it folded at prepare included); nullptr without one, or when that subgraph
+// was not prepared.
+const Tensor* prepared_tensor(const Interpreter* prepared, int subgraph, int32_t tensor);
 OpCost make_cost(uint64_t macs, const char* formula, std::initializer_list<int64_t> terms);
 // Dimension `i` of input `slot` (negative i from the back); 0 when the input
 // is omitted or has no such dimension.

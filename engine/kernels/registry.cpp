@@ -2,8 +2,6 @@
 // kernel_list.h. A build's default table (engine/runtime/op_resolver.h) is
 // this one on the host and a generated subset on a board.
 
-#include <cstring>
-
 #include "engine/runtime/op_resolver.h"
 
 namespace gruwb {
@@ -21,19 +19,6 @@ const KernelRegistration* const kAllKernels[] = {GRUWB_ALL_KERNELS(GRUWB_KERNEL_
 static_assert(sizeof kAllKernels / sizeof kAllKernels[0] == kAllOpCount, "kernel_list.h count");
 
 }  // namespace
-
-const KernelRegistration* OpResolver::find(int32_t op_code, const char* custom_code) const {
-  for (int i = 0; i < count; ++i) {
-    const KernelRegistration* kernel = kernels[i];
-    if (kernel->op_code != op_code) continue;
-    if (op_code == kOpCustom &&
-        (!custom_code || !kernel->custom_code || strcmp(custom_code, kernel->custom_code) != 0)) {
-      continue;
-    }
-    return kernel;
-  }
-  return nullptr;
-}
 
 const OpResolver& all_ops() {
   static const OpResolver resolver = {kAllKernels, kAllOpCount, "all"};

@@ -20,7 +20,6 @@
 #include "engine/kernels/data_util.h"
 #include "engine/kernels/kernel_util.h"
 #include "engine/kernels/op_cost.h"
-#include "engine/runtime/interpreter.h"
 
 namespace gruwb {
 namespace {
@@ -171,13 +170,12 @@ int64_t count_trips(const Model& model, const SubgraphView& caller, const Operat
 }
 
 int64_t trip_count(OpContext& ctx) {
-  Interpreter& interpreter = ctx.interpreter();
-  const Model& model = interpreter.model();
+  const SubgraphRunner subgraphs = ctx.subgraphs();
+  const Model& model = subgraphs.model();
   return count_trips(model, model.subgraph(ctx.subgraph_index()), ctx.op(),
                      [&](int subgraph, int32_t t, int64_t* value) {
                        if (t < 0) return false;
-                       return constant_scalar_i32(&interpreter.subgraph_state(subgraph).tensors[t],
-                                                  value);
+                       return constant_scalar_i32(&subgraphs.tensor(subgraph, t), value);
                      });
 }
 
@@ -191,14 +189,11 @@ size_t slot_bytes(const Tensor& tensor) {
 // Calls f(tensor, values, shape) for every taped body tensor with where its values and,
 // when it is run-time-shaped, its shape sit in one iteration's tape slot.
 template <typename F>
-void for_each_taped(Interpreter& interpreter, int body, uint8_t* slot, F f) {
-  SubgraphState& state = interpreter.subgraph_state(body);
+void for_each_taped(const SubgraphRunner& subgraphs, int body, uint8_t* slot, F f) {
   size_t offset = 0;
-  for (int t = 0; t < state.tensor_count; ++t) {
-    const TensorTraining* train =
-        interpreter.tensor_training(interpreter.global_tensor_index(body, t));
-    if (!train->taped) continue;
-    Tensor& tensor = state.tensors[t];
+  for (int t = 0; t < subgraphs.tensor_count(body); ++t) {
+    if (!subgraphs.on_tape(body, t)) continue;
+    Tensor& tensor = subgraphs.tensor(body, t);
     f(tensor, slot + offset, slot + offset + align16(tensor.bytes));
     offset += slot_bytes(tensor);
   }
@@ -206,23 +201,23 @@ void for_each_taped(Interpreter& interpreter, int body, uint8_t* slot, F f) {
 
 // Points the body's taped tensors at one iteration's tape slot; with
 // `restore_shapes`, gives the run-time-shaped ones that iteration's shapes.
-void point_at_slot(Interpreter& interpreter, int body, uint8_t* slot, bool restore_shapes) {
-  for_each_taped(interpreter, body, slot, [&](Tensor& tensor, uint8_t* values, uint8_t* shape) {
+void point_at_slot(const SubgraphRunner& subgraphs, int body, uint8_t* slot, bool restore_shapes) {
+  for_each_taped(subgraphs, body, slot, [&](Tensor& tensor, uint8_t* values, uint8_t* shape) {
     tensor.data = values;
     if (tensor.dynamic && restore_shapes) memcpy(&tensor.shape, shape, sizeof(Shape));
   });
 }
 
 // After the body ran: the shapes its run-time-shaped tensors had.
-void save_shapes(Interpreter& interpreter, int body, uint8_t* slot) {
-  for_each_taped(interpreter, body, slot, [](Tensor& tensor, uint8_t*, uint8_t* shape) {
+void save_shapes(const SubgraphRunner& subgraphs, int body, uint8_t* slot) {
+  for_each_taped(subgraphs, body, slot, [](Tensor& tensor, uint8_t*, uint8_t* shape) {
     if (tensor.dynamic) memcpy(shape, &tensor.shape, sizeof(Shape));
   });
 }
 
 Status prepare_training(OpContext& ctx) {
   const auto* options = ctx.op().options<fb::WhileOptions>();
-  Interpreter& interpreter = ctx.interpreter();
+  SubgraphRunner subgraphs = ctx.subgraphs();
   const int body = options->body_subgraph_index();
   const int64_t trips = trip_count(ctx);
   if (trips < 0) {
@@ -239,20 +234,10 @@ Status prepare_training(OpContext& ctx) {
   auto* train = new (memory) WhileTraining;
   train->trips = static_cast<int32_t>(trips);
   // The tape: every activation an on-path body op reads or writes.
-  SubgraphState& state = interpreter.subgraph_state(body);
-  for (int o = 0; o < state.op_count; ++o) {
-    if (!interpreter.op_training(state.first_op + o)->on_path) continue;
-    const OperatorView& op = state.nodes[o].op;
-    for (Span<int32_t> list : {op.inputs, op.outputs}) {
-      for (int32_t t : list) {
-        if (t < 0 || state.tensors[t].kind != TensorKind::kActivation) continue;
-        interpreter.tensor_training(state.first_tensor + t)->taped = true;
-      }
-    }
-  }
-  for (int t = 0; t < state.tensor_count; ++t) {
-    if (!interpreter.tensor_training(state.first_tensor + t)->taped) continue;
-    Tensor& tensor = state.tensors[t];
+  subgraphs.keep_on_tape(body);
+  for (int t = 0; t < subgraphs.tensor_count(body); ++t) {
+    if (!subgraphs.on_tape(body, t)) continue;
+    Tensor& tensor = subgraphs.tensor(body, t);
     if (!tensor_bytes(tensor.type, tensor.shape, &tensor.bytes)) {
       return Status::error(StatusCode::kUnsupported, "body tensor %d '%s' has %s values", t,
                            tensor.name, tensor_type_name(tensor.type));
@@ -272,18 +257,16 @@ Status prepare_training(OpContext& ctx) {
 
 Status prepare(OpContext& ctx) {
   const auto* options = ctx.op().options<fb::WhileOptions>();  // reader checked presence
-  Interpreter& interpreter = ctx.interpreter();
-  const Model& model = interpreter.model();
+  SubgraphRunner subgraphs = ctx.subgraphs();
+  const Model& model = subgraphs.model();
   SubgraphView cond = model.subgraph(options->cond_subgraph_index());
   SubgraphView body = model.subgraph(options->body_subgraph_index());
-  SubgraphState& cond_state = interpreter.subgraph_state(cond.index);
-  SubgraphState& body_state = interpreter.subgraph_state(body.index);
   for (int i = 0; i < ctx.input_count(); ++i) {
     const Tensor* value = ctx.input(i);
     if (!value) return Status::error(StatusCode::kInvalidModel, "loop value %d is omitted", i);
-    for (SubgraphState* state : {&cond_state, &body_state}) {
-      const SubgraphView& sg = state == &cond_state ? cond : body;
-      Tensor& arg = state->tensors[sg.inputs[static_cast<size_t>(i)]];
+    for (const SubgraphView* called : {&cond, &body}) {
+      const SubgraphView& sg = *called;
+      Tensor& arg = subgraphs.input(sg.index, i);
       // A Flex TensorList (VARIANT in the file) is a dense tensor here (tensor_list.cpp).
       if (arg.type == TensorType::VARIANT) arg.type = value->type;
       if (arg.type != value->type) {
@@ -294,16 +277,16 @@ Status prepare(OpContext& ctx) {
       arg.shape = value->shape;
     }
   }
-  GRUWB_RETURN_IF_ERROR(interpreter.prepare_subgraph(cond.index));
-  GRUWB_RETURN_IF_ERROR(interpreter.prepare_subgraph(body.index));
-  const Tensor& condition = cond_state.tensors[cond.outputs[0]];
+  GRUWB_RETURN_IF_ERROR(subgraphs.prepare(cond.index));
+  GRUWB_RETURN_IF_ERROR(subgraphs.prepare(body.index));
+  const Tensor& condition = subgraphs.output(cond.index, 0);
   if (condition.type != TensorType::BOOL || condition.elements() != 1) {
     return Status::error(StatusCode::kInvalidModel, "cond subgraph %d must return one BOOL",
                          cond.index);
   }
   for (int i = 0; i < ctx.output_count(); ++i) {
     const Tensor* value = ctx.input(i);
-    const Tensor& next = body_state.tensors[body.outputs[static_cast<size_t>(i)]];
+    const Tensor& next = subgraphs.output(body.index, i);
     // A run-time-shaped body output is checked in eval; its bound may be larger.
     const bool same_shape =
         next.dynamic ? next.shape.rank == value->shape.rank : next.shape == value->shape;
@@ -327,15 +310,10 @@ Status prepare(OpContext& ctx) {
 
 Status eval(OpContext& ctx) {
   const auto* options = ctx.op().options<fb::WhileOptions>();
-  Interpreter& interpreter = ctx.interpreter();
+  SubgraphRunner subgraphs = ctx.subgraphs();
   const int cond_index = options->cond_subgraph_index();
   const int body_index = options->body_subgraph_index();
-  SubgraphState& cond = interpreter.subgraph_state(cond_index);
-  SubgraphState& body = interpreter.subgraph_state(body_index);
-  Span<int32_t> cond_inputs = interpreter.model().subgraph(cond_index).inputs;
-  Span<int32_t> body_inputs = interpreter.model().subgraph(body_index).inputs;
-  Span<int32_t> body_outputs = interpreter.model().subgraph(body_index).outputs;
-  const Tensor& condition = cond.tensors[interpreter.model().subgraph(cond_index).outputs[0]];
+  const Tensor& condition = subgraphs.output(cond_index, 0);
   const int n = ctx.output_count();
   auto* train = ctx.training() ? static_cast<WhileTraining*>(ctx.user_data()) : nullptr;
   uint8_t* tape = static_cast<uint8_t*>(ctx.tape());
@@ -346,8 +324,8 @@ Status eval(OpContext& ctx) {
                            "loop did not finish after %lld iterations",
                            static_cast<long long>(kMaxIterations));
     }
-    for (int i = 0; i < n; ++i) copy_tensor(*ctx.output(i), cond.tensors[cond_inputs[i]]);
-    GRUWB_RETURN_IF_ERROR(interpreter.invoke_subgraph(cond_index));
+    for (int i = 0; i < n; ++i) copy_tensor(*ctx.output(i), subgraphs.input(cond_index, i));
+    GRUWB_RETURN_IF_ERROR(subgraphs.invoke(cond_index));
     if (!*reinterpret_cast<const bool*>(condition.data)) {
       if (train) train->iterations = static_cast<int32_t>(iteration);
       break;
@@ -358,16 +336,16 @@ Status eval(OpContext& ctx) {
                              "loop runs more than the %d iterations its training tape holds",
                              static_cast<int>(train->trips));
       }
-      point_at_slot(interpreter, body_index, tape + static_cast<size_t>(iteration) * train->stride,
+      point_at_slot(subgraphs, body_index, tape + static_cast<size_t>(iteration) * train->stride,
                     false);
     }
-    for (int i = 0; i < n; ++i) copy_tensor(*ctx.output(i), body.tensors[body_inputs[i]]);
-    GRUWB_RETURN_IF_ERROR(interpreter.invoke_subgraph(body_index));
+    for (int i = 0; i < n; ++i) copy_tensor(*ctx.output(i), subgraphs.input(body_index, i));
+    GRUWB_RETURN_IF_ERROR(subgraphs.invoke(body_index));
     if (train) {
-      save_shapes(interpreter, body_index, tape + static_cast<size_t>(iteration) * train->stride);
+      save_shapes(subgraphs, body_index, tape + static_cast<size_t>(iteration) * train->stride);
     }
     for (int i = 0; i < n; ++i) {
-      const Tensor& next = body.tensors[body_outputs[i]];
+      const Tensor& next = subgraphs.output(body_index, i);
       GRUWB_RETURN_IF_ERROR(check_loop_shape(next, *ctx.output(i), i));
       copy_tensor(next, *ctx.output(i));
     }
@@ -382,10 +360,9 @@ Status eval(OpContext& ctx) {
 // inputs.
 Status backward(OpContext& ctx) {
   const auto* options = ctx.op().options<fb::WhileOptions>();
-  Interpreter& interpreter = ctx.interpreter();
+  SubgraphRunner subgraphs = ctx.subgraphs();
   const int body = options->body_subgraph_index();
-  SubgraphView body_view = interpreter.model().subgraph(body);
-  SubgraphState& state = interpreter.subgraph_state(body);
+  SubgraphView body_view = subgraphs.model().subgraph(body);
   auto* train = static_cast<WhileTraining*>(ctx.user_data());
   float* carry = static_cast<float*>(ctx.backward_scratch(train->carry_slot));
   if (!carry) return Status();
@@ -420,24 +397,22 @@ Status backward(OpContext& ctx) {
       }
       ctx.report_state_gradient(k, static_cast<float>(std::sqrt(sum)));
     }
-    if (tape) point_at_slot(interpreter, body, tape + static_cast<size_t>(k) * train->stride, true);
-    interpreter.zero_activation_gradients(body);
+    if (tape) point_at_slot(subgraphs, body, tape + static_cast<size_t>(k) * train->stride, true);
+    subgraphs.zero_activation_gradients(body);
     at = carry;
     for (int i = 0; i < n; ++i) {
       const Tensor* value = ctx.input(i);
       if (value->type != TensorType::FLOAT32) continue;
-      Tensor* g =
-          interpreter.gradient(body, &state.tensors[body_view.outputs[static_cast<size_t>(i)]]);
+      Tensor* g = subgraphs.gradient(body, &subgraphs.output(body, i));
       if (g) add_floats(g->f32(), at, value->elements());
       at += value->elements();
     }
-    GRUWB_RETURN_IF_ERROR(interpreter.backward_subgraph(body));
+    GRUWB_RETURN_IF_ERROR(subgraphs.backward(body));
     at = carry;
     for (int i = 0; i < n; ++i) {
       const Tensor* value = ctx.input(i);
       if (value->type != TensorType::FLOAT32) continue;
-      const Tensor* g =
-          interpreter.gradient(body, &state.tensors[body_view.inputs[static_cast<size_t>(i)]]);
+      const Tensor* g = subgraphs.gradient(body, &subgraphs.input(body, i));
       if (g) {
         memcpy(at, g->data, g->bytes);
       } else {
@@ -469,8 +444,7 @@ OpCost cost(const OpCostQuery& q) {
   const int64_t trips = count_trips(model, q.subgraph, q.op, [&](int s, int32_t t, int64_t* v) {
     if (constant_scalar_i32(model.subgraph(s), t, v)) return true;
     // A limit folded at prepare (T from SHAPE of a dynamic-batch input).
-    if (!q.prepared || t < 0 || !q.prepared->subgraph_state(s).prepared) return false;
-    return constant_scalar_i32(&q.prepared->subgraph_state(s).tensors[t], v);
+    return constant_scalar_i32(prepared_tensor(q.prepared, s, t), v);
   });
   if (trips < 0) {
     if (cond + body == 0) return OpCost();

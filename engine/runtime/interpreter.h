@@ -62,8 +62,27 @@ struct ResourceVariable {
   size_t bytes = 0;
 };
 
+class Interpreter;
+
+// The training steps the runtime calls but does not own: engine/train
+// provides them (training_steps(), engine/train/training_plan.h), so the
+// runtime links no training code.
+struct TrainingSteps {
+  // prepare(), before the kernels': trainable weights, the gradient path.
+  Status (*init_training)(Interpreter& interpreter);
+  // prepare(), before placement: training lifetimes and gradient buffers.
+  void (*plan_lifetimes)(Interpreter& interpreter, uint32_t end_of_time);
+  Status (*backward)(Interpreter& interpreter);
+  Status (*backward_subgraph)(Interpreter& interpreter, int index);
+  void (*zero_activation_gradients)(Interpreter& interpreter, int index);
+  void (*zero_weight_gradients)(Interpreter& interpreter);
+};
+
 // Training mode (engine/train): what the trainer asks the planner for.
 struct TrainingOptions {
+  // The training plan and backprop (engine/train: training_steps());
+  // prepare() fails without them.
+  const TrainingSteps* steps = nullptr;
   // One flag per tensor of every subgraph, by global tensor index (subgraph
   // 0's tensors first, then subgraph 1's, ...): 1 = a constant float weight
   // to train (WHILE bodies' weights included). Trainable weights are copied
@@ -121,8 +140,8 @@ struct ArenaUsage {
   size_t total() const { return metadata_bytes + persistent_bytes + activation_bytes; }
 };
 
-class TrainingObserver;  // engine/train/observer.h
-class OpProfiler;        // engine/runtime/op_profiler.h
+class StateGradientObserver;  // engine/runtime/state_gradient_observer.h
+class OpProfiler;             // engine/runtime/op_profiler.h
 
 class Interpreter {
  public:
@@ -131,7 +150,12 @@ class Interpreter {
   // `training` == nullptr: inference (no training tables, same figures as
   // before training existed).
   Status prepare(const Model& model, uint8_t* arena, size_t arena_bytes,
-                 const TrainingOptions* training = nullptr);
+                 const TrainingOptions* training = nullptr) {
+    // The default table is the kernels' (engine/kernels): named here, in the
+    // caller's code, so the runtime itself links no kernel.
+    return prepare_with(op_resolver_ ? *op_resolver_ : default_op_resolver(), model, arena,
+                        arena_bytes, training);
+  }
   // Exact arena size this model needs (also after prepare failed with
   // kOutOfMemory, as long as the tables themselves fitted).
   size_t arena_bytes_needed() const { return usage_.total(); }
@@ -168,8 +192,8 @@ class Interpreter {
   void zero_weight_gradients();
   // Optional (nullptr: none); kept across prepare(). Receives per-time-step
   // state gradients from recurrent backward kernels (OpContext).
-  void set_observer(TrainingObserver* observer) { observer_ = observer; }
-  TrainingObserver* observer() const { return observer_; }
+  void set_observer(StateGradientObserver* observer) { observer_ = observer; }
+  StateGradientObserver* observer() const { return observer_; }
   // Optional (nullptr: none); kept across prepare(). Hears every op invoke
   // runs (engine/runtime/op_profiler.h).
   void set_profiler(OpProfiler* profiler) { profiler_ = profiler; }
@@ -203,20 +227,18 @@ class Interpreter {
   ResourceVariable& resource(int32_t id) { return resources_[id]; }
 
  private:
+  Status prepare_with(const OpResolver& ops, const Model& model, uint8_t* arena, size_t arena_bytes,
+                      const TrainingOptions* training);
   Status layout_tables(size_t* table_bytes);
   Status init_tensors(int subgraph);
-  Status check_supported_ops();
+  Status check_supported_ops(const OpResolver& ops);
   Status assign_times(int subgraph, uint32_t* clock);
   Status plan_activations();
-  Status init_training();
-  void reset_training_marks(int subgraph);
-  Status mark_forward(int subgraph);
-  Status mark_forward_while(int subgraph, int op);
-  Status mark_body_forward(const OperatorView& op, const TensorTraining* loop_tensors, int body);
-  Status mark_backward(int subgraph);
-  Status mark_backward_while(int subgraph, int op);
-  bool has_trainable_weights(int subgraph) const;
-  void plan_training_lifetimes(uint32_t end_of_time);
+
+  // engine/train: the training plan and backprop fill and walk the training
+  // tables below (reached through TrainingOptions::steps).
+  friend struct TrainingPlan;
+  friend struct Backprop;
 
   const Model* model_ = nullptr;
   uint8_t* arena_ = nullptr;
@@ -240,7 +262,7 @@ class Interpreter {
   TensorTraining* tensor_training_ = nullptr;  // every tensor, global index
   OpTraining* op_training_ = nullptr;          // every op, global index
   TrainingUsage training_usage_;
-  TrainingObserver* observer_ = nullptr;
+  StateGradientObserver* observer_ = nullptr;
   OpProfiler* profiler_ = nullptr;
   const OpResolver* op_resolver_ = nullptr;
 };

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "engine/model/model.h"
+#include "engine/runtime/subgraph_runner.h"
 #include "engine/runtime/tensor.h"
 
 namespace gruwb {
@@ -30,6 +31,8 @@ class OpContext {
   Tensor* input(int i) const;
   Tensor* output(int i) const;
   Interpreter& interpreter() const { return *interpreter_; }
+  // Control-flow kernels: the subgraphs an op calls (engine/runtime/subgraph_runner.h).
+  SubgraphRunner subgraphs() const { return SubgraphRunner(interpreter_); }
 
   // prepare only: memory that lives as long as the interpreter (e.g. state
   // a kernel precomputes once). Zero-filled.

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "engine/runtime/state_gradient_observer.h"
+
 namespace gruwb {
 
 struct StepMetrics {
@@ -38,22 +40,12 @@ struct GradientStats {
   uint32_t histogram[kBins] = {};
 };
 
-class TrainingObserver {
+// on_state_gradient (per-time-step state gradients of recurrent ops) comes
+// from engine/runtime/state_gradient_observer.h, the part the runtime calls.
+class TrainingObserver : public StateGradientObserver {
  public:
   virtual void on_step(const StepMetrics& metrics) { (void)metrics; }
   virtual void on_weight_gradient(const GradientStats& stats) { (void)stats; }
-  // A recurrent op (fused GRU/LSTM/RNN, or a WHILE loop carrying a state)
-  // reports ||dL/dh_t|| for time step `step` (0 = first step of the
-  // sequence) during backward; calls arrive in reverse time order.
-  // `op` is the interpreter's global op index, `op_name` its builtin name.
-  virtual void on_state_gradient(int32_t subgraph, int32_t op, const char* op_name, int32_t step,
-                                 float norm) {
-    (void)subgraph;
-    (void)op;
-    (void)op_name;
-    (void)step;
-    (void)norm;
-  }
 
  protected:
   // Not virtual: the engine never deletes observers (no heap).

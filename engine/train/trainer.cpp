@@ -6,6 +6,7 @@
 
 #include "engine/train/loss_output.h"
 #include "engine/train/observer.h"
+#include "engine/train/training_plan.h"
 
 namespace gruwb {
 namespace {
@@ -212,6 +213,7 @@ Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_
     trainable_[trainable_count_++] = t;
   }
   TrainingOptions options;
+  options.steps = &training_steps();
   options.trainable = flags;
   options.optimizer_slots =
       config.optimizer == Optimizer::kAdam ? 2 : (config.momentum > 0.f ? 1 : 0);

@@ -38,9 +38,9 @@ def group_name(path):
     m = re.match(r"^(.*?)([^/]+\.a)\((.+)\)$", path)
     if m:
         archive, member = m.group(2), m.group(3)
-        if archive == "libgruwb_engine.a":
-            # The object's source folder is not in the map; kernel files are named after ops.
-            return "engine " + engine_part(member)
+        if archive in ENGINE_LAYERS:
+            # One archive per engine layer (engine/CMakeLists.txt).
+            return "engine " + engine_part(archive, member)
         if archive == "libgruwb_protocol.a":
             return "protocol"
         if archive == "libgruwb_board_core.a":
@@ -49,17 +49,19 @@ def group_name(path):
     return "board (startup, board support)"
 
 
-def engine_part(member):
+ENGINE_LAYERS = {
+    "libgruwb_model.a": "model reader (verifier, views)",
+    "libgruwb_runtime.a": "runtime (interpreter, planner)",
+    "libgruwb_kernels.a": "kernels",
+    "libgruwb_train.a": "trainer",
+}
+
+
+def engine_part(archive, member):
     name = member.replace(".cpp.obj", "").replace(".obj", "")
-    if name in ("model", "status", "tensor_type"):
-        return "model reader (verifier, views)"
-    if name in ("interpreter", "kernel", "tensor", "op_resolver"):
-        return "runtime (interpreter, planner)"
-    if name == "trainer":
-        return "trainer"
     if name in ("registry", "op_table"):
         return "op table"
-    return "kernels"
+    return ENGINE_LAYERS[archive]
 
 
 def read_sections(map_path):
