@@ -7,6 +7,7 @@
 
 #include "engine/tools/model_file.h"
 #include "tests/engine/test_models.h"
+#include "tests/tools/model_def_util.h"
 
 namespace gruwb::tools {
 namespace {
@@ -21,11 +22,7 @@ std::vector<uint8_t> real_model(const std::string& stem) {
 }
 
 int int8_tensors(const std::vector<uint8_t>& bytes) {
-  Model model;
-  EXPECT_TRUE(Model::load(bytes.data(), bytes.size(), &model).ok());
-  ModelDef def;
-  std::string error;
-  EXPECT_TRUE(unpack_model(model, &def, &error)) << error;
+  const ModelDef def = unpack(bytes);
   int n = 0;
   for (const auto& sg : def.subgraphs) {
     for (const auto& t : sg->tensors) n += t->type == fb::TensorType::INT8;

@@ -20,6 +20,7 @@
 #include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
 #include "tests/engine/test_models.h"
+#include "tests/tools/model_def_util.h"
 
 namespace gruwb::tools {
 namespace {
@@ -35,15 +36,6 @@ std::vector<uint8_t> read(const std::string& path) {
 
 std::string sample(const char* file) {
   return std::string(GRUWB_SOURCE_DIR) + "/resources/samples/" + file;
-}
-
-ModelDef unpack(const std::vector<uint8_t>& bytes) {
-  Model model;
-  EXPECT_TRUE(Model::load(bytes.data(), bytes.size(), &model).ok());
-  ModelDef def;
-  std::string error;
-  EXPECT_TRUE(unpack_model(model, &def, &error)) << error;
-  return def;
 }
 
 fs::path temp_dir(const char* name) {

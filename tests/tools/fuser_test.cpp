@@ -16,6 +16,7 @@
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
 #include "tests/engine/test_models.h"
+#include "tests/tools/model_def_util.h"
 
 namespace gruwb::tools {
 namespace {
@@ -68,15 +69,6 @@ std::vector<uint8_t> build(const BuildSpec& spec) {
   std::vector<uint8_t> bytes;
   EXPECT_TRUE(write_model(def, spec.format, &bytes, &error)) << error;
   return bytes;
-}
-
-ModelDef unpack(const std::vector<uint8_t>& bytes) {
-  Model model;
-  EXPECT_TRUE(Model::load(bytes.data(), bytes.size(), &model).ok());
-  ModelDef def;
-  std::string error;
-  EXPECT_TRUE(unpack_model(model, &def, &error)) << error;
-  return def;
 }
 
 // Output 0 of the model for input x [1,T,F].

@@ -58,6 +58,9 @@ const RealModel kRealModels[] = {
     {"tensorflow_tflite_micro_micro_speech_lstm", Expect::kRefused, 0, "full-integer"},
 };
 
+// gtest prints a model by its stem.
+void PrintTo(const RealModel& m, std::ostream* os) { *os << m.stem; }
+
 std::string real_dir() { return test::shared_dir() + "/data/models/real/"; }
 
 std::string file_of(const RealModel& m) { return real_dir() + m.stem + ".tflite"; }

@@ -20,6 +20,7 @@
 #include "engine/tools/model_file.h"
 #include "engine/tools/rnn_detector.h"
 #include "tests/engine/test_models.h"
+#include "tests/tools/model_def_util.h"
 
 namespace gruwb::tools {
 namespace {
@@ -62,22 +63,6 @@ ModelDef build_unrolled(const Cell& c) {
   ModelDef def;
   std::string error;
   EXPECT_TRUE(build_model(spec_for(c), &def, &error)) << error;
-  return def;
-}
-
-std::vector<uint8_t> bytes_of(const ModelDef& def) {
-  std::vector<uint8_t> bytes;
-  std::string error;
-  EXPECT_TRUE(write_model(def, ModelFormat::kTflite, &bytes, &error)) << error;
-  return bytes;
-}
-
-ModelDef unpack(const std::vector<uint8_t>& bytes) {
-  Model model;
-  EXPECT_TRUE(Model::load(bytes.data(), bytes.size(), &model).ok());
-  ModelDef def;
-  std::string error;
-  EXPECT_TRUE(unpack_model(model, &def, &error)) << error;
   return def;
 }
 
