@@ -408,10 +408,20 @@ const char* model_format_name(ModelFormat format) {
   return format == ModelFormat::kCircle ? "circle" : "tflite";
 }
 
+#if defined(GRUWB_OP_NAMES) && !GRUWB_OP_NAMES
+// Without the name table (a firmware build): "op <code>", in one buffer the next call reuses
+// (messages name one op each; the host knows the names).
+const char* op_code_name(int32_t op_code) {
+  static char text[16];
+  snprintf(text, sizeof text, "op %ld", static_cast<long>(op_code));
+  return text;
+}
+#else
 const char* op_code_name(int32_t op_code) {
   const char* name = fb::EnumNameBuiltinOperator(static_cast<BuiltinOperator>(op_code));
   return (name && name[0]) ? name : nullptr;
 }
+#endif
 
 int32_t decode_op_code(int8_t deprecated_builtin_code, int32_t builtin_code, ModelFormat format) {
   if (format == ModelFormat::kCircle) {

@@ -84,14 +84,53 @@ int layer_body(const Model& model, const OperatorView& op) {
   return -1;
 }
 
+// The producer of tensor `t` in `sg` (-1 for inputs and constants).
+int producer_of(const SubgraphView& sg, int32_t t) {
+  for (int o = 0; o < sg.operator_count; ++o) {
+    const OperatorView op = sg.op(o);
+    for (size_t k = 0; k < op.outputs.size; ++k) {
+      if (op.outputs[k] == t) return o;
+    }
+  }
+  return -1;
+}
+
+// A converter's bias added on its own: ADD(products, b) with b a constant float vector of the
+// products' width, where the products are FULLY_CONNECTED outputs or sums of them (the
+// converter's LSTM writes FC(x) + FC(h) -> ADD -> ADD(bias)). It trains with the layer.
+int32_t separate_bias(const SubgraphView& sg, const OperatorView& op) {
+  if (op.op_code != static_cast<int32_t>(BuiltinOperator::ADD) || op.inputs.size != 2) return -1;
+  for (int side = 0; side < 2; ++side) {
+    const int32_t bias = op.inputs[side], other = op.inputs[1 - side];
+    if (!is_float_weight(sg, bias) || other < 0) continue;
+    const TensorView b = sg.tensor(bias);
+    if (b.shape.size != 1 || b.shape[0] < 2) continue;
+    int p = producer_of(sg, other);
+    for (int hops = 0; p >= 0 && hops < sg.operator_count &&  // bounded: a hostile file may loop
+                       sg.op(p).op_code == static_cast<int32_t>(BuiltinOperator::ADD);
+         ++hops) {
+      p = sg.op(p).inputs.size ? producer_of(sg, sg.op(p).inputs[0]) : -1;
+    }
+    if (p >= 0 && sg.op(p).op_code == static_cast<int32_t>(BuiltinOperator::FULLY_CONNECTED)) {
+      return bias;
+    }
+  }
+  return -1;
+}
+
 // Flags the weights of one layer: an op of subgraph `sg`, or every layer op
-// of a WHILE's body.
+// of a WHILE's body (with the biases the converter adds on their own).
 void flag_layer(const Model& model, const SubgraphView& sg, const OperatorView& op,
                 uint8_t* flags) {
   const int body = layer_body(model, op);
   if (body >= 0) {
     SubgraphView b = model.subgraph(body);
-    for (int o = 0; o < b.operator_count; ++o) flag_layer(model, b, b.op(o), flags);
+    const int first = first_tensor_of(model, body);
+    for (int o = 0; o < b.operator_count; ++o) {
+      flag_layer(model, b, b.op(o), flags);
+      const int32_t bias = separate_bias(b, b.op(o));
+      if (bias >= 0) flags[first + bias] = 1;
+    }
     return;
   }
   const int first = first_tensor_of(model, sg.index);

@@ -10,12 +10,14 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "engine/tools/fuser.h"
 #include "engine/tools/golden.h"
 #include "engine/tools/model_runner.h"
 #include "engine/tools/npy.h"
 #include "engine/tools/rnn_detector.h"
+#include "engine/train/trainer.h"
 
 namespace gruwb::test {
 namespace {
@@ -161,6 +163,66 @@ TEST_P(ConverterVariantTest, EqualsRealTflite) {
   ASSERT_TRUE(tools::compare_with_golden(runner, dir, &golden, &error)) << error;
   ASSERT_TRUE(golden.found);
   EXPECT_TRUE(golden.equal) << "max relative error " << golden.worst;
+}
+
+// Gradients of every trainable weight after one MSE step towards 0.5, by tensor name; the loss.
+bool gradients(const std::vector<uint8_t>& bytes, const std::vector<float>& x,
+               std::map<std::string, std::vector<float>>* out, float* loss, std::string* error) {
+  Model model;
+  if (!Model::load(bytes.data(), bytes.size(), &model).ok()) return *error = "load", false;
+  TrainingConfig config;
+  config.loss = Loss::kMeanSquaredError;
+  std::vector<uint8_t> arena(4u << 20);
+  Trainer trainer;
+  Status s = trainer.prepare(model, config, arena.data(), arena.size());
+  if (!s.ok()) return *error = s.message(), false;
+  std::memcpy(trainer.input(0)->data, x.data(), x.size() * sizeof(float));
+  std::fill(trainer.label(), trainer.label() + trainer.label_count(), 0.5f);
+  s = trainer.accumulate(loss);
+  if (!s.ok()) return *error = s.message(), false;
+  for (int w = 0; w < trainer.weight_count(); ++w) {
+    const Tensor* g = trainer.weight_gradient(w);
+    (*out)[trainer.weight(w)->name].assign(g->f32(), g->f32() + g->elements());
+  }
+  return true;
+}
+
+// The converter's LSTM adds its bias on its own (FC(x) + FC(h) -> ADD -> ADD(bias)): training
+// the loop trains that bias too, with the gradient the fused op's gate biases get.
+TEST(ConverterVariantTraining, SeparateBiasAddTrainsLikeTheFusedBias) {
+  ConverterVariant v;
+  for (const ConverterVariant& each : converter_variants()) {
+    if (each.name == "lstm_bias_add") v = each;
+  }
+  ASSERT_EQ(v.name, "lstm_bias_add");
+  std::vector<uint8_t> loop;
+  std::string error;
+  ASSERT_TRUE(write_variant(v, &loop, &error)) << error;
+  FuseResult fused;
+  ASSERT_TRUE(tools::fuse_model(loop, FuseOptions(), &fused, &error)) << error;
+  ASSERT_EQ(fused.fused_count(), 1);
+  const std::vector<float> x = variant_inputs(v)[0];
+  std::map<std::string, std::vector<float>> loop_grads, fused_grads;
+  float loop_loss = 0, fused_loss = 0;
+  ASSERT_TRUE(gradients(loop, x, &loop_grads, &loop_loss, &error)) << error;
+  ASSERT_TRUE(gradients(fused.bytes, x, &fused_grads, &fused_loss, &error)) << error;
+  EXPECT_NEAR(loop_loss, fused_loss, 1e-6);
+  const std::vector<float>* bias = nullptr;
+  for (const auto& [name, g] : loop_grads) {
+    if (name.find("body/bias") != std::string::npos) bias = &g;
+  }
+  ASSERT_NE(bias, nullptr) << "the loop's separate bias is a trainable weight";
+  std::vector<float> gates;  // the fused op's i|f|c|o biases, in the loop's order
+  for (const char* gate : {"input", "forget", "cell", "output"}) {
+    const auto it = fused_grads.find(std::string("lstm/") + gate + "_bias");
+    ASSERT_NE(it, fused_grads.end()) << gate;
+    gates.insert(gates.end(), it->second.begin(), it->second.end());
+  }
+  ASSERT_EQ(bias->size(), gates.size());
+  double scale = 0;
+  for (float g : gates) scale = std::max(scale, std::fabs(double{g}));
+  EXPECT_GT(scale, 1e-6);
+  for (size_t i = 0; i < gates.size(); ++i) EXPECT_NEAR((*bias)[i], gates[i], 1e-5 * scale) << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, ConverterVariantTest, ::testing::ValuesIn(converter_variants()),
