@@ -1,4 +1,4 @@
-// gruwb fuse IN -o OUT [--json] [--tolerance X] [--builtin-only]
+// gruwb fuse IN -o OUT [--json] [--tolerance X] [--builtin-only] [--stateful]
 
 #include "app/cli/command.h"
 #include "app/core/fuse.h"
@@ -10,11 +10,9 @@ namespace {
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
-  const std::vector<OptionSpec> spec = {{"-o", true},
-                                        {"--output", true},
-                                        {"--json", false},
-                                        {"--tolerance", true},
-                                        {"--builtin-only", false}};
+  const std::vector<OptionSpec> spec = {
+      {"-o", true},          {"--output", true},        {"--json", false},
+      {"--tolerance", true}, {"--builtin-only", false}, {"--stateful", false}};
   if (!parse_args(kFuseCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.size() != 1) {
     return usage_error(parsed.positional.empty() ? "fuse: missing IN" : "fuse: one IN expected",
@@ -26,6 +24,7 @@ int run(const std::vector<std::string>& args) {
   if (request.output_path.empty()) return usage_error("fuse: missing -o OUT", &kFuseCommand);
   request.json = parsed.has("--json");
   request.builtin_only = parsed.has("--builtin-only");
+  request.stateful = parsed.has("--stateful");
   std::string message;
   if (!parsed.number("--tolerance", 0, 1, &request.tolerance, &message)) {
     return usage_error(message, &kFuseCommand);
@@ -38,7 +37,7 @@ int run(const std::vector<std::string>& args) {
 
 const Command kFuseCommand = {
     "fuse", "Fuse WHILE-loop / unrolled GRU, LSTM and SimpleRNN cells into one op each",
-    "Usage: gruwb fuse IN -o OUT [--json] [--tolerance X] [--builtin-only]\n"
+    "Usage: gruwb fuse IN -o OUT [--json] [--tolerance X] [--builtin-only] [--stateful]\n"
     "\n"
     "Finds the recurrent cells TensorFlow's converter spells out op by op (a WHILE\n"
     "loop with cond/body subgraphs, or T unrolled copies) by the roles of their\n"
@@ -66,6 +65,13 @@ const Command kFuseCommand = {
     "                     delegate; list sizes and a dynamic batch are fixed at the\n"
     "                     sizes the engine plans (batch 1). Kept only when OUT\n"
     "                     computes what IN computes\n"
+    "  --stateful         Streaming models whose LSTM/RNN state comes in as a model\n"
+    "                     input and goes out as an output: the fused op keeps the\n"
+    "                     state in its variable tensors from one invoke to the next\n"
+    "                     (as TensorFlow Lite Micro's streaming models do), the state\n"
+    "                     input is dropped and the state output reads the variables.\n"
+    "                     Kept when several invokes of OUT equal IN fed back its own\n"
+    "                     state output, from a zero state\n"
     "  -h, --help         Show this help\n"
     "\n"
     "The report lists every cell (kind, units, steps, where, fused op or why not)\n"

@@ -162,6 +162,7 @@ int run_fuse(const FuseRequest& r, std::string* out, std::string* err) {
   options.format = tools::format_for_path(r.output_path);
   options.tolerance = r.tolerance;
   options.builtin_only = r.builtin_only;
+  options.stateful = r.stateful;
   tools::FuseResult result;
   std::string error;
   if (!tools::fuse_model(loaded.bytes, options, &result, &error)) {

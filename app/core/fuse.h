@@ -17,6 +17,7 @@ struct FuseRequest {
   bool json = false;
   double tolerance = 1e-5;
   bool builtin_only = false;  // also rewrite leftover Flex TensorList ops as builtin ops
+  bool stateful = false;      // streaming LSTM/RNN keep their state in variable tensors
 };
 
 // Returns kExitOk (also when nothing could be fused: the output is then the

@@ -245,6 +245,7 @@ struct FusedPlan {
   bool need_last = true;   // something reads the last h
   int sequence = -1;       // tensor to hold the time-major output sequence; -1 = new
   int initial_state = -1;  // GRUWB_GRU only: h_0 when the loop does not start from zeros
+  int cell_state = -1;     // LSTM: the variable tensor holding c (set by emit_fused)
 };
 
 // Emits the fused op; returns the last-h tensor, fills plan->sequence when
@@ -320,7 +321,7 @@ std::string emit_fused(Emitter& e, const DetectedCell& c, ModelFormat format, Fu
           e.floats(p + gate[i] + "_bias", {H}, rows(w.bias, 1, i * H, H));
     }
     inputs[18] = e.variable(p + "output_state", {B, H});
-    inputs[19] = e.variable(p + "cell_state", {B, H});
+    inputs[19] = plan->cell_state = e.variable(p + "cell_state", {B, H});
     fb::UnidirectionalSequenceLSTMOptionsT options;
     options.fused_activation_function = fused_activation(c.activation);
     options.cell_clip = 0.f;  // Keras does not clip
@@ -474,7 +475,7 @@ void splice(fb::SubGraphT& sg, int position, std::set<int> removed, Emitter& e) 
 }
 
 bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std::string* fused_op,
-                   std::string* error) {
+                   std::string* error, bool stateful) {
   fb::SubGraphT& sg = *def->subgraphs[static_cast<size_t>(c.subgraph)];
   const fb::OperatorT& loop = *sg.operators[static_cast<size_t>(c.op)];
   const Uses uses = find_uses(sg);
@@ -482,7 +483,10 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
   // it as h_0. TFLite's LSTM/RNN ops keep theirs in variable tensors instead.
   const bool zero_state = all_zero_constant(*def, sg, c.initial_hidden);
   const bool takes_state = c.kind == CellKind::kGru && !uses_circle_gru(c, format);
-  if (!all_zero_constant(*def, sg, c.initial_cell) || (!zero_state && !takes_state)) {
+  // Stateful: the LSTM/RNN op's variable tensors carry the state from invoke to invoke instead.
+  const bool keeps_state = stateful && c.kind != CellKind::kGru;
+  if (!keeps_state &&
+      (!all_zero_constant(*def, sg, c.initial_cell) || (!zero_state && !takes_state))) {
     *error = std::string("the loop does not start from a zero state, and the fused ") +
              (c.kind == CellKind::kGru ? "Circle GRU" : cell_kind_name(c.kind)) +
              " op takes no initial state";
@@ -493,7 +497,7 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
   std::vector<std::pair<int, int>> sequences;  // (WHILE output, role) needing the sequence
   std::vector<int> last_outputs;               // accumulators [1,B,H] used otherwise
   std::vector<std::pair<int, int>> passthrough;
-  int h_result = -1;
+  int h_result = -1, c_result = -1;
   FusedPlan plan;
   for (size_t i = 0; i < loop.outputs.size(); ++i) {
     const int t = loop.outputs[i];
@@ -541,8 +545,13 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
             "loop value " + std::to_string(i) + " " + name + " (a counter) is used after the loop";
         return false;
       case LoopRole::kCell:
-        *error =
-            "the LSTM cell state " + name + " is used after the loop (the fused op only outputs h)";
+        if (keeps_state) {  // read from the op's cell-state variable, after the op
+          c_result = t;
+          break;
+        }
+        *error = "the LSTM cell state " + name +
+                 " is used after the loop (the fused op only outputs h; `--stateful` keeps it in "
+                 "the op's variable tensor)";
         return false;
       case LoopRole::kOther:
         *error = "loop value " + std::to_string(i) + " " + name +
@@ -551,7 +560,7 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
     }
   }
   choose_input(*def, sg, uses, c, format, &plan);
-  if (!zero_state) plan.initial_state = c.initial_hidden;
+  if (!zero_state && !keeps_state) plan.initial_state = c.initial_hidden;
   Emitter e(def, c.subgraph);
   plan.h_final = h_result;
   const bool need_h = h_result >= 0 || !last_slices.empty() || !last_outputs.empty();
@@ -573,6 +582,7 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
   for (size_t k = 1; k < sequences.size(); ++k)
     replace_uses(def, c.subgraph, sequences[k].first, plan.sequence);
   for (auto& [from, to] : passthrough) replace_uses(def, c.subgraph, from, to);
+  if (c_result >= 0) replace_uses(def, c.subgraph, c_result, plan.cell_state);
   splice(sg, c.op, removed, e);
   return true;
 }
@@ -655,12 +665,13 @@ void sort_topologically(fb::SubGraphT& sg) {
 // Why the fused op cannot replace the chain: hybrid weights, or a state it cannot take
 // as it comes and goes ("" when it can).
 std::string unrolled_state_problem(const ModelDef& def, const fb::SubGraphT& sg,
-                                   const DetectedCell& c, ModelFormat format,
-                                   bool final_cell_read) {
+                                   const DetectedCell& c, ModelFormat format, bool final_cell_read,
+                                   bool keeps_state) {
   std::vector<std::string> problems;
   const std::string op = fused_op_name(c, format);
   if (const std::string hybrid = hybrid_problem(c); !hybrid.empty()) problems.push_back(hybrid);
-  if (final_cell_read) {
+  if (keeps_state) {  // stateful: the op's variable tensors carry h and c between invokes
+  } else if (final_cell_read) {
     problems.push_back("the last step's cell state c " + quoted_name(sg, c.final_cell) +
                        " is read after the chain (a state output), and " + op +
                        " outputs only h, not c");
@@ -668,14 +679,15 @@ std::string unrolled_state_problem(const ModelDef& def, const fb::SubGraphT& sg,
   const bool zero_h = all_zero_constant(def, sg, c.initial_hidden);
   const bool zero_c = all_zero_constant(def, sg, c.initial_cell);
   const bool takes_state = c.kind == CellKind::kGru && !uses_circle_gru(c, format);
-  if ((!zero_h && !takes_state) || !zero_c) {
+  if (!keeps_state && ((!zero_h && !takes_state) || !zero_c)) {
     std::string state = quoted_name(sg, c.initial_hidden);
     if (c.initial_cell >= 0) state += " and " + quoted_name(sg, c.initial_cell);
     problems.push_back("step 0 starts from the state " + state + " (not zeros), and " + op +
                        (c.kind == CellKind::kGru
                             ? " takes a constant initial state"
                             : " takes its initial state only from variable tensors, which "
-                              "a model input or another op cannot set"));
+                              "a model input or another op cannot set (`--stateful` keeps the "
+                              "state in them between invokes instead)"));
   }
   std::string text;
   for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
@@ -683,7 +695,8 @@ std::string unrolled_state_problem(const ModelDef& def, const fb::SubGraphT& sg,
 }
 
 bool rewrite_unrolled(ModelDef* def, const DetectedCell& c, ModelFormat format,
-                      std::string* fused_op, std::string* error) {
+                      std::string* fused_op, std::string* error, bool stateful) {
+  const bool keeps_state = stateful && c.kind != CellKind::kGru;
   fb::SubGraphT& sg = *def->subgraphs[static_cast<size_t>(c.subgraph)];
   const Uses uses = find_uses(sg);
   std::set<int> removed(c.cell_ops.begin(), c.cell_ops.end());
@@ -695,8 +708,9 @@ bool rewrite_unrolled(ModelDef* def, const DetectedCell& c, ModelFormat format,
     for (int reader : uses.consumers[static_cast<size_t>(t)]) outside |= !removed.count(reader);
     return outside;
   };
+  const bool final_cell_read = c.final_cell >= 0 && read_outside(c.final_cell);
   const std::string state_problem =
-      unrolled_state_problem(*def, sg, c, format, c.final_cell >= 0 && read_outside(c.final_cell));
+      unrolled_state_problem(*def, sg, c, format, final_cell_read, keeps_state);
   if (!state_problem.empty()) {
     *error = state_problem;
     return false;
@@ -704,7 +718,7 @@ bool rewrite_unrolled(ModelDef* def, const DetectedCell& c, ModelFormat format,
   // Nothing outside the cell may read its intermediate values.
   for (int o : c.cell_ops) {
     for (int32_t t : sg.operators[static_cast<size_t>(o)]->outputs) {
-      if (t == c.final_hidden || !read_outside(t)) continue;
+      if (t == c.final_hidden || (keeps_state && t == c.final_cell) || !read_outside(t)) continue;
       *error = "the step value " + quoted_name(sg, t) + " is used outside the recurrent chain";
       return false;
     }
@@ -716,7 +730,9 @@ bool rewrite_unrolled(ModelDef* def, const DetectedCell& c, ModelFormat format,
     plan.input = c.sequence_tensor;
     plan.time_major = false;
   }
-  if (!all_zero_constant(*def, sg, c.initial_hidden)) plan.initial_state = c.initial_hidden;
+  if (!keeps_state && !all_zero_constant(*def, sg, c.initial_hidden)) {
+    plan.initial_state = c.initial_hidden;
+  }
   plan.h_final = c.final_hidden;
   plan.need_last = read_outside(c.final_hidden);
   int pack_out = -1;
@@ -731,6 +747,7 @@ bool rewrite_unrolled(ModelDef* def, const DetectedCell& c, ModelFormat format,
     e.op(Op::TRANSPOSE, {plan.sequence, e.ints("sequence/perm", {3}, {1, 0, 2})}, {pack_out},
          options);
   }
+  if (final_cell_read) replace_uses(def, c.subgraph, c.final_cell, plan.cell_state);
   splice(sg, *removed.begin(), removed, e);
   sort_topologically(sg);
   return true;
@@ -973,7 +990,7 @@ int FuseResult::fused_count() const {
 }
 
 bool rewrite_cell(ModelDef* model, const DetectedCell& cell, ModelFormat format,
-                  std::string* fused_op, std::string* error) {
+                  std::string* fused_op, std::string* error, bool stateful) {
   // Every fused op carries a tanh, relu or linear activation (GRUWB_GRU in its options, the
   // builtin LSTM and RNN ops as fused_activation_function); the builtin ops' gates are sigmoid.
   const bool activation_ok =
@@ -988,8 +1005,9 @@ bool rewrite_cell(ModelDef* model, const DetectedCell& cell, ModelFormat format,
     *error = hybrid;
     return false;
   }
-  return cell.form == CellForm::kWhile ? rewrite_while(model, cell, format, fused_op, error)
-                                       : rewrite_unrolled(model, cell, format, fused_op, error);
+  return cell.form == CellForm::kWhile
+             ? rewrite_while(model, cell, format, fused_op, error, stateful)
+             : rewrite_unrolled(model, cell, format, fused_op, error, stateful);
 }
 
 void remove_unused(ModelDef* model) {
@@ -1056,6 +1074,119 @@ bool compare_models(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b
   return true;
 }
 
+namespace {
+
+// A runner's inputs and outputs by tensor name, and which input each state output feeds: the
+// output with the same shape and type (a state), when exactly one has it.
+struct StreamingSide {
+  ModelRunner runner;
+  std::map<std::string, int> inputs, outputs;
+  std::map<int, int> state_source;  // input -> output
+};
+
+bool prepare_side(const Model& model, const std::map<std::string, std::string>& state_pairs,
+                  StreamingSide* side, std::string* error) {
+  if (!side->runner.prepare(model, error)) return false;
+  Interpreter& in = side->runner.interpreter();
+  for (int i = 0; i < side->runner.input_count(); ++i) side->inputs[in.input(i)->name] = i;
+  for (int o = 0; o < side->runner.output_count(); ++o) side->outputs[in.output(o)->name] = o;
+  for (int i = 0; i < side->runner.input_count(); ++i) {
+    const Tensor* t = in.input(i);
+    auto known = state_pairs.find(t->name);
+    if (known != state_pairs.end() && side->outputs.count(known->second)) {
+      side->state_source[i] = side->outputs[known->second];
+      continue;
+    }
+    int match = -1, matches = 0;
+    for (int o = 0; o < side->runner.output_count(); ++o) {
+      const Tensor* u = in.output(o);
+      if (u->type == t->type && u->bytes == t->bytes && u->shape.rank == t->shape.rank &&
+          std::equal(t->shape.dims, t->shape.dims + t->shape.rank, u->shape.dims)) {
+        match = o;
+        ++matches;
+      }
+    }
+    if (matches == 1) side->state_source[i] = match;
+  }
+  return true;
+}
+
+double max_float_diff(const NpyArray& x, const NpyArray& y) {
+  if (x.dtype != y.dtype || x.data.size() != y.data.size()) return INFINITY;
+  if (x.dtype != "<f4") return x.data == y.data ? 0 : INFINITY;
+  double worst = 0;
+  for (size_t k = 0; k < x.data.size() / 4; ++k) {
+    float p, q;
+    std::memcpy(&p, x.data.data() + 4 * k, 4);
+    std::memcpy(&q, y.data.data() + 4 * k, 4);
+    const double d = std::fabs(static_cast<double>(p) - q);
+    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+  }
+  return worst;
+}
+
+}  // namespace
+
+bool compare_streaming(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int steps,
+                       uint64_t seed, double* max_abs_diff, std::string* error,
+                       const std::map<std::string, std::string>& state_pairs) {
+  Model ma, mb;
+  if (!Model::load(a.data(), a.size(), &ma).ok() || !Model::load(b.data(), b.size(), &mb).ok()) {
+    return *error = "cannot load the models", false;
+  }
+  StreamingSide sa, sb;
+  if (!prepare_side(ma, state_pairs, &sa, error)) return *error = "original: " + *error, false;
+  if (!prepare_side(mb, state_pairs, &sb, error)) return *error = "rewritten: " + *error, false;
+  for (const auto& [name, i] : sa.inputs) {
+    if (!sb.inputs.count(name) && !sa.state_source.count(i)) {
+      return *error = "input '" + name + "' is gone and is not a state fed by an output", false;
+    }
+  }
+  for (const auto& [name, o] : sb.outputs) {
+    if (!sa.outputs.count(name)) return *error = "output '" + name + "' is new", false;
+  }
+  *max_abs_diff = 0;
+  Rng rng(seed);
+  std::vector<NpyArray> last;  // the original's outputs of the previous invoke
+  for (int step = 0; step < steps; ++step) {
+    // The original's inputs: its states fed back (zeros first), the rest fresh; the rewritten
+    // model gets the same values for the inputs it still has.
+    std::map<std::string, NpyArray> fed;
+    for (const auto& [name, i] : sa.inputs) {
+      const Tensor* t = sa.runner.interpreter().input(i);
+      auto state = sa.state_source.find(i);
+      NpyArray in;
+      if (state != sa.state_source.end() && step > 0) {
+        in = last[static_cast<size_t>(state->second)];
+      } else {
+        in.dtype = npy_dtype_for(t->type);
+        in.shape.assign(t->shape.dims, t->shape.dims + t->shape.rank);
+        in.data.assign(t->bytes, 0);
+        if (state == sa.state_source.end() && t->type == TensorType::FLOAT32) {
+          std::vector<float> v = uniform(rng, static_cast<int>(t->bytes / 4), 1.f);
+          std::memcpy(in.data.data(), v.data(), t->bytes);
+        }
+      }
+      if (!sa.runner.set_input(i, in, error)) return false;
+      fed[name] = std::move(in);
+    }
+    for (const auto& [name, i] : sb.inputs) {
+      if (!fed.count(name)) return *error = "input '" + name + "' is new", false;
+      if (!sb.runner.set_input(i, fed[name], error)) return false;
+    }
+    if (!sa.runner.invoke(error)) return *error = "original: " + *error, false;
+    if (!sb.runner.invoke(error)) return *error = "rewritten: " + *error, false;
+    last.clear();
+    for (int o = 0; o < sa.runner.output_count(); ++o) last.push_back(sa.runner.output(o));
+    for (const auto& [name, o] : sb.outputs) {
+      const double d =
+          max_float_diff(last[static_cast<size_t>(sa.outputs[name])], sb.runner.output(o));
+      *max_abs_diff = std::max(*max_abs_diff, d);
+    }
+  }
+  return true;
+}
+
 bool measure_model(const std::vector<uint8_t>& bytes, ModelSizeFigures* out, std::string* error) {
   Model model;
   Status status = Model::load(bytes.data(), bytes.size(), &model);
@@ -1080,6 +1211,100 @@ bool measure_model(const std::vector<uint8_t>& bytes, ModelSizeFigures* out, std
     f.arena_error = arena_error;
   }
   *out = f;
+  return true;
+}
+
+// The streaming state of WHILE cells in the main subgraph whose state comes straight from a
+// model input and goes straight to a model output: input name -> output name.
+std::map<std::string, std::string> streaming_state_pairs(const ModelDef& def,
+                                                         const DetectionReport& found) {
+  std::map<std::string, std::string> pairs;
+  const fb::SubGraphT& sg = *def.subgraphs[0];
+  auto is_in = [](const std::vector<int32_t>& list, int32_t t) {
+    return std::find(list.begin(), list.end(), t) != list.end();
+  };
+  for (const DetectedCell& c : found.cells) {
+    if (c.form != CellForm::kWhile || c.subgraph != 0) continue;
+    const fb::OperatorT& loop = *sg.operators[static_cast<size_t>(c.op)];
+    for (size_t i = 0; i < c.loop_roles.size() && i < loop.inputs.size(); ++i) {
+      if (c.loop_roles[i] != LoopRole::kHidden && c.loop_roles[i] != LoopRole::kCell) continue;
+      if (is_in(sg.inputs, loop.inputs[i]) && is_in(sg.outputs, loop.outputs[i])) {
+        pairs[sg.tensors[static_cast<size_t>(loop.inputs[i])]->name] =
+            sg.tensors[static_cast<size_t>(loop.outputs[i])]->name;
+      }
+    }
+  }
+  return pairs;
+}
+
+// Drops the main subgraph's outputs computed from a variable tensor that an op other than a
+// fused recurrent op reads (a streaming model's state output, now reading the op's cell-state
+// variable): TFLite orders ops by declared dataflow only, and an op updating its variable in
+// place declares nothing, so such a read may run first. True if any.
+bool drop_outputs_reading_variables(ModelDef* def) {
+  fb::SubGraphT& sg = *def->subgraphs[0];
+  std::vector<bool> tainted(sg.tensors.size(), false);
+  for (const auto& o : sg.operators) {
+    const Op code = code_of(*def, *o);
+    const bool keeps_state =
+        code == Op::UNIDIRECTIONAL_SEQUENCE_LSTM || code == Op::UNIDIRECTIONAL_SEQUENCE_RNN;
+    bool reads = false;
+    for (int32_t t : o->inputs) {
+      if (t < 0 || static_cast<size_t>(t) >= sg.tensors.size()) continue;
+      reads |= tainted[static_cast<size_t>(t)] ||
+               (!keeps_state && sg.tensors[static_cast<size_t>(t)]->is_variable);
+    }
+    for (int32_t t : o->outputs) {
+      if (reads && t >= 0 && static_cast<size_t>(t) < tainted.size())
+        tainted[static_cast<size_t>(t)] = true;
+    }
+  }
+  std::vector<int32_t> kept, dropped;
+  for (int32_t t : sg.outputs) {
+    const bool variable = t >= 0 && (tainted[static_cast<size_t>(t)] ||
+                                     sg.tensors[static_cast<size_t>(t)]->is_variable);
+    (variable ? dropped : kept).push_back(t);
+  }
+  if (dropped.empty()) return false;
+  sg.outputs = kept;
+  for (auto& signature : def->signature_defs) {
+    if (signature->subgraph_index != 0) continue;
+    auto& out = signature->outputs;
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const std::unique_ptr<fb::TensorMapT>& m) {
+                               return std::find(dropped.begin(), dropped.end(),
+                                                static_cast<int32_t>(m->tensor_index)) !=
+                                      dropped.end();
+                             }),
+              out.end());
+  }
+  return true;
+}
+
+// Drops the main subgraph's inputs that no op reads any more (a streaming model's state
+// input once every cell keeps its state inside), and their signature entries. True if any.
+bool drop_unread_inputs(ModelDef* def) {
+  fb::SubGraphT& sg = *def->subgraphs[0];
+  const Uses uses = find_uses(sg);
+  std::vector<int32_t> kept, dropped;
+  for (int32_t t : sg.inputs) {
+    const bool read = t >= 0 && (!uses.consumers[static_cast<size_t>(t)].empty() ||
+                                 uses.is_output[static_cast<size_t>(t)]);
+    (read ? kept : dropped).push_back(t);
+  }
+  if (dropped.empty()) return false;
+  sg.inputs = kept;
+  for (auto& signature : def->signature_defs) {
+    if (signature->subgraph_index != 0) continue;
+    auto& in = signature->inputs;
+    in.erase(std::remove_if(in.begin(), in.end(),
+                            [&](const std::unique_ptr<fb::TensorMapT>& m) {
+                              return std::find(dropped.begin(), dropped.end(),
+                                               static_cast<int32_t>(m->tensor_index)) !=
+                                     dropped.end();
+                            }),
+             in.end());
+  }
   return true;
 }
 
@@ -1123,10 +1348,12 @@ bool fuse_model(const std::vector<uint8_t>& bytes, const FuseOptions& options, F
   if (!load_and_unpack(bytes, &current, error)) return false;
   if (!measure_model(bytes, &result->before, error)) return false;
   std::set<std::string> tried;
+  std::map<std::string, std::string> state_pairs;  // streaming: a loop's h_0/c_0 -> h_T/c_T
   bool changed = false;
   for (bool first = true;; first = false) {
     DetectionReport found = detect_rnn_cells(current);
     if (first) result->other_loops = found.other_loops;
+    if (first && options.stateful) state_pairs = streaming_state_pairs(current, found);
     const DetectedCell* next = nullptr;
     for (const DetectedCell& c : found.cells) {
       if (!tried.count(cell_key(current, c))) {
@@ -1141,14 +1368,23 @@ bool fuse_model(const std::vector<uint8_t>& bytes, const FuseOptions& options, F
     ModelDef candidate = current;
     std::vector<uint8_t> candidate_bytes;
     std::string reason;
-    if (!rewrite_cell(&candidate, *next, options.format, &outcome.fused_op, &reason)) {
+    if (!rewrite_cell(&candidate, *next, options.format, &outcome.fused_op, &reason,
+                      options.stateful)) {
       outcome.reason = reason;
     } else {
       remove_unused(&candidate);
+      if (options.stateful) {
+        const bool outputs_gone = drop_outputs_reading_variables(&candidate);
+        if (outputs_gone) remove_unused(&candidate);
+        if (drop_unread_inputs(&candidate)) remove_unused(&candidate);
+      }
       if (!write_model(candidate, options.format, &candidate_bytes, &reason)) {
         outcome.reason = "the rewritten model cannot be written: " + reason;
-      } else if (!compare_models(bytes, candidate_bytes, options.trials, options.seed,
-                                 &outcome.max_abs_diff, &reason)) {
+      } else if (!(options.stateful
+                       ? compare_streaming(bytes, candidate_bytes, 2 + options.trials, options.seed,
+                                           &outcome.max_abs_diff, &reason, state_pairs)
+                       : compare_models(bytes, candidate_bytes, options.trials, options.seed,
+                                        &outcome.max_abs_diff, &reason))) {
         outcome.reason = "equivalence could not be checked: " + reason;
       } else if (!(outcome.max_abs_diff <= options.tolerance)) {
         char text[128];

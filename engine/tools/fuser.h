@@ -15,6 +15,7 @@
 // otherwise the original stays and the report says why. docs/fuser.md.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct FuseOptions {
   // Also rewrite the Flex TensorList ops no fused cell absorbed into builtin ops
   // (tensor_list_lowering.h), so stock TFLite runs the result.
   bool builtin_only = false;
+  // Streaming models (the state comes in as a model input and goes out as an output): an
+  // LSTM/RNN keeps its state in the fused op's variable tensors between invokes, as TFLite
+  // Micro's streaming models do; the state input goes, the state output reads the variables.
+  // Kept when N invokes of the result, each fed the new input, equal N invokes of the
+  // original fed back its own state output.
+  bool stateful = false;
 };
 
 // The figures of one model file (before/after).
@@ -66,7 +73,7 @@ struct FuseResult {
 // reason when the surrounding graph needs something the fused op cannot give
 // (e.g. the loop counter or the LSTM cell state is used after the loop).
 bool rewrite_cell(ModelDef* model, const DetectedCell& cell, ModelFormat format,
-                  std::string* fused_op, std::string* error);
+                  std::string* fused_op, std::string* error, bool stateful = false);
 
 // Drops ops whose results nobody uses (side-effect-free ops only), subgraphs
 // no op or signature reaches, unreferenced tensors, buffers and op codes, and
@@ -77,6 +84,14 @@ void remove_unused(ModelDef* model);
 // [-1, 1] for float inputs) and returns the largest output difference.
 bool compare_models(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int trials,
                     uint64_t seed, double* max_abs_diff, std::string* error);
+
+// The same over `steps` invokes of one runner each (variables persist), every model input that
+// pairs with an output of the same name-free shape (a state) fed that output of the previous
+// invoke (zeros first); inputs of `a` that `b` lacks must be such states. Outputs compared by name.
+// `state_pairs` names known pairs (input tensor -> output tensor), e.g. a loop's h_0 and h_T.
+bool compare_streaming(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int steps,
+                       uint64_t seed, double* max_abs_diff, std::string* error,
+                       const std::map<std::string, std::string>& state_pairs = {});
 
 // Figures of a model file; the arena comes from ModelRunner.
 bool measure_model(const std::vector<uint8_t>& bytes, ModelSizeFigures* out, std::string* error);

@@ -179,6 +179,57 @@ TEST_P(RealModels, BuiltinOnlyLeavesNoFlexOpAndKeepsTheAnswers) {
               result.lowered_list_ops, worst);
 }
 
+// gruwb fuse --stateful on the streaming DTLN models (LSTM state in and out as model inputs
+// and outputs): every cell fuses, the state input and output go (the fused ops keep the state
+// in their variable tensors), and three invokes in a row equal real TFLite's three invokes of
+// the same file (tests/fixtures/stateful_golden; real TFLite's outputs there equal the
+// original fed back its own state output, checked when they were made).
+TEST(RealModelsStateful, StreamingLstmsFuseKeepingTheirStateInside) {
+  for (const char* stem :
+       {"breizhn_dtln_model_1", "breizhn_dtln_model_quant_1", "breizhn_dtln_model_1_3d37fdf"}) {
+    SCOPED_TRACE(stem);
+    std::vector<uint8_t> bytes;
+    std::string error;
+    ASSERT_TRUE(read_file_bytes(real_dir() + stem + ".tflite", &bytes, &error)) << error;
+    FuseOptions options;
+    options.stateful = true;
+    FuseResult result;
+    ASSERT_TRUE(fuse_model(bytes, options, &result, &error)) << error;
+    ASSERT_EQ(result.fused_count(), 2);
+    EXPECT_LT(result.after.ops, result.before.ops);
+    EXPECT_LT(result.after.arena_bytes, result.before.arena_bytes);
+    Model model;
+    ASSERT_TRUE(Model::load(result.bytes.data(), result.bytes.size(), &model).ok());
+    ModelRunner runner;
+    ASSERT_TRUE(runner.prepare(model, &error)) << error;
+    ASSERT_EQ(runner.input_count(), 1);   // the state input is gone
+    ASSERT_EQ(runner.output_count(), 1);  // and the state output
+    const std::string dir =
+        std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/stateful_golden/" + stem + "/";
+    double worst = 0;
+    for (int k = 0; k < 3; ++k) {  // one runner: the state carries over
+      NpyArray x, want;
+      ASSERT_TRUE(read_npy(dir + "input" + std::to_string(k) + ".npy", &x, &error)) << error;
+      ASSERT_TRUE(read_npy(dir + "output" + std::to_string(k) + ".npy", &want, &error)) << error;
+      ASSERT_TRUE(runner.set_input(0, x, &error)) << error;
+      ASSERT_TRUE(runner.invoke(&error)) << error;
+      const NpyArray got = runner.output(0);
+      ASSERT_EQ(got.data.size(), want.data.size());
+      for (size_t i = 0; i < got.data.size() / 4; ++i) {
+        float a, b;
+        std::memcpy(&a, got.data.data() + 4 * i, 4);
+        std::memcpy(&b, want.data.data() + 4 * i, 4);
+        worst = std::max(worst, std::fabs(double{a} - b) / std::max(1.0, std::fabs(double{b})));
+      }
+    }
+    EXPECT_LT(worst, 1e-5);
+    std::printf("%s --stateful: %u -> %u ops, arena %llu -> %llu B, max relative error %.3g\n",
+                stem, result.before.ops, result.after.ops,
+                static_cast<unsigned long long>(result.before.arena_bytes),
+                static_cast<unsigned long long>(result.after.arena_bytes), worst);
+  }
+}
+
 // One MSE step towards 0.5 on the golden inputs: the loss, dL/d(input 0), and the
 // gradient of each weight by tensor name.
 struct Step {
