@@ -19,7 +19,8 @@ struct CorpusRow {
   std::string golden;
   double golden_error = 0;  // largest error relative to max(1, |ref|) (integers: steps)
   int cells_found = 0, cells_fused = 0;
-  std::string fuse_note;  // why the first cell left alone was not fused
+  int stateful_fused = 0;  // with `fuse --stateful`, tried when cells are left
+  std::string fuse_note;   // why the first cell left alone was not fused
   unsigned long long bytes_before = 0, bytes_after = 0;
   bool trains = false;
   int trained_weights = 0;

@@ -45,6 +45,7 @@ TEST(CorpusTest, RealModelsRow) {
   EXPECT_EQ(lstm.golden, "equal");
   EXPECT_EQ(lstm.cells_found, 2);
   EXPECT_NE(lstm.fuse_note.find("zero state"), std::string::npos) << lstm.fuse_note;
+  EXPECT_EQ(lstm.stateful_fused, 2);  // the streaming state stays inside the fused ops
   const CorpusRow& hybrid = rows.at("breizhn_dtln_model_quant_1");
   EXPECT_EQ(hybrid.golden, "equal");
   EXPECT_TRUE(hybrid.trains) << hybrid.train_error;  // float32 copies of its INT8 weights
