@@ -1237,6 +1237,18 @@ std::map<std::string, std::string> streaming_state_pairs(const ModelDef& def,
   return pairs;
 }
 
+// Removes the signature entries naming `dropped` tensors.
+void erase_entries(std::vector<std::unique_ptr<fb::TensorMapT>>* entries,
+                   const std::vector<int32_t>& dropped) {
+  entries->erase(std::remove_if(entries->begin(), entries->end(),
+                                [&](const std::unique_ptr<fb::TensorMapT>& m) {
+                                  return std::find(dropped.begin(), dropped.end(),
+                                                   static_cast<int32_t>(m->tensor_index)) !=
+                                         dropped.end();
+                                }),
+                 entries->end());
+}
+
 // Drops the main subgraph's outputs computed from a variable tensor that an op other than a
 // fused recurrent op reads (a streaming model's state output, now reading the op's cell-state
 // variable): TFLite orders ops by declared dataflow only, and an op updating its variable in
@@ -1268,15 +1280,7 @@ bool drop_outputs_reading_variables(ModelDef* def) {
   if (dropped.empty()) return false;
   sg.outputs = kept;
   for (auto& signature : def->signature_defs) {
-    if (signature->subgraph_index != 0) continue;
-    auto& out = signature->outputs;
-    out.erase(std::remove_if(out.begin(), out.end(),
-                             [&](const std::unique_ptr<fb::TensorMapT>& m) {
-                               return std::find(dropped.begin(), dropped.end(),
-                                                static_cast<int32_t>(m->tensor_index)) !=
-                                      dropped.end();
-                             }),
-              out.end());
+    if (signature->subgraph_index == 0) erase_entries(&signature->outputs, dropped);
   }
   return true;
 }
@@ -1295,15 +1299,7 @@ bool drop_unread_inputs(ModelDef* def) {
   if (dropped.empty()) return false;
   sg.inputs = kept;
   for (auto& signature : def->signature_defs) {
-    if (signature->subgraph_index != 0) continue;
-    auto& in = signature->inputs;
-    in.erase(std::remove_if(in.begin(), in.end(),
-                            [&](const std::unique_ptr<fb::TensorMapT>& m) {
-                              return std::find(dropped.begin(), dropped.end(),
-                                               static_cast<int32_t>(m->tensor_index)) !=
-                                     dropped.end();
-                            }),
-             in.end());
+    if (signature->subgraph_index == 0) erase_entries(&signature->inputs, dropped);
   }
   return true;
 }
