@@ -10,6 +10,7 @@
 
 #include "engine/tools/npy.h"
 #include "tests/app/cli_test_util.h"
+#include "tests/engine/test_models.h"
 
 namespace {
 
@@ -112,6 +113,41 @@ TEST(GruwbFuseTest, TextReportShowsTheCellAndTheSizes) {
   EXPECT_LT(QFileInfo(out).size(), QFileInfo(in).size());
   CliResult inspect = run_gruwb({"inspect", out});
   EXPECT_EQ(inspect.exit_code, 0) << inspect.err.toStdString();
+}
+
+// A streaming DTLN (LSTM state in and out) as a user fuses it for a board: --stateful keeps the
+// state in the fused ops; the file keeps one input and one output and runs.
+TEST(GruwbFuseTest, StatefulFusesAStreamingLstm) {
+  QTemporaryDir dir;
+  const QString in = QString::fromStdString(gruwb::test::shared_dir()) +
+                     "/data/models/real/breizhn_dtln_model_1.tflite";
+  const QString out = dir.filePath("dtln_stateful.tflite");
+  CliResult plain = run_gruwb({"fuse", in, "-o", dir.filePath("plain.tflite")});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err.toStdString();
+  EXPECT_TRUE(plain.out.contains("0 of 2 recurrent cells fused")) << plain.out.toStdString();
+  EXPECT_TRUE(plain.out.contains("--stateful")) << "the reason names the way out";
+  CliResult run = run_gruwb({"fuse", in, "-o", out, "--stateful"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_TRUE(run.out.contains("2 of 2 recurrent cells fused")) << run.out.toStdString();
+  CliResult arena = run_gruwb({"run", out, "--arena"});
+  EXPECT_EQ(arena.exit_code, 0) << arena.err.toStdString();
+  CliResult inspect = run_gruwb({"inspect", out});
+  EXPECT_TRUE(inspect.out.contains("UNIDIRECTIONAL_SEQUENCE_LSTM")) << inspect.out.toStdString();
+}
+
+// Flex lists around cells that stay loops become builtin ops with --builtin-only.
+TEST(GruwbFuseTest, BuiltinOnlyRewritesLeftoverFlexLists) {
+  QTemporaryDir dir;
+  const QString in = QString::fromStdString(gruwb::test::shared_dir()) +
+                     "/data/models/real/"
+                     "cpmpercussion_impsy_musicmdrnn_dim2_layers2_units32_mixtures5_scale10.tflite";
+  const QString out = dir.filePath("builtin.tflite");
+  CliResult run = run_gruwb({"fuse", in, "-o", out, "--builtin-only"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_TRUE(run.out.contains("5 Flex TensorList op(s) rewritten as builtin ops"))
+      << run.out.toStdString();
+  CliResult inspect = run_gruwb({"inspect", out});
+  EXPECT_FALSE(inspect.out.contains("Flex")) << inspect.out.toStdString();
 }
 
 TEST(GruwbFuseTest, CircleOutputGetsTheCircleGru) {
