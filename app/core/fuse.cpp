@@ -66,8 +66,8 @@ std::string fuse_report_text(const FuseRequest& r, const tools::FuseResult& resu
     append(&out, "  cell %zu: %s\n          in %s, %zu ops\n", i, c.cell.summary.c_str(),
            where(c.cell).c_str(), c.cell.cell_ops.size());
     if (c.fused) {
-      append(&out, "          -> %s (max |diff| %.3g on random inputs)\n", c.fused_op.c_str(),
-             c.max_abs_diff);
+      append(&out, "          -> %s (max |diff| %.3g %s)\n", c.fused_op.c_str(), c.max_abs_diff,
+             r.stateful ? "over invokes streaming the state" : "on random inputs");
     } else {
       append(&out, "          not fused: %s\n", c.reason.c_str());
     }
