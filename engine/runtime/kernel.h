@@ -144,6 +144,11 @@ struct KernelRegistration {
   // its outputs' shapes in eval; the interpreter refuses dynamic inputs to
   // every other kernel at prepare, naming the op and the tensor.
   bool dynamic_inputs = false;
+  // Runs int8/uint8/int16 activations (full-integer models) with TFLite's
+  // integer semantics, or moves their bytes unchanged (data-movement ops).
+  // The interpreter refuses, naming the op, an op that reads or writes such
+  // an activation without this.
+  bool integer_activations = false;
 };
 
 // weight_inputs masks: input_bits(1, 2) = inputs 1 and 2;
