@@ -1,8 +1,9 @@
 // Full-integer (int8) kernels on hand-made models, values worked out by hand from TFLite's
 // definitions: QUANTIZE (float -> int8, uint8 -> int8), DEQUANTIZE, int8 FULLY_CONNECTED
-// (zero points, int32 bias, per-channel scales, fused clamps), SOFTMAX, LOGISTIC/TANH tables,
-// data movement that keeps int8 bytes, and the refusal of an op without an integer kernel.
-// Real TFLite's outputs for the same kernels: tests/fixtures/int8 (golden_models_test).
+// (zero points, int32 bias, per-channel scales, fused clamps), DEPTHWISE_CONV_2D, SOFTMAX,
+// LOGISTIC/TANH tables, data movement that keeps int8 bytes, and the refusal of an op without an
+// integer kernel. Real TFLite's outputs for the same kernels: tests/fixtures/int8
+// (golden_models_test).
 
 #include <gtest/gtest.h>
 
@@ -104,6 +105,28 @@ TEST(Int8KernelsTest, FullyConnectedPerChannelWithZeroPointsAndClamp) {
     const int32_t second = activation == fb::ActivationFunctionType::RELU ? -3 : -12;
     EXPECT_EQ(int8s(out[0]), (std::vector<int32_t>{4, second}));
   }
+}
+
+// x [1,1,2,1] (scale 0.5, zp 1), filter [1,1,1,2] per channel (0.25, 0.5): depth multiplier 2.
+TEST(Int8KernelsTest, DepthwiseConvPerChannel) {
+  OpModelBuilder b;
+  int x = b.input("x", {1, 1, 2, 1}, TensorType::INT8);
+  quantize_tensor(b, x, {0.5f}, {1});
+  int w = b.constant_int8("w", {1, 1, 1, 2}, {2, -4}, {0.25f, 0.5f}, {}, 3);
+  int bias = b.constant_i32("bias", {2}, {4, -8});
+  quantize_tensor(b, bias, {0.125f, 0.25f}, {0, 0});
+  int y = b.output("y", {1, 1, 2, 2}, TensorType::INT8);
+  quantize_tensor(b, y, {1.f}, {0});
+  fb::DepthwiseConv2DOptionsT options;
+  options.padding = fb::Padding::VALID;
+  options.stride_w = options.stride_h = 1;
+  options.depth_multiplier = 2;
+  b.op(BuiltinOperator::DEPTHWISE_CONV_2D, {x, w, bias}, {y}, options);
+  auto out = run(b, {Values::i8({1, 1, 2, 1}, {3, 6})});
+  ASSERT_EQ(out.size(), 1u);
+  // x - zp = 2, 5: (2*2 + 4) / 8 = 1, (-4*2 - 8) / 4 = -4, (2*5 + 4) / 8 = 1.75 -> 2,
+  // (-4*5 - 8) / 4 = -7.
+  EXPECT_EQ(int8s(out[0]), (std::vector<int32_t>{1, -4, 2, -7}));
 }
 
 TEST(Int8KernelsTest, SoftmaxSumsTableEntries) {
