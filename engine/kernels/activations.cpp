@@ -73,7 +73,7 @@ Status prepare(OpContext& ctx) {
 }
 
 Status prepare_logistic(OpContext& ctx) {
-  if (ctx.input_count() == 1 && ctx.input(0) && is_8bit(ctx.input(0)->type) &&
+  if (GRUWB_INTEGER && ctx.input_count() == 1 && ctx.input(0) && is_8bit(ctx.input(0)->type) &&
       ctx.output_count() == 1) {
     return prepare_lookup_table(ctx, logistic_of);
   }
@@ -81,7 +81,7 @@ Status prepare_logistic(OpContext& ctx) {
 }
 
 Status prepare_tanh(OpContext& ctx) {
-  if (ctx.input_count() == 1 && ctx.input(0) && is_8bit(ctx.input(0)->type) &&
+  if (GRUWB_INTEGER && ctx.input_count() == 1 && ctx.input(0) && is_8bit(ctx.input(0)->type) &&
       ctx.output_count() == 1) {
     return prepare_lookup_table(ctx, tanh_of);
   }
@@ -90,7 +90,7 @@ Status prepare_tanh(OpContext& ctx) {
 
 template <typename F>
 Status eval(OpContext& ctx) {
-  if (ctx.input(0)->type != TensorType::FLOAT32) return eval_lookup_table(ctx);
+  if (GRUWB_INTEGER && ctx.input(0)->type != TensorType::FLOAT32) return eval_lookup_table(ctx);
   const float* x = ctx.input(0)->f32();
   float* y = ctx.output(0)->f32();
   int64_t n = ctx.output(0)->elements();
@@ -205,7 +205,7 @@ extern const KernelRegistration kLogisticKernel = {static_cast<int32_t>(BuiltinO
                                                    /*cost=*/nullptr,
                                                    /*weight_inputs=*/0,
                                                    /*dynamic_inputs=*/false,
-                                                   /*integer_activations=*/true};
+                                                   /*integer_activations=*/GRUWB_INTEGER != 0};
 extern const KernelRegistration kTanhKernel = {static_cast<int32_t>(BuiltinOperator::TANH),
                                                nullptr,
                                                prepare_tanh,
@@ -214,7 +214,7 @@ extern const KernelRegistration kTanhKernel = {static_cast<int32_t>(BuiltinOpera
                                                /*cost=*/nullptr,
                                                /*weight_inputs=*/0,
                                                /*dynamic_inputs=*/false,
-                                               /*integer_activations=*/true};
+                                               /*integer_activations=*/GRUWB_INTEGER != 0};
 extern const KernelRegistration kReluKernel = {static_cast<int32_t>(BuiltinOperator::RELU), nullptr,
                                                prepare, eval<ReluFn>,
                                                GRUWB_BACKWARD(backward<ReluFn>)};

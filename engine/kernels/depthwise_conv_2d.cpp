@@ -156,7 +156,7 @@ Status prepare(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   const Tensor* filter = ctx.input(1);
   const Tensor* bias = ctx.input(2);
-  const bool integer = input->type == TensorType::INT8;
+  const bool integer = GRUWB_INTEGER && input->type == TensorType::INT8;
   if (!integer) {
     GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
     GRUWB_RETURN_IF_ERROR(expect_float(filter, "filter"));
@@ -202,7 +202,7 @@ Status prepare(OpContext& ctx) {
 
 Status eval(OpContext& ctx) {
   const DepthwiseGeometry g = geometry(ctx);
-  if (ctx.input(0)->type == TensorType::INT8) return eval_integer(ctx, g);
+  if (GRUWB_INTEGER && ctx.input(0)->type == TensorType::INT8) return eval_integer(ctx, g);
   return eval_taps(ctx, g.out_c, g.activation, [&](auto f) { for_each_tap(g, f); });
 }
 
@@ -222,6 +222,6 @@ extern const KernelRegistration kDepthwiseConv2dKernel = {
     /*cost=*/nullptr,
     input_bits(1, 2),  // filter and bias train
     /*dynamic_inputs=*/false,
-    /*integer_activations=*/true};
+    /*integer_activations=*/GRUWB_INTEGER != 0};
 
 }  // namespace gruwb

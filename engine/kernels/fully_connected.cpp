@@ -114,7 +114,7 @@ Status prepare(OpContext& ctx) {
   const Tensor* weights = ctx.input(1);
   const Tensor* bias = ctx.input(2);
   Tensor* output = ctx.output(0);
-  const bool integer = input->type == TensorType::INT8;
+  const bool integer = GRUWB_INTEGER && input->type == TensorType::INT8;
   if (!integer) GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
   const auto* options = ctx.op().options<fb::FullyConnectedOptions>();
   Activation activation = options ? options->fused_activation_function() : Activation::NONE;
@@ -180,7 +180,7 @@ Status prepare(OpContext& ctx) {
 }
 
 Status eval(OpContext& ctx) {
-  if (ctx.input(0)->type == TensorType::INT8) return eval_integer(ctx);
+  if (GRUWB_INTEGER && ctx.input(0)->type == TensorType::INT8) return eval_integer(ctx);
   const Tensor* input = ctx.input(0);
   const Tensor* weights = ctx.input(1);
   const Tensor* bias = ctx.input(2);
@@ -295,6 +295,6 @@ extern const KernelRegistration kFullyConnectedKernel = {
     cost,
     input_bits(1, 2),
     /*dynamic_inputs=*/false,
-    /*integer_activations=*/true};
+    /*integer_activations=*/GRUWB_INTEGER != 0};
 
 }  // namespace gruwb

@@ -79,7 +79,9 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 1, 1));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
   const Tensor* input = ctx.input(0);
-  if (input->shape.rank >= 1 && input->type != TensorType::FLOAT32) return prepare_integer(ctx);
+  if (GRUWB_INTEGER && input->shape.rank >= 1 && input->type != TensorType::FLOAT32) {
+    return prepare_integer(ctx);
+  }
   GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
   if (input->shape.rank < 1) {
     return Status::error(StatusCode::kInvalidModel, "input '%s' must have rank >= 1", input->name);
@@ -90,7 +92,7 @@ Status prepare(OpContext& ctx) {
 }
 
 Status eval(OpContext& ctx) {
-  if (ctx.input(0)->type != TensorType::FLOAT32) return eval_integer(ctx);
+  if (GRUWB_INTEGER && ctx.input(0)->type != TensorType::FLOAT32) return eval_integer(ctx);
   const Tensor* input = ctx.input(0);
   const auto* options = ctx.op().options<fb::SoftmaxOptions>();
   float beta = options ? options->beta() : 1.f;
@@ -144,6 +146,6 @@ extern const KernelRegistration kSoftmaxKernel = {static_cast<int32_t>(BuiltinOp
                                                   /*cost=*/nullptr,
                                                   /*weight_inputs=*/0,
                                                   /*dynamic_inputs=*/false,
-                                                  /*integer_activations=*/true};
+                                                  /*integer_activations=*/GRUWB_INTEGER != 0};
 
 }  // namespace gruwb

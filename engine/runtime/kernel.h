@@ -124,6 +124,14 @@ struct OpCostQuery {
 #define GRUWB_BACKWARD(...) nullptr
 #endif
 
+// Integer kernels in this build: CMake's GRUWB_INTEGER (default ON; OFF in
+// firmware builds). With it OFF, kernels that run float and int8 link only
+// their float form and register integer_activations = false, so full-integer
+// models are refused by op name (docs/integer-kernels.md).
+#ifndef GRUWB_INTEGER
+#define GRUWB_INTEGER 1
+#endif
+
 struct KernelRegistration {
   int32_t op_code;
   const char* custom_code;  // CUSTOM ops only, else nullptr
