@@ -4,15 +4,64 @@
 // vector_sigmoid / vector_tanh (max error ~2e-7): in a GRU written as a WHILE
 // loop they are the gate nonlinearities, once per unit per step, and libm's
 // exp/tanh were a quarter of that model's time.
+// int8/uint8 LOGISTIC and TANH (full-integer models) are TFLite's builtin
+// kernels: a 256-entry table built at prepare by dequantizing every input
+// value, applying the function in float and quantizing the result to the
+// output's scale and zero point (round half away from zero, clamped).
 
 #include <cmath>
 #include <cstring>
 
 #include "engine/kernels/kernel_util.h"
+#include "engine/kernels/quant_util.h"
 #include "engine/kernels/recurrent_util.h"
 
 namespace gruwb {
 namespace {
+
+// The table of an 8-bit activation: table[uint8(q)] is the output for input q.
+Status prepare_lookup_table(OpContext& ctx, float (*function)(float)) {
+  const Tensor* input = ctx.input(0);
+  Tensor* output = ctx.output(0);
+  int32_t min = 0, max = 0;
+  if (input->type != TensorType::INT8 && input->type != TensorType::UINT8) {
+    return Status::error(StatusCode::kUnsupported, "%s input '%s' (int8 or uint8)",
+                         tensor_type_name(input->type), input->name);
+  }
+  GRUWB_RETURN_IF_ERROR(expect_type(output, input->type, "output"));
+  integer_range(input->type, &min, &max);
+  TensorQuantization in, out;
+  GRUWB_RETURN_IF_ERROR(expect_quantized(input, "input", &in));
+  GRUWB_RETURN_IF_ERROR(expect_quantized(output, "output", &out));
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(256, &memory));
+  uint8_t* table = static_cast<uint8_t*>(memory);
+  const float inverse_scale = 1.f / out.scale;
+  for (int32_t q = min; q <= max; ++q) {
+    const float x = in.scale * static_cast<float>(q - in.zero_point);
+    const float rescaled = std::round(function(x) * inverse_scale);
+    int32_t y = static_cast<int32_t>(rescaled + static_cast<float>(out.zero_point));
+    y = y < min ? min : (y > max ? max : y);
+    table[static_cast<uint8_t>(q)] = static_cast<uint8_t>(y);  // int8 stored as its bits
+  }
+  ctx.set_user_data(table);
+  set_output_shape(output, input->shape);
+  return Status();
+}
+
+Status eval_lookup_table(OpContext& ctx) {
+  const uint8_t* table = static_cast<const uint8_t*>(ctx.user_data());
+  const uint8_t* x = ctx.input(0)->data;
+  uint8_t* y = ctx.output(0)->data;
+  const int64_t n = ctx.output(0)->elements();
+  for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
+  return Status();
+}
+
+bool is_8bit(TensorType type) { return type == TensorType::INT8 || type == TensorType::UINT8; }
+
+float logistic_of(float x) { return 1.f / (1.f + std::exp(-x)); }
+float tanh_of(float x) { return std::tanh(x); }
 
 Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 1, 1));
@@ -23,8 +72,25 @@ Status prepare(OpContext& ctx) {
   return Status();
 }
 
+Status prepare_logistic(OpContext& ctx) {
+  if (GRUWB_INTEGER && ctx.input_count() == 1 && ctx.input(0) && is_8bit(ctx.input(0)->type) &&
+      ctx.output_count() == 1) {
+    return prepare_lookup_table(ctx, logistic_of);
+  }
+  return prepare(ctx);
+}
+
+Status prepare_tanh(OpContext& ctx) {
+  if (GRUWB_INTEGER && ctx.input_count() == 1 && ctx.input(0) && is_8bit(ctx.input(0)->type) &&
+      ctx.output_count() == 1) {
+    return prepare_lookup_table(ctx, tanh_of);
+  }
+  return prepare(ctx);
+}
+
 template <typename F>
 Status eval(OpContext& ctx) {
+  if (GRUWB_INTEGER && ctx.input(0)->type != TensorType::FLOAT32) return eval_lookup_table(ctx);
   const float* x = ctx.input(0)->f32();
   float* y = ctx.output(0)->f32();
   int64_t n = ctx.output(0)->elements();
@@ -132,11 +198,23 @@ Status backward_leaky_relu(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kLogisticKernel = {static_cast<int32_t>(BuiltinOperator::LOGISTIC),
-                                                   nullptr, prepare, eval<LogisticFn>,
-                                                   GRUWB_BACKWARD(backward<LogisticFn>)};
-extern const KernelRegistration kTanhKernel = {static_cast<int32_t>(BuiltinOperator::TANH), nullptr,
-                                               prepare, eval<TanhFn>,
-                                               GRUWB_BACKWARD(backward<TanhFn>)};
+                                                   nullptr,
+                                                   prepare_logistic,
+                                                   eval<LogisticFn>,
+                                                   GRUWB_BACKWARD(backward<LogisticFn>),
+                                                   /*cost=*/nullptr,
+                                                   /*weight_inputs=*/0,
+                                                   /*dynamic_inputs=*/false,
+                                                   /*integer_activations=*/GRUWB_INTEGER != 0};
+extern const KernelRegistration kTanhKernel = {static_cast<int32_t>(BuiltinOperator::TANH),
+                                               nullptr,
+                                               prepare_tanh,
+                                               eval<TanhFn>,
+                                               GRUWB_BACKWARD(backward<TanhFn>),
+                                               /*cost=*/nullptr,
+                                               /*weight_inputs=*/0,
+                                               /*dynamic_inputs=*/false,
+                                               /*integer_activations=*/GRUWB_INTEGER != 0};
 extern const KernelRegistration kReluKernel = {static_cast<int32_t>(BuiltinOperator::RELU), nullptr,
                                                prepare, eval<ReluFn>,
                                                GRUWB_BACKWARD(backward<ReluFn>)};

@@ -5,6 +5,7 @@
 
 #include "engine/kernels/data_util.h"
 #include "engine/kernels/kernel_util.h"
+#include "engine/kernels/quant_util.h"
 
 namespace gruwb {
 namespace {
@@ -58,6 +59,11 @@ Status prepare(OpContext& ctx) {
   }
   Tensor* output = ctx.output(0);
   output->type = first->type;
+  // Integer inputs are copied as bytes: TFLite requantizes inputs whose scale
+  // or zero point differs from the output's, which we do not do yet.
+  for (int i = 0; i < ctx.input_count(); ++i) {
+    GRUWB_RETURN_IF_ERROR(expect_same_quantization(ctx.input(i), output));
+  }
   // Run-time-shaped inputs (the slices of a loop's output accumulator): the
   // output is planned at the sum of their bounds and takes its real size in
   // eval. Only the concatenation axis may vary.
@@ -148,6 +154,7 @@ extern const KernelRegistration kConcatenationKernel = {
     GRUWB_BACKWARD(backward),
     /*cost=*/nullptr,
     /*weight_inputs=*/0,
-    /*dynamic_inputs=*/true};
+    /*dynamic_inputs=*/true,
+    /*integer_activations=*/true};
 
 }  // namespace gruwb

@@ -4,14 +4,108 @@
 // time (symmetric, or asymmetric with a zero point when the options ask for
 // it), the products accumulate in int32 and are scaled back to float, so the
 // outputs equal TFLite's rather than those of dequantized float weights.
+// Full-integer models (int8 input, weights and output, int32 bias) run
+// TFLite's integer kernel: int32 sums of (x - x_zp)(w - w_zp) plus the bias,
+// rescaled by input scale x weight scale (per tensor or per output channel) /
+// output scale as a quantized multiplier, plus the output zero point, clamped
+// to the fused activation's range.
 
 #include "engine/kernels/hybrid_util.h"
 #include "engine/kernels/kernel_util.h"
 #include "engine/kernels/matmul.h"
 #include "engine/kernels/op_cost.h"
+#include "engine/kernels/quant_util.h"
 
 namespace gruwb {
 namespace {
+
+// Full-integer FULLY_CONNECTED's constants, computed once at prepare.
+struct IntegerFc {
+  int32_t input_zero_point = 0;
+  int32_t output_zero_point = 0;
+  int32_t output_min = 0;
+  int32_t output_max = 0;
+  int32_t channels = 0;                        // 1 (per tensor) or units
+  QuantizedMultiplier* multipliers = nullptr;  // [channels]
+};
+
+Status prepare_integer(OpContext& ctx, Activation activation, const Shape& out_shape) {
+  const Tensor* input = ctx.input(0);
+  const Tensor* weights = ctx.input(1);
+  const Tensor* bias = ctx.input(2);
+  Tensor* output = ctx.output(0);
+  const int32_t units = weights->shape.dims[0];
+  GRUWB_RETURN_IF_ERROR(expect_type(weights, TensorType::INT8, "weights"));
+  GRUWB_RETURN_IF_ERROR(expect_type(output, TensorType::INT8, "output"));
+  if (bias) GRUWB_RETURN_IF_ERROR(expect_type(bias, TensorType::INT32, "bias"));
+  if (bias && bias->elements() != units) {
+    return Status::error(StatusCode::kInvalidModel, "bias '%s' has %lld values, expected %d",
+                         bias->name, static_cast<long long>(bias->elements()),
+                         static_cast<int>(units));
+  }
+  if (ctx.training()) {
+    return Status::error(StatusCode::kUnsupported, "training through an int8 FULLY_CONNECTED");
+  }
+  TensorQuantization in, w, out;
+  GRUWB_RETURN_IF_ERROR(expect_quantized(input, "input", &in));
+  GRUWB_RETURN_IF_ERROR(expect_quantized(weights, "weights", &w, units));
+  GRUWB_RETURN_IF_ERROR(expect_quantized(output, "output", &out));
+  IntegerFc* fc = nullptr;
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(IntegerFc), &memory));
+  fc = static_cast<IntegerFc*>(memory);
+  GRUWB_RETURN_IF_ERROR(
+      ctx.allocate_persistent(sizeof(QuantizedMultiplier) * static_cast<size_t>(w.count), &memory));
+  fc->multipliers = static_cast<QuantizedMultiplier*>(memory);
+  fc->channels = w.count;
+  fc->input_zero_point = in.zero_point;
+  fc->output_zero_point = out.zero_point;
+  for (int32_t c = 0; c < w.count; ++c) {
+    if (w.zero_point_at(c) != 0) {
+      return Status::error(StatusCode::kUnsupported,
+                           "int8 weights '%s' have zero point %d (TFLite's are symmetric)",
+                           weights->name, static_cast<int>(w.zero_point_at(c)));
+    }
+    // As TFLite: the product of the scales in double, over the output scale.
+    const double real = static_cast<double>(in.scale) * static_cast<double>(w.scales[c]) /
+                        static_cast<double>(out.scale);
+    fc->multipliers[c] = quantize_multiplier(real);
+  }
+  GRUWB_RETURN_IF_ERROR(activation_range_quantized(
+      activation, output->type, out.scale, out.zero_point, &fc->output_min, &fc->output_max));
+  set_output_shape(output, out_shape);
+  ctx.set_user_data(fc);
+  return Status();
+}
+
+Status eval_integer(OpContext& ctx) {
+  const Tensor* input = ctx.input(0);
+  const Tensor* weights = ctx.input(1);
+  const Tensor* bias = ctx.input(2);
+  const IntegerFc& fc = *static_cast<const IntegerFc*>(ctx.user_data());
+  const int32_t units = weights->shape.dims[0];
+  const int32_t depth = weights->shape.dims[1];
+  const int64_t batches = input->elements() / depth;
+  const int8_t* w = reinterpret_cast<const int8_t*>(weights->data);
+  const int32_t* b = bias ? bias->i32() : nullptr;
+  int8_t* out = reinterpret_cast<int8_t*>(ctx.output(0)->data);
+  for (int64_t n = 0; n < batches; ++n) {
+    const int8_t* x = reinterpret_cast<const int8_t*>(input->data) + n * depth;
+    for (int32_t r = 0; r < units; ++r) {
+      const int8_t* row = w + static_cast<int64_t>(r) * depth;
+      int32_t acc = 0;
+      for (int32_t i = 0; i < depth; ++i) {
+        acc += static_cast<int32_t>(row[i]) * (static_cast<int32_t>(x[i]) - fc.input_zero_point);
+      }
+      if (b) acc += b[r];
+      acc = multiply_by_quantized_multiplier(acc, fc.multipliers[fc.channels > 1 ? r : 0]);
+      acc += fc.output_zero_point;
+      acc = acc < fc.output_min ? fc.output_min : (acc > fc.output_max ? fc.output_max : acc);
+      out[n * units + r] = static_cast<int8_t>(acc);
+    }
+  }
+  return Status();
+}
 
 Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 2, 3));
@@ -20,7 +114,8 @@ Status prepare(OpContext& ctx) {
   const Tensor* weights = ctx.input(1);
   const Tensor* bias = ctx.input(2);
   Tensor* output = ctx.output(0);
-  GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
+  const bool integer = GRUWB_INTEGER && input->type == TensorType::INT8;
+  if (!integer) GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
   const auto* options = ctx.op().options<fb::FullyConnectedOptions>();
   Activation activation = options ? options->fused_activation_function() : Activation::NONE;
   GRUWB_RETURN_IF_ERROR(check_activation(activation));
@@ -33,7 +128,9 @@ Status prepare(OpContext& ctx) {
   }
   int32_t units = weights->shape.dims[0];
   int32_t depth = weights->shape.dims[1];
-  if (weights->type == TensorType::INT8) {
+  if (integer) {
+    // Shapes below; the integer kernel checks its own types.
+  } else if (weights->type == TensorType::INT8) {
     const fb::QuantizationParameters* q = weights->quantization;
     if (!q || !q->scale() || q->scale()->size() == 0 ||
         (q->scale()->size() != 1 && q->scale()->size() != static_cast<uint32_t>(units))) {
@@ -43,7 +140,7 @@ Status prepare(OpContext& ctx) {
   } else {
     GRUWB_RETURN_IF_ERROR(expect_float(weights, "weights"));
   }
-  if (bias) {
+  if (bias && !integer) {
     GRUWB_RETURN_IF_ERROR(expect_float(bias, "bias"));
     if (bias->elements() != units) {
       return Status::error(StatusCode::kInvalidModel, "bias '%s' has %lld values, expected %d",
@@ -66,6 +163,7 @@ Status prepare(OpContext& ctx) {
   } else {
     out_shape = make_shape({static_cast<int32_t>(elements / depth), units});
   }
+  if (integer) return prepare_integer(ctx, activation, out_shape);
   output->type = TensorType::FLOAT32;
   set_output_shape(output, out_shape);
   if (ctx.training() && weights->type != TensorType::FLOAT32) {
@@ -82,6 +180,7 @@ Status prepare(OpContext& ctx) {
 }
 
 Status eval(OpContext& ctx) {
+  if (GRUWB_INTEGER && ctx.input(0)->type == TensorType::INT8) return eval_integer(ctx);
   const Tensor* input = ctx.input(0);
   const Tensor* weights = ctx.input(1);
   const Tensor* bias = ctx.input(2);
@@ -194,6 +293,8 @@ extern const KernelRegistration kFullyConnectedKernel = {
     eval,
     GRUWB_BACKWARD(backward),
     cost,
-    input_bits(1, 2)};
+    input_bits(1, 2),
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER != 0};
 
 }  // namespace gruwb

@@ -109,7 +109,13 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kGatherKernel = {static_cast<int32_t>(BuiltinOperator::GATHER),
-                                                 nullptr, prepare_then_fold<prepare, eval>, eval,
-                                                 GRUWB_BACKWARD(backward)};
+                                                 nullptr,
+                                                 prepare_then_fold<prepare, eval>,
+                                                 eval,
+                                                 GRUWB_BACKWARD(backward),
+                                                 /*cost=*/nullptr,
+                                                 /*weight_inputs=*/0,
+                                                 /*dynamic_inputs=*/false,
+                                                 /*integer_activations=*/true};
 
 }  // namespace gruwb

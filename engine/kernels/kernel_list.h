@@ -87,4 +87,7 @@
   X(CONV_2D, kConv2dKernel)                                          \
   X(DEPTHWISE_CONV_2D, kDepthwiseConv2dKernel)                       \
   X(MAX_POOL_2D, kMaxPool2dKernel)                                   \
-  X(AVERAGE_POOL_2D, kAveragePool2dKernel)
+  X(AVERAGE_POOL_2D, kAveragePool2dKernel)                           \
+  /* issue 15: full-integer models */                                \
+  X(QUANTIZE, kQuantizeKernel)                                       \
+  X(DEQUANTIZE, kDequantizeKernel)

@@ -169,11 +169,23 @@ Status backward_unpack(OpContext& ctx) {
 
 }  // namespace
 
-extern const KernelRegistration kPackKernel = {static_cast<int32_t>(BuiltinOperator::PACK), nullptr,
+extern const KernelRegistration kPackKernel = {static_cast<int32_t>(BuiltinOperator::PACK),
+                                               nullptr,
                                                prepare_then_fold<prepare_pack, eval_pack>,
-                                               eval_pack, GRUWB_BACKWARD(backward_pack)};
-extern const KernelRegistration kUnpackKernel = {
-    static_cast<int32_t>(BuiltinOperator::UNPACK), nullptr,
-    prepare_then_fold<prepare_unpack, eval_unpack>, eval_unpack, GRUWB_BACKWARD(backward_unpack)};
+                                               eval_pack,
+                                               GRUWB_BACKWARD(backward_pack),
+                                               /*cost=*/nullptr,
+                                               /*weight_inputs=*/0,
+                                               /*dynamic_inputs=*/false,
+                                               /*integer_activations=*/true};
+extern const KernelRegistration kUnpackKernel = {static_cast<int32_t>(BuiltinOperator::UNPACK),
+                                                 nullptr,
+                                                 prepare_then_fold<prepare_unpack, eval_unpack>,
+                                                 eval_unpack,
+                                                 GRUWB_BACKWARD(backward_unpack),
+                                                 /*cost=*/nullptr,
+                                                 /*weight_inputs=*/0,
+                                                 /*dynamic_inputs=*/false,
+                                                 /*integer_activations=*/true};
 
 }  // namespace gruwb

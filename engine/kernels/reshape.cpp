@@ -172,7 +172,8 @@ extern const KernelRegistration kReshapeKernel = {
     GRUWB_BACKWARD(backward),
     /*cost=*/nullptr,
     /*weight_inputs=*/0,
-    /*dynamic_inputs=*/true};
+    /*dynamic_inputs=*/true,
+    /*integer_activations=*/true};
 extern const KernelRegistration kExpandDimsKernel = {
     static_cast<int32_t>(BuiltinOperator::EXPAND_DIMS),
     nullptr,
@@ -181,7 +182,8 @@ extern const KernelRegistration kExpandDimsKernel = {
     GRUWB_BACKWARD(backward),
     /*cost=*/nullptr,
     /*weight_inputs=*/0,
-    /*dynamic_inputs=*/true};
+    /*dynamic_inputs=*/true,
+    /*integer_activations=*/true};
 extern const KernelRegistration kSqueezeKernel = {
     static_cast<int32_t>(BuiltinOperator::SQUEEZE),
     nullptr,
@@ -190,6 +192,7 @@ extern const KernelRegistration kSqueezeKernel = {
     GRUWB_BACKWARD(backward),
     /*cost=*/nullptr,
     /*weight_inputs=*/0,
-    /*dynamic_inputs=*/true};
+    /*dynamic_inputs=*/true,
+    /*integer_activations=*/true};
 
 }  // namespace gruwb

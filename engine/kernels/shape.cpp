@@ -46,6 +46,13 @@ Status prepare(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kShapeKernel = {static_cast<int32_t>(BuiltinOperator::SHAPE),
-                                                nullptr, prepare, eval};
+                                                nullptr,
+                                                prepare,
+                                                eval,
+                                                /*backward=*/nullptr,
+                                                /*cost=*/nullptr,
+                                                /*weight_inputs=*/0,
+                                                /*dynamic_inputs=*/false,
+                                                /*integer_activations=*/true};
 
 }  // namespace gruwb

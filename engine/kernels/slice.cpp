@@ -158,6 +158,7 @@ extern const KernelRegistration kSliceKernel = {static_cast<int32_t>(BuiltinOper
                                                 GRUWB_BACKWARD(backward),
                                                 /*cost=*/nullptr,
                                                 /*weight_inputs=*/0,
-                                                /*dynamic_inputs=*/true};
+                                                /*dynamic_inputs=*/true,
+                                                /*integer_activations=*/true};
 
 }  // namespace gruwb

@@ -165,12 +165,23 @@ Status backward_split_v(OpContext& ctx) {
 
 }  // namespace
 
-extern const KernelRegistration kSplitKernel = {
-    static_cast<int32_t>(BuiltinOperator::SPLIT), nullptr,
-    prepare_then_fold<prepare_split, eval_split>, eval_split, GRUWB_BACKWARD(backward_split)};
+extern const KernelRegistration kSplitKernel = {static_cast<int32_t>(BuiltinOperator::SPLIT),
+                                                nullptr,
+                                                prepare_then_fold<prepare_split, eval_split>,
+                                                eval_split,
+                                                GRUWB_BACKWARD(backward_split),
+                                                /*cost=*/nullptr,
+                                                /*weight_inputs=*/0,
+                                                /*dynamic_inputs=*/false,
+                                                /*integer_activations=*/true};
 extern const KernelRegistration kSplitVKernel = {static_cast<int32_t>(BuiltinOperator::SPLIT_V),
                                                  nullptr,
                                                  prepare_then_fold<prepare_split_v, eval_split_v>,
-                                                 eval_split_v, GRUWB_BACKWARD(backward_split_v)};
+                                                 eval_split_v,
+                                                 GRUWB_BACKWARD(backward_split_v),
+                                                 /*cost=*/nullptr,
+                                                 /*weight_inputs=*/0,
+                                                 /*dynamic_inputs=*/false,
+                                                 /*integer_activations=*/true};
 
 }  // namespace gruwb

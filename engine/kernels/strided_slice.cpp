@@ -246,7 +246,14 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kStridedSliceKernel = {
-    static_cast<int32_t>(BuiltinOperator::STRIDED_SLICE), nullptr, prepare_then_fold<prepare, eval>,
-    eval, GRUWB_BACKWARD(backward)};
+    static_cast<int32_t>(BuiltinOperator::STRIDED_SLICE),
+    nullptr,
+    prepare_then_fold<prepare, eval>,
+    eval,
+    GRUWB_BACKWARD(backward),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/true};
 
 }  // namespace gruwb

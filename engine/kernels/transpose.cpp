@@ -84,7 +84,14 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kTransposeKernel = {
-    static_cast<int32_t>(BuiltinOperator::TRANSPOSE), nullptr, prepare_then_fold<prepare, eval>,
-    eval, GRUWB_BACKWARD(backward)};
+    static_cast<int32_t>(BuiltinOperator::TRANSPOSE),
+    nullptr,
+    prepare_then_fold<prepare, eval>,
+    eval,
+    GRUWB_BACKWARD(backward),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/true};
 
 }  // namespace gruwb

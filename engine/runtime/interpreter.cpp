@@ -285,13 +285,6 @@ Status Interpreter::init_tensors(int s) {
           if (in == t) tensor.shape.dims[0] = training_options_.input_batch;
         }
       }
-      if (is_integer_activation_type(tensor.type)) {
-        return Status::error(StatusCode::kUnsupported,
-                             "full-integer quantized models are not supported yet: tensor %d "
-                             "'%s' carries %s activations (float32 compute with int8 weights "
-                             "is supported)",
-                             t, tensor.name, tensor_type_name(tensor.type));
-      }
     }
   }
   return Status();
@@ -314,6 +307,33 @@ bool listed(const char* list, const char* name) {
 
 }  // namespace
 
+// Full-integer models run op by op: an op whose kernel has no integer form
+// (KernelRegistration::integer_activations) is refused by name when it reads
+// or writes an int8/uint8/int16 activation or state (constant int8 weights of
+// hybrid models are fine).
+Status Interpreter::check_integer_activations(int s, int o) {
+  SubgraphState& state = subgraphs_[s];
+  const OpNode& node = state.nodes[o];
+  if (node.kernel->integer_activations) return Status();
+  for (int side = 0; side < 2; ++side) {
+    const Span<int32_t> tensors = side == 0 ? node.op.inputs : node.op.outputs;
+    for (uint32_t i = 0; i < tensors.size; ++i) {
+      const int32_t t = tensors.data[i];
+      if (t < 0 || t >= state.tensor_count) continue;
+      const Tensor& tensor = state.tensors[t];
+      if (tensor.kind == TensorKind::kConstant || !is_integer_activation_type(tensor.type)) {
+        continue;
+      }
+      return Status::error(StatusCode::kUnsupported,
+                           "full-integer quantized models are not supported yet for %s: "
+                           "subgraph %d op %d has no integer kernel (tensor %d '%s' is %s)",
+                           node.op.name(), s, o, static_cast<int>(t), tensor.name,
+                           tensor_type_name(tensor.type));
+    }
+  }
+  return Status();
+}
+
 Status Interpreter::check_supported_ops(const OpResolver& ops) {
   // One message listing every distinct unsupported op, so users see all at once.
   char names[Status::kMessageCapacity] = {};
@@ -324,7 +344,10 @@ Status Interpreter::check_supported_ops(const OpResolver& ops) {
     for (int o = 0; o < state.op_count; ++o) {
       OpNode& node = state.nodes[o];
       node.kernel = ops.find(node.op.op_code, node.op.custom_code);
-      if (node.kernel) continue;
+      if (node.kernel) {
+        GRUWB_RETURN_IF_ERROR(check_integer_activations(s, o));
+        continue;
+      }
       const char* name = node.op.name();
       if (listed(names, name)) continue;
       ++missing;
@@ -608,8 +631,6 @@ Status Interpreter::prepare_with(const OpResolver& ops, const Model& model, uint
   size_t table_bytes = 0;
   GRUWB_RETURN_IF_ERROR(layout_tables(&table_bytes));
   persistent_end_ = table_bytes;
-  // Tensors first: "full-integer model" is a more useful answer than the list
-  // of int8-only ops it contains.
   for (int s = 0; s < subgraph_count_; ++s) GRUWB_RETURN_IF_ERROR(init_tensors(s));
   GRUWB_RETURN_IF_ERROR(check_supported_ops(ops));
   if (training_) GRUWB_RETURN_IF_ERROR(training_options_.steps->init_training(*this));

@@ -232,6 +232,7 @@ class Interpreter {
   Status layout_tables(size_t* table_bytes);
   Status init_tensors(int subgraph);
   Status check_supported_ops(const OpResolver& ops);
+  Status check_integer_activations(int subgraph, int op);
   Status assign_times(int subgraph, uint32_t* clock);
   Status plan_activations();
 

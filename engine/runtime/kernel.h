@@ -124,6 +124,14 @@ struct OpCostQuery {
 #define GRUWB_BACKWARD(...) nullptr
 #endif
 
+// Integer kernels in this build: CMake's GRUWB_INTEGER (default ON; OFF in
+// firmware builds). With it OFF, kernels that run float and int8 link only
+// their float form and register integer_activations = false, so full-integer
+// models are refused by op name (docs/integer-kernels.md).
+#ifndef GRUWB_INTEGER
+#define GRUWB_INTEGER 1
+#endif
+
 struct KernelRegistration {
   int32_t op_code;
   const char* custom_code;  // CUSTOM ops only, else nullptr
@@ -144,6 +152,11 @@ struct KernelRegistration {
   // its outputs' shapes in eval; the interpreter refuses dynamic inputs to
   // every other kernel at prepare, naming the op and the tensor.
   bool dynamic_inputs = false;
+  // Runs int8/uint8/int16 activations (full-integer models) with TFLite's
+  // integer semantics, or moves their bytes unchanged (data-movement ops).
+  // The interpreter refuses, naming the op, an op that reads or writes such
+  // an activation without this.
+  bool integer_activations = false;
 };
 
 // weight_inputs masks: input_bits(1, 2) = inputs 1 and 2;

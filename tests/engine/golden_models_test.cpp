@@ -4,6 +4,8 @@
 // (tests/fixtures/gen/tflite_golden.mjs); this test needs only the JSON files. Each file has
 // "cases" (each run on a freshly prepared interpreter) and "sequence" (the same inputs invoked
 // back to back on one interpreter, so LSTM states and resource variables carry over as in TFLite).
+// The single-kernel full-integer models of tests/fixtures/int8 (write_int8_models) run here too,
+// their golden JSON beside them; integer outputs must equal TFLite's exactly.
 
 #include <gtest/gtest.h>
 
@@ -33,9 +35,27 @@ constexpr double kTolerance = 1e-5;  // absolute, on every float output element
 
 // ---- Fixture access ----------------------------------------------------------------------
 
-std::string golden_path(const std::string& model_file) {
-  std::string stem = model_file.substr(0, model_file.rfind('.'));
-  return std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/golden/" + stem + ".json";
+// Shipped models by file name; the int8 fixtures as "int8/<file>".
+constexpr char kInt8Prefix[] = "int8/";
+
+bool is_int8_fixture(const std::string& param) { return param.rfind(kInt8Prefix, 0) == 0; }
+
+std::string file_of(const std::string& param) {
+  return is_int8_fixture(param) ? param.substr(sizeof kInt8Prefix - 1) : param;
+}
+
+std::string golden_path(const std::string& param) {
+  const std::string file = file_of(param);
+  std::string stem = file.substr(0, file.rfind('.'));
+  return std::string(GRUWB_SOURCE_DIR) +
+         (is_int8_fixture(param) ? "/tests/fixtures/int8/" : "/tests/fixtures/golden/") + stem +
+         ".json";
+}
+
+std::string model_path_of(const std::string& param) {
+  return is_int8_fixture(param)
+             ? std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/int8/" + file_of(param)
+             : test::model_path(param);
 }
 
 // "float32" in the fixtures; the engine's TensorType names are "FLOAT32".
@@ -68,23 +88,28 @@ struct PreparedModel {
   size_t arena_bytes = 0;
 };
 
-// Prepares with a tiny arena first so the interpreter reports what it needs, then with that
-// size. A later stage of prepare can only report its needs once the earlier ones fitted, hence
-// the loop.
+// Prepares in a generous arena first so the interpreter reports what it needs (a kernel's
+// persistent memory at prepare is only known once the earlier ones fitted), then in exactly
+// that many bytes, as a board would.
+Status prepare_in(const Model& model, size_t bytes, PreparedModel* out) {
+  out->storage.assign(bytes + Interpreter::kAlignment, 0);
+  uintptr_t base = reinterpret_cast<uintptr_t>(out->storage.data());
+  uintptr_t aligned = (base + Interpreter::kAlignment - 1) & ~(Interpreter::kAlignment - 1);
+  out->arena_bytes = bytes;
+  return out->interpreter.prepare(model, reinterpret_cast<uint8_t*>(aligned), bytes);
+}
+
 Status prepare_sized(const Model& model, PreparedModel* out) {
-  size_t bytes = 256;
+  size_t bytes = size_t{1} << 20;
   Status status;
   for (int attempt = 0; attempt < 8; ++attempt) {
-    out->storage.assign(bytes + Interpreter::kAlignment, 0);
-    uintptr_t base = reinterpret_cast<uintptr_t>(out->storage.data());
-    uintptr_t aligned = (base + Interpreter::kAlignment - 1) & ~(Interpreter::kAlignment - 1);
-    out->arena_bytes = bytes;
-    status = out->interpreter.prepare(model, reinterpret_cast<uint8_t*>(aligned), bytes);
-    if (status.code() != StatusCode::kOutOfMemory) return status;
+    status = prepare_in(model, bytes, out);
+    if (status.code() != StatusCode::kOutOfMemory) break;
     size_t needed = out->interpreter.arena_bytes_needed();
     bytes = needed > bytes ? needed : bytes * 2;
   }
-  return status;
+  if (!status.ok()) return status;
+  return prepare_in(model, out->interpreter.arena_bytes_needed(), out);
 }
 
 // Copies one fixture tensor into an engine input, checking name-independent facts first.
@@ -104,6 +129,7 @@ void fill_input(const Json& expected, int index, Tensor* tensor) {
       case TensorType::INT8:
         reinterpret_cast<int8_t*>(tensor->data)[i] = static_cast<int8_t>(data[i].number);
         break;
+      case TensorType::UINT8: tensor->data[i] = static_cast<uint8_t>(data[i].number); break;
       default: FAIL() << "input type " << dtype_of(tensor->type) << " not handled by this test";
     }
   }
@@ -115,13 +141,27 @@ double element(const Tensor& tensor, size_t i) {
     case TensorType::INT32: return tensor.i32()[i];
     case TensorType::INT16: return reinterpret_cast<const int16_t*>(tensor.data)[i];
     case TensorType::INT8: return reinterpret_cast<const int8_t*>(tensor.data)[i];
+    case TensorType::UINT8: return tensor.data[i];
     case TensorType::BOOL: return tensor.data[i] ? 1 : 0;
     default: return NAN;
   }
 }
 
-// Compares one engine output with the fixture; floats to kTolerance, integers exactly.
-// Returns the largest absolute difference seen.
+// Integer outputs that may differ from TFLite by one step, and how many did. TFLite's WASM
+// build runs int8 FULLY_CONNECTED on XNNPACK, which requantizes in float (input x weight /
+// output scale as a float, the float product rounded half to even); our kernel does what
+// TFLite's reference kernels and TFLite Micro do (an int32 multiplier and shift, gemmlowp
+// rounding). The two disagree by one step near ties: 9 of the FC fixtures' 6,360 outputs. The
+// integer arithmetic itself is checked bit for bit by quant_util_test.
+struct IntegerSteps {
+  double tolerance = 0;
+  size_t off_by_one = 0;
+  size_t compared = 0;
+};
+IntegerSteps g_integer_steps;
+
+// Compares one engine output with the fixture; floats to kTolerance, integers exactly (or to
+// g_integer_steps.tolerance). Returns the largest absolute difference seen.
 double check_output(const Json& expected, int index, const Tensor& tensor) {
   SCOPED_TRACE("output " + std::to_string(index) + " '" + expected["name"].text + "'");
   EXPECT_EQ(dtype_of(tensor.type), expected["dtype"].text);
@@ -132,7 +172,8 @@ double check_output(const Json& expected, int index, const Tensor& tensor) {
     return INFINITY;
   }
   double worst = 0;
-  const double tolerance = tensor.type == TensorType::FLOAT32 ? kTolerance : 0;
+  const bool is_float = tensor.type == TensorType::FLOAT32;
+  const double tolerance = is_float ? kTolerance : g_integer_steps.tolerance;
   for (size_t i = 0; i < data.size(); ++i) {
     double got = element(tensor, i);
     // The fixture holds the shortest decimal of a float32; compare against that float itself.
@@ -142,6 +183,10 @@ double check_output(const Json& expected, int index, const Tensor& tensor) {
     if (!(error <= tolerance)) {  // also catches NaN
       ADD_FAILURE() << "element " << i << ": engine " << got << ", TFLite " << want;
       return error;
+    }
+    if (!is_float) {
+      ++g_integer_steps.compared;
+      if (error != 0) ++g_integer_steps.off_by_one;
     }
     worst = std::max(worst, error);
   }
@@ -187,9 +232,24 @@ class GoldenModelTest : public testing::TestWithParam<std::string> {
   void SetUp() override {
     std::string error;
     ASSERT_TRUE(load_golden(golden_path(GetParam()), &golden_, &error)) << error;
-    ASSERT_EQ(golden_["model"].text, GetParam());
+    ASSERT_EQ(golden_["model"].text, file_of(GetParam()));
     ASSERT_FALSE(golden_["cases"].items.empty());
-    ASSERT_TRUE(tools::load_model_file(test::model_path(GetParam()), &model_, &error)) << error;
+    ASSERT_TRUE(tools::load_model_file(model_path_of(GetParam()), &model_, &error)) << error;
+    g_integer_steps = IntegerSteps();
+    const std::string file = file_of(GetParam());
+    if (is_int8_fixture(GetParam()) && (file.find("fully_connected") != std::string::npos ||
+                                        file.find("chain") != std::string::npos)) {
+      g_integer_steps.tolerance = 1;
+    }
+  }
+
+  // Off-by-one integer outputs stay rare (near-ties only).
+  void TearDown() override {
+    if (g_integer_steps.compared == 0 || g_integer_steps.tolerance == 0) return;
+    std::printf("%s: %zu of %zu integer outputs one step from TFLite\n", GetParam().c_str(),
+                g_integer_steps.off_by_one, g_integer_steps.compared);
+    EXPECT_LE(g_integer_steps.off_by_one, std::max<size_t>(1, g_integer_steps.compared / 100))
+        << "more than 1% of the integer outputs are a step off";
   }
 
   // Prepares `prepared`; skips the test when the engine does not support the model yet.
@@ -244,6 +304,26 @@ TEST_P(GoldenModelTest, MatchesTfliteAcrossInvokes) {
   std::printf("%s: %zu invokes in sequence, worst abs error %.3g\n", GetParam().c_str(),
               cases.size(), worst);
 }
+
+std::vector<std::string> int8_fixture_files() {
+  // write_int8_models' models (tests/fixtures/gen/write_int8_models.cpp).
+  std::vector<std::string> files;
+  for (const char* stem :
+       {"int8_fully_connected", "int8_fully_connected_relu6", "int8_fully_connected_per_channel",
+        "int8_fully_connected_large", "int8_fully_connected_per_channel_large", "int8_quantize",
+        "uint8_quantize_int8", "uint8_requantize_int8", "int8_dequantize", "int8_softmax",
+        "int8_softmax_beta", "int8_logistic", "int8_tanh", "int8_reshape_strided_slice",
+        "int8_chain"}) {
+    files.push_back(std::string(kInt8Prefix) + stem + ".tflite");
+  }
+  return files;
+}
+
+INSTANTIATE_TEST_SUITE_P(Int8Kernels, GoldenModelTest, testing::ValuesIn(int8_fixture_files()),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           const std::string file = file_of(info.param);
+                           return file.substr(0, file.rfind('.'));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(TfliteModels, GoldenModelTest, testing::ValuesIn(tflite_model_files()),
                          [](const testing::TestParamInfo<std::string>& info) {
