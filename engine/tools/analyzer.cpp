@@ -411,6 +411,19 @@ void add_fusion_outlook(const Model& model, AnalyzerReport* report, FuseResult* 
   for (const CellOutcome& c : fused.cells) {
     if (!c.fused && report->fuse_note.empty()) report->fuse_note = c.cell.summary + ": " + c.reason;
   }
+  // A streaming model's cells may fuse keeping their state inside (`gruwb fuse --stateful`).
+  if (report->fusable_cells < report->recurrent_cells) {
+    FuseOptions stateful;
+    stateful.stateful = true;
+    FuseResult kept_state;
+    if (fuse_model(bytes, stateful, &kept_state, &error) &&
+        kept_state.fused_count() > report->fusable_cells) {
+      report->fuse_note += " (gruwb fuse --stateful fuses " +
+                           std::to_string(kept_state.fused_count()) + " of " +
+                           std::to_string(report->recurrent_cells) +
+                           ", keeping the streaming state inside the fused ops)";
+    }
+  }
 }
 
 AnalyzerReport analyze_model(const Model& model, const std::string& path) {
