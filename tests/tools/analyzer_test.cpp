@@ -649,5 +649,21 @@ TEST(JsonWriterTest, NumbersRoundTripAndNonFiniteIsNull) {
   EXPECT_EQ(json.str(), "[0.1,0.1,1e-05,-2.5,null,null,-9223372036854775808]");
 }
 
+// The fusion outlook of a streaming model says why its cells stay and what --stateful does.
+TEST(AnalyzerTest, FusionOutlookOfAStreamingModelNamesStateful) {
+  LoadedModel loaded;
+  std::string error;
+  ASSERT_TRUE(
+      load_model_file(test::shared_dir() + "/data/models/real/breizhn_dtln_model_1_3d37fdf.tflite",
+                      &loaded, &error))
+      << error;
+  AnalyzerReport report = analyze_model(loaded.model, loaded.path);
+  add_fusion_outlook(loaded.model, &report);
+  EXPECT_EQ(report.recurrent_cells, 2);
+  EXPECT_EQ(report.fusable_cells, 0);
+  EXPECT_NE(report.fuse_note.find("gruwb fuse --stateful fuses 2 of 2"), std::string::npos)
+      << report.fuse_note;
+}
+
 }  // namespace
 }  // namespace gruwb::tools
