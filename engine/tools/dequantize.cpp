@@ -32,35 +32,48 @@ bool is_hybrid_weight(const ModelDef& model, const fb::SubGraphT& sg, int t) {
 
 }  // namespace
 
+bool dequantize_int8(const fb::TensorT& tensor, const std::vector<uint8_t>& data,
+                     std::vector<float>* values, std::string* error) {
+  static const fb::QuantizationParametersT kNone;
+  const fb::QuantizationParametersT& q = tensor.quantization ? *tensor.quantization : kNone;
+  if (q.scale.empty()) return *error = "tensor '" + tensor.name + "' has no scale", false;
+  // Elements per channel step along the quantized dimension (C order).
+  const size_t channels = q.scale.size();
+  size_t inner = 1;
+  if (channels > 1) {
+    const int axis = q.quantized_dimension;
+    if (axis < 0 || static_cast<size_t>(axis) >= tensor.shape.size() ||
+        tensor.shape[static_cast<size_t>(axis)] != static_cast<int32_t>(channels)) {
+      *error = "tensor '" + tensor.name + "': " + std::to_string(channels) +
+               " scales do not match dimension " + std::to_string(axis) + " of its shape";
+      return false;
+    }
+    for (size_t d = static_cast<size_t>(axis) + 1; d < tensor.shape.size(); ++d) {
+      inner *= static_cast<size_t>(tensor.shape[d]);
+    }
+    if (inner == 0 || data.size() != inner * channels * (data.size() / (inner * channels))) {
+      return *error = "tensor '" + tensor.name + "': its bytes do not fill its shape", false;
+    }
+  }
+  values->resize(data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    const size_t c = channels > 1 ? (i / inner) % channels : 0;
+    const int64_t zero = c < q.zero_point.size() ? q.zero_point[c] : 0;
+    (*values)[i] = q.scale[c] * static_cast<float>(static_cast<int8_t>(data[i]) - zero);
+  }
+  return true;
+}
+
 bool dequantize_hybrid_weights(ModelDef* model, DequantizeResult* result, std::string* error) {
   *result = DequantizeResult();
   for (auto& sg : model->subgraphs) {
     for (size_t t = 0; t < sg->tensors.size(); ++t) {
       if (!is_hybrid_weight(*model, *sg, static_cast<int>(t))) continue;
       fb::TensorT& tensor = *sg->tensors[t];
-      const fb::QuantizationParametersT& q = *tensor.quantization;
-      const std::vector<uint8_t>& data = model->buffers[tensor.buffer]->data;
-      const size_t n = data.size();
-      // Elements per channel step along the quantized dimension (C order).
-      size_t channels = q.scale.size(), inner = 1;
-      if (channels > 1) {
-        const int axis = q.quantized_dimension;
-        if (axis < 0 || static_cast<size_t>(axis) >= tensor.shape.size() ||
-            tensor.shape[static_cast<size_t>(axis)] != static_cast<int32_t>(channels)) {
-          *error = "tensor '" + tensor.name + "': " + std::to_string(channels) +
-                   " scales do not match dimension " + std::to_string(axis) + " of its shape";
-          return false;
-        }
-        for (size_t d = static_cast<size_t>(axis) + 1; d < tensor.shape.size(); ++d) {
-          inner *= static_cast<size_t>(tensor.shape[d]);
-        }
-      }
-      std::vector<float> values(n);
-      for (size_t i = 0; i < n; ++i) {
-        const size_t c = channels > 1 ? (i / inner) % channels : 0;
-        const int64_t zero = c < q.zero_point.size() ? q.zero_point[c] : 0;
-        const int8_t v = static_cast<int8_t>(data[i]);
-        values[i] = q.scale[c] * static_cast<float>(v - zero);
+      const size_t n = model->buffers[tensor.buffer]->data.size();
+      std::vector<float> values;
+      if (!dequantize_int8(tensor, model->buffers[tensor.buffer]->data, &values, error)) {
+        return false;
       }
       auto buffer = std::make_unique<fb::BufferT>();
       buffer->data.resize(n * sizeof(float));

@@ -20,6 +20,11 @@ struct DequantizeResult {
   std::vector<std::string> names;
 };
 
+// scale * (q - zero_point) of an INT8 tensor's bytes, per channel along its quantized
+// dimension or per tensor; false (naming the tensor) when the scales fit no axis.
+bool dequantize_int8(const fb::TensorT& tensor, const std::vector<uint8_t>& data,
+                     std::vector<float>* values, std::string* error);
+
 // Edits `model` in place. Fails (naming the tensor) on a scale count that fits no axis.
 bool dequantize_hybrid_weights(ModelDef* model, DequantizeResult* result, std::string* error);
 

@@ -1017,6 +1017,39 @@ void remove_unused(ModelDef* model) {
   remove_unused_buffers_and_codes(model);
 }
 
+namespace {
+
+// An input for `t`: uniform in [-1, 1] for float32, zeros otherwise.
+NpyArray random_input(Rng& rng, const Tensor* t) {
+  NpyArray in;
+  in.dtype = npy_dtype_for(t->type);
+  in.shape.assign(t->shape.dims, t->shape.dims + t->shape.rank);
+  in.data.assign(t->bytes, 0);
+  if (t->type == TensorType::FLOAT32) {
+    std::vector<float> v = uniform(rng, static_cast<int>(t->bytes / 4), 1.f);
+    std::memcpy(in.data.data(), v.data(), t->bytes);
+  }
+  return in;
+}
+
+// The largest difference of two outputs: float32 element by element; other types must be equal
+// (else infinity, as for a shape mismatch or a NaN).
+double max_float_diff(const NpyArray& x, const NpyArray& y) {
+  if (x.dtype != y.dtype || x.data.size() != y.data.size()) return INFINITY;
+  if (x.dtype != "<f4") return x.data == y.data ? 0 : INFINITY;
+  double worst = 0;
+  for (size_t k = 0; k < x.data.size() / 4; ++k) {
+    float p, q;
+    std::memcpy(&p, x.data.data() + 4 * k, 4);
+    std::memcpy(&q, y.data.data() + 4 * k, 4);
+    const double d = std::fabs(static_cast<double>(p) - q);
+    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+  }
+  return worst;
+}
+
+}  // namespace
+
 bool compare_models(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int trials,
                     uint64_t seed, double* max_abs_diff, std::string* error) {
   Model ma, mb;
@@ -1037,15 +1070,7 @@ bool compare_models(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b
       return false;
     }
     for (int i = 0; i < ra.input_count(); ++i) {
-      const Tensor* t = ra.interpreter().input(i);
-      NpyArray in;
-      in.dtype = npy_dtype_for(t->type);
-      in.shape.assign(t->shape.dims, t->shape.dims + t->shape.rank);
-      in.data.assign(t->bytes, 0);
-      if (t->type == TensorType::FLOAT32) {
-        std::vector<float> v = uniform(rng, static_cast<int>(t->bytes / 4), 1.f);
-        std::memcpy(in.data.data(), v.data(), t->bytes);
-      }
+      const NpyArray in = random_input(rng, ra.interpreter().input(i));
       if (!ra.set_input(i, in, error) || !rb.set_input(i, in, error)) return false;
     }
     if (!ra.invoke(error)) return *error = "original: " + *error, false;
@@ -1057,18 +1082,7 @@ bool compare_models(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b
                  " before and " + npy_shape_text(y.shape) + " after";
         return false;
       }
-      if (x.dtype != "<f4") {
-        if (x.data != y.data) *max_abs_diff = INFINITY;
-        continue;
-      }
-      for (size_t k = 0; k < x.data.size() / 4; ++k) {
-        float p, q;
-        std::memcpy(&p, x.data.data() + 4 * k, 4);
-        std::memcpy(&q, y.data.data() + 4 * k, 4);
-        const double d = std::fabs(static_cast<double>(p) - q);
-        if (!(d <= *max_abs_diff))
-          *max_abs_diff = std::isnan(d) ? INFINITY : std::max(*max_abs_diff, d);
-      }
+      *max_abs_diff = std::max(*max_abs_diff, max_float_diff(x, y));
     }
   }
   return true;
@@ -1111,20 +1125,6 @@ bool prepare_side(const Model& model, const std::map<std::string, std::string>& 
   return true;
 }
 
-double max_float_diff(const NpyArray& x, const NpyArray& y) {
-  if (x.dtype != y.dtype || x.data.size() != y.data.size()) return INFINITY;
-  if (x.dtype != "<f4") return x.data == y.data ? 0 : INFINITY;
-  double worst = 0;
-  for (size_t k = 0; k < x.data.size() / 4; ++k) {
-    float p, q;
-    std::memcpy(&p, x.data.data() + 4 * k, 4);
-    std::memcpy(&q, y.data.data() + 4 * k, 4);
-    const double d = std::fabs(static_cast<double>(p) - q);
-    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
-  }
-  return worst;
-}
-
 }  // namespace
 
 bool compare_streaming(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int steps,
@@ -1158,14 +1158,12 @@ bool compare_streaming(const std::vector<uint8_t>& a, const std::vector<uint8_t>
       NpyArray in;
       if (state != sa.state_source.end() && step > 0) {
         in = last[static_cast<size_t>(state->second)];
-      } else {
+      } else if (state != sa.state_source.end()) {  // streams start from a zero state
         in.dtype = npy_dtype_for(t->type);
         in.shape.assign(t->shape.dims, t->shape.dims + t->shape.rank);
         in.data.assign(t->bytes, 0);
-        if (state == sa.state_source.end() && t->type == TensorType::FLOAT32) {
-          std::vector<float> v = uniform(rng, static_cast<int>(t->bytes / 4), 1.f);
-          std::memcpy(in.data.data(), v.data(), t->bytes);
-        }
+      } else {
+        in = random_input(rng, t);
       }
       if (!sa.runner.set_input(i, in, error)) return false;
       fed[name] = std::move(in);

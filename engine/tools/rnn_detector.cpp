@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "engine/tools/dequantize.h"
 #include "engine/tools/engine_facts.h"
 #include "engine/tools/model_runner.h"
 
@@ -158,17 +159,9 @@ class Graph {
 
  private:
   std::vector<float> dequantized(int t, const std::vector<uint8_t>& d) const {
-    const fb::QuantizationParametersT& q = *tensor(t).quantization;
-    const size_t channels = q.scale.size();
-    const size_t per_channel = channels ? d.size() / channels : 0;
-    if (per_channel * channels != d.size()) return {};
-    std::vector<float> v(d.size());
-    for (size_t i = 0; i < d.size(); ++i) {
-      const size_t ch = i / per_channel;
-      const int64_t zero = ch < q.zero_point.size() ? q.zero_point[ch] : 0;
-      v[i] = q.scale[ch] * static_cast<float>(static_cast<int8_t>(d[i]) - zero);
-    }
-    return v;
+    std::vector<float> v;
+    std::string error;
+    return dequantize_int8(tensor(t), d, &v, &error) ? v : std::vector<float>();
   }
 
   const ModelDef& def_;
