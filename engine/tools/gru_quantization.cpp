@@ -1,12 +1,12 @@
 #include "engine/tools/gru_quantization.h"
 
-#include <flatbuffers/flexbuffers.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include "engine/kernels/flexbuffer_map.h"
 
 namespace gruwb::tools {
 namespace {
@@ -90,18 +90,26 @@ uint32_t opcode_index(ModelDef* model, BuiltinOperator code) {
   return static_cast<uint32_t>(model->operator_codes.size() - 1);
 }
 
-// The options the integer kernel supports, or why not.
+// The options the integer kernel supports, or why not (the kernel's own
+// reader; prepare checks the rest of the map).
 bool check_options(const std::vector<uint8_t>& bytes, std::string* why) {
   if (bytes.empty()) return true;
-  const flexbuffers::Map map = flexbuffers::GetRoot(bytes.data(), bytes.size()).AsMap();
-  const flexbuffers::Reference reset_after = map["reset_after"];
-  if (!reset_after.IsNull() && !reset_after.AsBool()) {
+  FlexMap map;
+  if (!map.parse(bytes.data(), bytes.size())) {
+    *why = "custom options that are not a FlexBuffer map";
+    return false;
+  }
+  FlexValue value;
+  bool reset_after = true;
+  const char* name = nullptr;
+  if (map.find("reset_after", &value) && map.as_bool(value, &reset_after) && !reset_after) {
     *why = "reset_after=false";
-  } else if (!map["activation"].IsNull() && map["activation"].AsString().str() != "tanh") {
-    *why = "activation '" + map["activation"].AsString().str() + "'";
-  } else if (!map["recurrent_activation"].IsNull() &&
-             map["recurrent_activation"].AsString().str() != "sigmoid") {
-    *why = "recurrent_activation '" + map["recurrent_activation"].AsString().str() + "'";
+  } else if (map.find("activation", &value) && map.as_string(value, &name) &&
+             std::string(name) != "tanh") {
+    *why = std::string("activation '") + name + "'";
+  } else if (map.find("recurrent_activation", &value) && map.as_string(value, &name) &&
+             std::string(name) != "sigmoid") {
+    *why = std::string("recurrent_activation '") + name + "'";
   }
   return why->empty();
 }
