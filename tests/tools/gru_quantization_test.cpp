@@ -294,3 +294,44 @@ TEST(GruQuantizationTest, RefusesWhatTheIntegerKernelCannotRunAndLeavesTheModel)
 
 }  // namespace
 }  // namespace gruwb::tools
+
+namespace gruwb::tools {
+namespace {
+
+std::string training_error(const ModelDef& def, TrainingConfig config) {
+  const std::vector<uint8_t> bytes = bytes_of(def);
+  Model model;
+  EXPECT_TRUE(Model::load(bytes.data(), bytes.size(), &model).ok());
+  std::vector<uint64_t> arena((16u << 20) / 8);
+  Trainer trainer;
+  const Status s =
+      trainer.prepare(model, config, reinterpret_cast<uint8_t*>(arena.data()), arena.size() * 8);
+  return s.ok() ? "" : s.message();
+}
+
+TEST(GruQuantizationTest, TrainingTheIntegerGruIsRefused) {
+  ModelDef def = reference_classifier();
+  const int op = gru_op(def);
+  GruCalibration c;
+  c.x_min = -1.f;
+  c.x_max = 1.f;
+  c.float_boundaries = true;
+  std::string error;
+  ASSERT_TRUE(quantize_gru_op(&def, 0, op, c, &error)) << error;
+  // Asked for the GRU's weights: the trainer names the int8 tensor, in one line.
+  const char* names[] = {"gru/kernel"};
+  TrainingConfig named;
+  named.scope = TrainableScope::kNames;
+  named.names = names;
+  named.name_count = 1;
+  const std::string refused = training_error(def, named);
+  EXPECT_NE(refused.find("'gru/kernel' of subgraph 0 is not a constant float32 weight"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(refused.find('\n'), std::string::npos);
+  // Every trainable weight: the Dense layer on the integer GRU's features.
+  EXPECT_EQ(training_error(def, TrainingConfig()), "");
+}
+
+}  // namespace
+}  // namespace gruwb::tools
