@@ -23,6 +23,7 @@
 
 #include "engine/kernels/flexbuffer_map.h"
 #include "engine/kernels/gru_cell.h"
+#include "engine/kernels/gru_integer.h"
 #include "engine/kernels/op_cost.h"
 
 namespace gruwb {
@@ -30,7 +31,6 @@ namespace {
 
 enum Input { kX = 0, kInputKernel, kRecurrentKernel, kBias, kState };
 
-struct IntegerGru;
 
 struct Options {
   const IntegerGru* integer = nullptr;  // full-integer models only
@@ -111,102 +111,22 @@ Status parse_options(Span<uint8_t> bytes, Options* options) {
   return Status();
 }
 
-// The integer form's constants, computed once at prepare.
-struct IntegerGru {
-  GruIntegerCell cell;
-  int32_t output_zero_point = 0;
-  QuantizedMultiplier output_multiplier;  // 2^-15 / s_out (int8 output)
-  int scratch_slot = 0;
-};
-
-// Scales of a per-row int8 weight matrix: one per row (or one for all rows,
-// repeated), symmetric.
-Status integer_weights(const Tensor* w, int32_t rows, int32_t cols, const char* role,
-                       TensorQuantization* q) {
-  GRUWB_RETURN_IF_ERROR(check_dense_weights(w, rows, cols, role));
-  GRUWB_RETURN_IF_ERROR(expect_type(w, TensorType::INT8, role));
-  GRUWB_RETURN_IF_ERROR(expect_quantized(w, role, q, rows));
-  for (int32_t r = 0; r < q->count; ++r) {
-    if (q->zero_point_at(r) != 0) {
-      return Status::error(StatusCode::kUnsupported,
-                           "int8 %s '%s' has zero point %d; weights must be symmetric", role,
-                           w->name, static_cast<int>(q->zero_point_at(r)));
-    }
-  }
-  return Status();
-}
-
-// Fixed-point state and output: h in Q0.15 needs scale 2^-15, zero point 0.
-Status expect_q0_15(const Tensor* t, const char* role) {
-  TensorQuantization q;
-  GRUWB_RETURN_IF_ERROR(expect_type(t, TensorType::INT16, role));
-  GRUWB_RETURN_IF_ERROR(expect_quantized(t, role, &q));
-  if (q.count != 1 || q.scale != 1.f / 32768.f || q.zero_point != 0) {
-    return Status::error(StatusCode::kInvalidModel,
-                         "int16 %s '%s' must have scale 2^-15 and zero point 0 (Q0.15), has "
-                         "scale %g zero point %d",
-                         role, t->name, static_cast<double>(q.scale),
-                         static_cast<int>(q.zero_point));
-  }
-  return Status();
-}
-
-// b - zp * sum(row) and the largest |accumulator| a row can reach with
-// |v| <= v_max, in int64: refused when it could overflow int32.
-Status fold_bias(const int8_t* w, int32_t rows, int32_t cols, const int32_t* bias,
-                 int32_t zero_point, int32_t v_max, const char* role, int32_t* out) {
-  for (int32_t r = 0; r < rows; ++r) {
-    const int8_t* row = w + static_cast<int64_t>(r) * cols;
-    int64_t sum = 0, magnitude = 0;
-    for (int32_t i = 0; i < cols; ++i) {
-      sum += row[i];
-      magnitude += row[i] < 0 ? -row[i] : row[i];
-    }
-    const int64_t folded = (bias ? bias[r] : 0) - static_cast<int64_t>(zero_point) * sum;
-    const int64_t bound = (folded < 0 ? -folded : folded) + magnitude * v_max;
-    if (bound > INT32_MAX) {
-      return Status::error(StatusCode::kUnsupported,
-                           "%s row %d: an int32 accumulator could overflow (bound %lld)", role,
-                           static_cast<int>(r), static_cast<long long>(bound));
-    }
-    out[r] = static_cast<int32_t>(folded);
-  }
-  return Status();
-}
-
+// Full-integer models: this op's bias layout and options, then the shared
+// integer GRU (gru_integer.h).
 Status prepare_integer(OpContext& ctx, Options* options, const SequenceLayout& layout) {
-  const Tensor* x = ctx.input(kX);
-  const Tensor* wx = ctx.input(kInputKernel);
-  const Tensor* wh = ctx.input(kRecurrentKernel);
-  const Tensor* bias = ctx.input(kBias);
-  const Tensor* state = ctx.input(kState);
-  Tensor* output = ctx.output(0);
-  if (ctx.training()) {
-    return Status::error(StatusCode::kUnsupported,
-                         "training through an int8 GRUWB_GRU is not supported (the integer form "
-                         "is inference-only; train the float model, then quantize)");
-  }
   if (!options->reset_after || options->activation != GruActivation::kTanh ||
       options->recurrent_activation != GruGateActivation::kSigmoid) {
     return Status::error(StatusCode::kUnsupported,
                          "int8 GRUWB_GRU supports reset_after=true, activation tanh, "
                          "recurrent_activation sigmoid only");
   }
+  const Tensor* wh = ctx.input(kRecurrentKernel);
   if (!wh || wh->shape.rank != 2) {
     return Status::error(StatusCode::kInvalidModel,
                          "input 2 (recurrent kernel) must be a [3H,H] matrix");
   }
-  const int32_t units = wh->shape.dims[1];
-  const int32_t input_size = x->shape.dims[2];
-  const int32_t gates = 3 * units;
-  TensorQuantization xq, wxq, whq;
-  GRUWB_RETURN_IF_ERROR(expect_quantized(x, "input", &xq));
-  if (xq.count != 1) {
-    return Status::error(StatusCode::kInvalidModel, "int8 input '%s' needs one scale, has %d",
-                         x->name, static_cast<int>(xq.count));
-  }
-  GRUWB_RETURN_IF_ERROR(integer_weights(wx, gates, input_size, "kernel (input 1)", &wxq));
-  GRUWB_RETURN_IF_ERROR(integer_weights(wh, gates, units, "recurrent kernel (input 2)", &whq));
+  const int32_t gates = 3 * wh->shape.dims[1];
+  const Tensor* bias = ctx.input(kBias);
   if (bias) {
     GRUWB_RETURN_IF_ERROR(expect_type(bias, TensorType::INT32, "bias (input 3)"));
     if (bias->shape.rank != 2 || bias->shape.dims[0] != 2 || bias->shape.dims[1] != gates) {
@@ -215,63 +135,25 @@ Status prepare_integer(OpContext& ctx, Options* options, const SequenceLayout& l
       return shape_error(bias, "bias (input 3)", expected);
     }
   }
-  if (state) {
-    GRUWB_RETURN_IF_ERROR(expect_q0_15(state, "initial state (input 4)"));
-    if (state->shape.rank != 2 || state->shape.dims[0] != layout.batch ||
-        state->shape.dims[1] != units) {
-      char expected[32];
-      snprintf(expected, sizeof expected, "[%d,%d]", static_cast<int>(layout.batch),
-               static_cast<int>(units));
-      return shape_error(state, "initial state (input 4)", expected);
-    }
-  }
-  void* memory = nullptr;
-  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(IntegerGru), &memory));
-  IntegerGru* gru = static_cast<IntegerGru*>(memory);
-  *gru = IntegerGru();
-  if (output->type == TensorType::INT16) {
-    GRUWB_RETURN_IF_ERROR(expect_q0_15(output, "output"));
-  } else {
-    TensorQuantization oq;
-    GRUWB_RETURN_IF_ERROR(expect_type(output, TensorType::INT8, "output"));
-    GRUWB_RETURN_IF_ERROR(expect_quantized(output, "output", &oq));
-    gru->output_zero_point = oq.zero_point;
-    gru->output_multiplier = quantize_multiplier(1.0 / 32768.0 / static_cast<double>(oq.scale));
-  }
-  GruIntegerCell& cell = gru->cell;
-  cell.input_size = input_size;
-  cell.units = units;
-  cell.input_kernel = reinterpret_cast<const int8_t*>(wx->data);
-  cell.recurrent_kernel = reinterpret_cast<const int8_t*>(wh->data);
-  const size_t row_bytes = static_cast<size_t>(gates) * sizeof(int32_t);
-  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(2 * row_bytes, &memory));
-  int32_t* biases = static_cast<int32_t*>(memory);
-  const int32_t* b = bias ? bias->i32() : nullptr;
-  GRUWB_RETURN_IF_ERROR(fold_bias(cell.input_kernel, gates, input_size, b, xq.zero_point,
-                                  128 + (xq.zero_point < 0 ? -xq.zero_point : xq.zero_point),
-                                  "kernel (input 1)", biases));
-  GRUWB_RETURN_IF_ERROR(fold_bias(cell.recurrent_kernel, gates, units, b ? b + gates : nullptr, 0,
-                                  32768, "recurrent kernel (input 2)", biases + gates));
-  cell.input_bias = biases;
-  cell.recurrent_bias = biases + gates;
-  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(
-      2 * static_cast<size_t>(gates) * sizeof(QuantizedMultiplier), &memory));
-  QuantizedMultiplier* multipliers = static_cast<QuantizedMultiplier*>(memory);
-  for (int32_t r = 0; r < gates; ++r) {
-    // Products to Q3.12 (scale 2^-12), in double as TFLite's effective scales.
-    const double wx_scale = wxq.scales[wxq.count > 1 ? r : 0];
-    const double wh_scale = whq.scales[whq.count > 1 ? r : 0];
-    multipliers[r] = quantize_multiplier(static_cast<double>(xq.scale) * wx_scale * 4096.0);
-    multipliers[gates + r] = quantize_multiplier(wh_scale / 8.0);
-  }
-  cell.input_multipliers = multipliers;
-  cell.recurrent_multipliers = multipliers + gates;
-  set_output_shape(output, options->return_sequences ? sequence_shape(layout, units)
-                                                     : make_shape({layout.batch, units}));
-  // Scratch: the running state [H] and the step's gates.
-  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
-      sizeof(int16_t) * static_cast<size_t>(units + gru_integer_scratch_values(units)),
-      &gru->scratch_slot));
+  IntegerGruTensors t;
+  t.op_name = "GRUWB_GRU";
+  t.x = ctx.input(kX);
+  t.input_kernel = ctx.input(kInputKernel);
+  t.recurrent_kernel = wh;
+  t.input_kernel_role = "kernel (input 1)";
+  t.recurrent_kernel_role = "recurrent kernel (input 2)";
+  t.input_bias = bias ? bias->i32() : nullptr;
+  t.recurrent_bias = bias ? bias->i32() + gates : nullptr;
+  t.state = ctx.input(kState);
+  t.state_role = "initial state (input 4)";
+  t.output = ctx.output(0);
+  t.layout = layout;
+  t.return_sequences = options->return_sequences;
+  IntegerGru* gru = nullptr;
+  GRUWB_RETURN_IF_ERROR(prepare_integer_gru(ctx, t, &gru));
+  set_output_shape(t.output, options->return_sequences
+                                 ? sequence_shape(layout, gru->cell.units)
+                                 : make_shape({layout.batch, gru->cell.units}));
   options->integer = gru;
   return Status();
 }
@@ -370,71 +252,12 @@ GruCell make_cell(OpContext& ctx, const Options& options) {
   return cell;
 }
 
-// Where gru_sequence_integer's states go for one batch row.
-struct IntegerOutput {
-  const IntegerGru* gru;
-  Tensor* output;
-  SequenceLayout layout;
-  int32_t batch_row;
-  int32_t steps;
-  bool return_sequences;
-};
-
-void write_integer_output(void* context, int32_t step, const int16_t* h) {
-  const IntegerOutput& o = *static_cast<const IntegerOutput*>(context);
-  if (!o.return_sequences && step != o.steps - 1) return;
-  const int32_t units = o.gru->cell.units;
-  const int64_t at = o.return_sequences ? o.layout.offset(o.batch_row, step, units)
-                                        : static_cast<int64_t>(o.batch_row) * units;
-  if (o.output->type == TensorType::INT16) {
-    memcpy(reinterpret_cast<int16_t*>(o.output->data) + at, h, sizeof(int16_t) * units);
-    return;
-  }
-  int8_t* out = reinterpret_cast<int8_t*>(o.output->data) + at;
-  for (int32_t i = 0; i < units; ++i) {
-    int32_t v =
-        o.gru->output_zero_point + multiply_by_quantized_multiplier(h[i], o.gru->output_multiplier);
-    out[i] = static_cast<int8_t>(v < -128 ? -128 : (v > 127 ? 127 : v));
-  }
-}
-
-Status eval_integer(OpContext& ctx, const Options& options) {
-  const IntegerGru& gru = *options.integer;
-  const Tensor* x = ctx.input(kX);
-  Tensor* state = ctx.input(kState);
-  const int32_t units = gru.cell.units;
-  const int32_t input_size = gru.cell.input_size;
-  SequenceLayout layout;
-  sequence_layout(x, options.time_major, &layout);
-  int16_t* h = static_cast<int16_t*>(ctx.scratch(gru.scratch_slot));
-  const size_t state_bytes = sizeof(int16_t) * static_cast<size_t>(units);
-  const int64_t x_stride = layout.offset(0, 1, input_size) - layout.offset(0, 0, input_size);
-  IntegerOutput out{&gru, ctx.output(0), layout, 0, layout.time, options.return_sequences};
-  for (int32_t b = 0; b < layout.batch; ++b) {
-    int16_t* row_state =
-        state ? reinterpret_cast<int16_t*>(state->data) + static_cast<int64_t>(b) * units : nullptr;
-    if (row_state) {
-      memcpy(h, row_state, state_bytes);
-    } else {
-      memset(h, 0, state_bytes);
-    }
-    out.batch_row = b;
-    const int8_t* xb = reinterpret_cast<const int8_t*>(x->data) + layout.offset(b, 0, input_size);
-    gru_sequence_integer(gru.cell, xb, x_stride, layout.time, h, h + units, write_integer_output,
-                         &out);
-    if (layout.time == 0 && !options.return_sequences) {
-      out.steps = 1;
-      write_integer_output(&out, 0, h);
-      out.steps = layout.time;
-    }
-    if (row_state && state->kind == TensorKind::kVariable) memcpy(row_state, h, state_bytes);
-  }
-  return Status();
-}
-
 Status eval(OpContext& ctx) {
   const Options& options = *static_cast<const Options*>(ctx.user_data());
-  if (GRUWB_INTEGER && options.integer) return eval_integer(ctx, options);
+  if (GRUWB_INTEGER && options.integer) {
+    eval_integer_gru(ctx, *options.integer, ctx.input(kX), ctx.input(kState), ctx.output(0));
+    return Status();
+  }
   const Tensor* x = ctx.input(kX);
   Tensor* state = ctx.input(kState);
   const GruCell cell = make_cell(ctx, options);

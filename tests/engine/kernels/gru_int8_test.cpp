@@ -260,6 +260,39 @@ TEST(GruInt8Test, StreamingThroughTheInt16StateEqualsOneLongRun) {
       test::run(integer_model(g, short_run), {Values::i8({B, chunk.steps, I}, first)})[0].bytes);
 }
 
+// The Circle GRU op (-5): time-major x, biases as two [3H] int32 tensors, the
+// state required; the same integer GRU, so the same integers as GRUWB_GRU.
+TEST(GruInt8Test, CircleGruEqualsTheCustomOp) {
+  const QuantizedGru g = random_gru(8);
+  IntegerConfig last;
+  last.return_sequences = false;
+  std::vector<Values> expected = test::run(integer_model(g, last), {Values::i8({B, T, I}, g.x)});
+  ASSERT_EQ(expected.size(), 1u);
+  OpModelBuilder b;
+  const int x = b.input("x", {T, B, I}, TensorType::INT8);
+  b.tensor_def(x).quantization = params({kXScale}, {kXZeroPoint});
+  const int wx = b.constant_int8("W_x", {3 * H, I}, g.wx, g.wx_scales);
+  const std::vector<int32_t> bx(g.bias.begin(), g.bias.begin() + 3 * H);
+  const std::vector<int32_t> bh(g.bias.begin() + 3 * H, g.bias.end());
+  const int bias_x = b.constant("b_x", Values::i32({3 * H}, bx));
+  const int wh = b.constant_int8("W_h", {3 * H, H}, g.wh, g.wh_scales);
+  const int bias_h = b.constant("b_h", Values::i32({3 * H}, bh));
+  const int state = b.variable("h", {B, H}, TensorType::INT16);
+  b.tensor_def(state).quantization = params({1.f / 32768.f}, {0});
+  const int y = b.output("y", {B, H}, TensorType::INT16);
+  b.tensor_def(y).quantization = params({1.f / 32768.f}, {0});
+  b.op(BuiltinOperator::GRU, {x, wx, bias_x, wh, bias_h, state}, {y}, fb::GRUOptionsT());
+  std::vector<int8_t> time_major(g.x.size());
+  for (int32_t n = 0; n < B; ++n) {
+    for (int32_t t = 0; t < T; ++t) {
+      for (int32_t i = 0; i < I; ++i) time_major[(t * B + n) * I + i] = g.x[(n * T + t) * I + i];
+    }
+  }
+  std::vector<Values> out = test::run(b, {Values::i8({T, B, I}, time_major)}, ModelFormat::kCircle);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].bytes, expected[0].bytes);
+}
+
 // One line naming the culprit.
 void expect_refused(const OpModelBuilder& b, const char* problem) {
   const std::string error = test::prepare_error(b);
