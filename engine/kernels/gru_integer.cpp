@@ -6,21 +6,13 @@
 namespace gruwb {
 namespace {
 
-// Scales of a per-row int8 weight matrix: one per row (or one for all rows,
-// repeated), symmetric.
+// An int8 weight matrix with one scale per row (or one for all rows);
+// check_dense_weights refuses zero points.
 Status integer_weights(const Tensor* w, int32_t rows, int32_t cols, const char* role,
                        TensorQuantization* q) {
   GRUWB_RETURN_IF_ERROR(check_dense_weights(w, rows, cols, role));
   GRUWB_RETURN_IF_ERROR(expect_type(w, TensorType::INT8, role));
-  GRUWB_RETURN_IF_ERROR(expect_quantized(w, role, q, rows));
-  for (int32_t r = 0; r < q->count; ++r) {
-    if (q->zero_point_at(r) != 0) {
-      return Status::error(StatusCode::kUnsupported,
-                           "int8 %s '%s' has zero point %d; weights must be symmetric", role,
-                           w->name, static_cast<int>(q->zero_point_at(r)));
-    }
-  }
-  return Status();
+  return expect_quantized(w, role, q, rows);
 }
 
 // Fixed-point state and output: h in Q0.15 needs scale 2^-15, zero point 0.

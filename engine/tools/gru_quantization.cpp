@@ -196,6 +196,7 @@ bool quantize_gru_op(ModelDef* model, int subgraph, int op_index, const GruCalib
       const double scale = i < gates ? static_cast<double>(xq.scale) * wx_scales[r]
                                      : static_cast<double>(wh_scales[r]) / 32768.0;
       const double v = std::round(static_cast<double>(b[static_cast<size_t>(i)]) / scale);
+      // Half of int32: room for the kernel's folded zero point term.
       if (std::fabs(v) > 2147483647.0 / 2) return fail("bias '" + bias->name + "' overflows int32");
       bias_q[static_cast<size_t>(i)] = static_cast<int32_t>(v);
     }

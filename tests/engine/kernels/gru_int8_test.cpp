@@ -60,11 +60,13 @@ constexpr int32_t B = 2, T = 12, I = 3, H = 8;
 constexpr float kXScale = 4.f / 255.f;  // x in [-2, 2]
 constexpr int32_t kXZeroPoint = -1;
 
-std::vector<uint8_t> options(bool reset_after = true, bool return_sequences = true) {
+std::vector<uint8_t> options(bool reset_after = true, bool return_sequences = true,
+                             bool time_major = false) {
   flexbuffers::Builder fbb;
   fbb.Map([&] {
     fbb.Bool("reset_after", reset_after);
     fbb.Bool("return_sequences", return_sequences);
+    fbb.Bool("time_major", time_major);
   });
   fbb.Finish();
   return fbb.GetBuffer();
@@ -258,6 +260,34 @@ TEST(GruInt8Test, StreamingThroughTheInt16StateEqualsOneLongRun) {
   EXPECT_EQ(
       runner.output(0).bytes,
       test::run(integer_model(g, short_run), {Values::i8({B, chunk.steps, I}, first)})[0].bytes);
+}
+
+// time_major: x and the sequence output [T,B,...], the same integers.
+TEST(GruInt8Test, TimeMajorIsTheSameSequenceTransposed) {
+  const QuantizedGru g = random_gru(9);
+  std::vector<Values> expected = test::run(integer_model(g), {Values::i8({B, T, I}, g.x)});
+  ASSERT_EQ(expected.size(), 1u);
+  OpModelBuilder b = integer_model(g);
+  b.tensor_def(0).shape = {T, B, I};
+  b.subgraph().operators[0]->custom_options = options(true, true, /*time_major=*/true);
+  std::vector<int8_t> x(g.x.size());
+  for (int32_t n = 0; n < B; ++n) {
+    for (int32_t t = 0; t < T; ++t) {
+      for (int32_t i = 0; i < I; ++i) x[(t * B + n) * I + i] = g.x[(n * T + t) * I + i];
+    }
+  }
+  std::vector<Values> out = test::run(b, {Values::i8({T, B, I}, x)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape, (std::vector<int32_t>{T, B, H}));
+  const int16_t* a = reinterpret_cast<const int16_t*>(expected[0].bytes.data());
+  const int16_t* c = reinterpret_cast<const int16_t*>(out[0].bytes.data());
+  for (int32_t n = 0; n < B; ++n) {
+    for (int32_t t = 0; t < T; ++t) {
+      for (int32_t i = 0; i < H; ++i) {
+        ASSERT_EQ(c[(t * B + n) * H + i], a[(n * T + t) * H + i]) << n << " " << t << " " << i;
+      }
+    }
+  }
 }
 
 // The Circle GRU op (-5): time-major x, biases as two [3H] int32 tensors, the
