@@ -18,6 +18,7 @@
 #include <cstdio>
 
 #include "engine/kernels/gru_cell.h"
+#include "engine/kernels/gru_integer.h"
 #include "engine/kernels/op_cost.h"
 
 namespace gruwb {
@@ -38,6 +39,47 @@ GruLayout layout_of(OpContext& ctx) {
                    ctx.input(kRecurrentKernel)->shape.dims[1]};
 }
 
+// Full-integer models: int32 biases [3H], the shared integer GRU
+// (gru_integer.h); the output keeps the file's shape when its size fits.
+Status prepare_integer(OpContext& ctx, const GruLayout& l, bool return_sequences) {
+  IntegerGruTensors t;
+  const int32_t gates = 3 * l.units;
+  for (int input : {kInputBias, kRecurrentBias}) {
+    const Tensor* bias = ctx.input(input);
+    const char* role = input == kInputBias ? "b_x (input 2)" : "b_h (input 4)";
+    if (!bias) continue;
+    GRUWB_RETURN_IF_ERROR(expect_type(bias, TensorType::INT32, role));
+    if (bias->elements() != gates) {
+      char expected[24];
+      snprintf(expected, sizeof expected, "[%d]", static_cast<int>(gates));
+      return shape_error(bias, role, expected);
+    }
+    (input == kInputBias ? t.input_bias : t.recurrent_bias) = bias->i32();
+  }
+  t.op_name = "GRU";
+  t.x = ctx.input(kX);
+  t.input_kernel = ctx.input(kInputKernel);
+  t.recurrent_kernel = ctx.input(kRecurrentKernel);
+  t.input_kernel_role = "W_x (input 1, hidden_hidden)";
+  t.recurrent_kernel_role = "W_h (input 3, hidden_input)";
+  t.state = ctx.input(kState);
+  t.state_role = "state (input 5)";
+  t.output = ctx.output(0);
+  GRUWB_RETURN_IF_ERROR(sequence_layout(t.x, /*time_major=*/true, &t.layout));
+  t.return_sequences = return_sequences;
+  if (!t.state) return Status::error(StatusCode::kInvalidModel, "input 5 (state) is missing");
+  IntegerGru* gru = nullptr;
+  GRUWB_RETURN_IF_ERROR(prepare_integer_gru(ctx, t, &gru));
+  const int64_t out_elements =
+      static_cast<int64_t>(l.batch) * l.units * (return_sequences ? l.time : 1);
+  if (t.output->shape.rank == 0 || t.output->elements() != out_elements) {
+    set_output_shape(t.output, return_sequences ? make_shape({l.time, l.batch, l.units})
+                                                : make_shape({l.batch, l.units}));
+  }
+  ctx.set_user_data(gru);
+  return Status();
+}
+
 Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_input_count(ctx, 6, 6));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
@@ -45,7 +87,8 @@ Status prepare(OpContext& ctx) {
   const Tensor* recurrent_kernel = ctx.input(kRecurrentKernel);
   const Tensor* state = ctx.input(kState);
   Tensor* output = ctx.output(0);
-  GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
+  const bool integer = GRUWB_INTEGER && x->type == TensorType::INT8;
+  if (!integer) GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
   if (x->shape.rank != 3) return shape_error(x, "input", "[time,batch,features]");
   if (!recurrent_kernel || recurrent_kernel->shape.rank != 2) {
     return Status::error(StatusCode::kInvalidModel,
@@ -59,6 +102,7 @@ Status prepare(OpContext& ctx) {
                          fb::EnumNameActivationFunctionType(options->fused_activation_function()));
   }
   GruLayout l = layout_of(ctx);
+  if (integer) return prepare_integer(ctx, l, options && options->return_sequences());
   GRUWB_RETURN_IF_ERROR(
       check_dense_weights(recurrent_kernel, 3 * l.units, l.units, "W_h (input 3, hidden_input)"));
   GRUWB_RETURN_IF_ERROR(check_dense_weights(ctx.input(kInputKernel), 3 * l.units, l.input_size,
@@ -108,6 +152,11 @@ Status prepare(OpContext& ctx) {
 }
 
 Status eval(OpContext& ctx) {
+  if (GRUWB_INTEGER && ctx.input(kX)->type == TensorType::INT8) {
+    eval_integer_gru(ctx, *static_cast<const IntegerGru*>(ctx.user_data()), ctx.input(kX),
+                     ctx.input(kState), ctx.output(0));
+    return Status();
+  }
   GruLayout l = layout_of(ctx);
   const Tensor* bx = ctx.input(kInputBias);
   const Tensor* bh = ctx.input(kRecurrentBias);
@@ -199,6 +248,8 @@ extern const KernelRegistration kGruKernel = {static_cast<int32_t>(BuiltinOperat
                                               eval,
                                               GRUWB_BACKWARD(backward),
                                               cost,
-                                              input_range(1, 4)};
+                                              input_range(1, 4),
+                                              /*dynamic_inputs=*/false,
+                                              /*integer_activations=*/GRUWB_INTEGER != 0};
 
 }  // namespace gruwb

@@ -266,3 +266,66 @@ void gru_sequence_backward(const GruCell& cell, const float* x, int64_t x_stride
 }
 
 }  // namespace gruwb
+
+// ---- Integer GRU ----
+
+#include "engine/kernels/fixed_point.h"
+
+namespace gruwb {
+namespace {
+
+inline int16_t saturate_int16(int32_t v) {
+  return static_cast<int16_t>(v > INT16_MAX ? INT16_MAX : (v < INT16_MIN ? INT16_MIN : v));
+}
+
+// a (Q0.15) times b (any Q format), rounded, in b's format.
+inline int32_t multiply_q0_15(int32_t a, int32_t b) { return rounding_divide_by_pot(a * b, 15); }
+
+// out[r] = Q3.12 of (bias[r] + sum_i w[r, i] v[i]) for `rows` rows.
+template <typename Value>
+void integer_gate_products(const int8_t* w, int32_t rows, int32_t cols, const Value* v,
+                           const int32_t* bias, const QuantizedMultiplier* multipliers,
+                           int16_t* out) {
+  for (int32_t r = 0; r < rows; ++r) {
+    const int8_t* row = w + static_cast<int64_t>(r) * cols;
+    int32_t acc = bias ? bias[r] : 0;
+    for (int32_t i = 0; i < cols; ++i) acc += static_cast<int32_t>(row[i]) * v[i];
+    out[r] = saturate_int16(multiply_by_quantized_multiplier(acc, multipliers[r]));
+  }
+}
+
+}  // namespace
+
+void gru_sequence_integer(const GruIntegerCell& cell, const int8_t* x, int64_t x_stride,
+                          int32_t steps, int16_t* h, int16_t* scratch,
+                          void (*write_output)(void* context, int32_t step, const int16_t* h),
+                          void* context) {
+  const int32_t units = cell.units;
+  const int32_t gates = 3 * units;
+  int16_t* input_part = scratch;                // [3H] Q3.12: W_x x + b_x
+  int16_t* recurrent_part = scratch + gates;    // [3H] Q3.12: W_h h + b_h
+  int16_t* candidate = recurrent_part + gates;  // [H] Q0.15
+  for (int32_t s = 0; s < steps; ++s) {
+    // x - zp_x is folded into the bias, so the raw int8 values multiply.
+    integer_gate_products(cell.input_kernel, gates, cell.input_size, x + s * x_stride,
+                          cell.input_bias, cell.input_multipliers, input_part);
+    integer_gate_products(cell.recurrent_kernel, gates, units, h, cell.recurrent_bias,
+                          cell.recurrent_multipliers, recurrent_part);
+    int16_t* z = input_part;          // becomes the gate, Q0.15
+    int16_t* r = input_part + units;  // likewise
+    for (int32_t i = 0; i < 2 * units; ++i) {
+      z[i] = fixed_point::logistic_q3_12(saturate_int16(z[i] + recurrent_part[i]));
+    }
+    for (int32_t i = 0; i < units; ++i) {
+      const int32_t reset = multiply_q0_15(r[i], recurrent_part[2 * units + i]);  // Q3.12
+      candidate[i] = fixed_point::tanh_q3_12(saturate_int16(input_part[2 * units + i] + reset));
+    }
+    // h' = z h + (1 - z) h~ = h~ + z (h - h~): one product, |h - h~| < 2.
+    for (int32_t i = 0; i < units; ++i) {
+      h[i] = saturate_int16(candidate[i] + multiply_q0_15(z[i], h[i] - candidate[i]));
+    }
+    write_output(context, s, h);
+  }
+}
+
+}  // namespace gruwb

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "engine/kernels/quant_util.h"
 #include "engine/kernels/recurrent_util.h"
 
 namespace gruwb {
@@ -85,5 +86,35 @@ void gru_sequence_backward(const GruCell& cell, const float* x, int64_t x_stride
                            const float* tape, const float* dout, int64_t dout_stride, float* dx,
                            float* dh0, const GruGradients& grads, float* scratch,
                            float* state_gradient_squares = nullptr);
+
+// ---- Integer GRU (full-integer models; docs/fused-gru-op.md "Integer GRU") ----
+// reset_after = true, sigmoid gates, tanh candidate. x int8 (zero point),
+// weights int8 symmetric with one scale per row, int32 biases, state h int16
+// Q0.15 (scale 2^-15); gate pre-activations int16 Q3.12 (scale 2^-12, [-8, 8)),
+// gates and candidate int16 Q0.15 through fixed_point.h. Products accumulate
+// in int32 and are rescaled to Q3.12 per row with a quantized multiplier.
+struct GruIntegerCell {
+  int32_t input_size = 0;
+  int32_t units = 0;
+  const int8_t* input_kernel = nullptr;      // [3H, I]
+  const int8_t* recurrent_kernel = nullptr;  // [3H, H]
+  // b_x - zp_x * (row sums of W_x): the zero point folded in at prepare [3H].
+  const int32_t* input_bias = nullptr;
+  const int32_t* recurrent_bias = nullptr;  // [3H] or null
+  // s_x * s_wx[r] / 2^-12 and s_wh[r] * 2^-15 / 2^-12, per row [3H].
+  const QuantizedMultiplier* input_multipliers = nullptr;
+  const QuantizedMultiplier* recurrent_multipliers = nullptr;
+};
+
+// int16 values of scratch gru_sequence_integer needs.
+inline int32_t gru_integer_scratch_values(int32_t units) { return 7 * units; }
+
+// Runs one batch row through `steps` steps from h (int16 Q0.15 [H], updated
+// in place to the last state). Step s reads x + s * x_stride and calls
+// write_output(context, s, h) with the new state.
+void gru_sequence_integer(const GruIntegerCell& cell, const int8_t* x, int64_t x_stride,
+                          int32_t steps, int16_t* h, int16_t* scratch,
+                          void (*write_output)(void* context, int32_t step, const int16_t* h),
+                          void* context);
 
 }  // namespace gruwb

@@ -14,12 +14,16 @@
 // Hybrid mode (INT8 kernels, per-tensor or per-row scales): the products are
 // those of TFLite's hybrid FULLY_CONNECTED on x, h and (reset_after = false)
 // r * h, each quantized at run time (gru_cell.h; docs/fused-gru-op.md).
+// Integer mode (int8 x, full-integer models): int8 weights with per-row
+// scales, int32 biases, int16 Q0.15 state, int8 or int16 output; fixed-point
+// gates (gru_sequence_integer; docs/fused-gru-op.md "Integer GRU").
 
 #include <cstdio>
 #include <cstring>
 
 #include "engine/kernels/flexbuffer_map.h"
 #include "engine/kernels/gru_cell.h"
+#include "engine/kernels/gru_integer.h"
 #include "engine/kernels/op_cost.h"
 
 namespace gruwb {
@@ -27,7 +31,9 @@ namespace {
 
 enum Input { kX = 0, kInputKernel, kRecurrentKernel, kBias, kState };
 
+
 struct Options {
+  const IntegerGru* integer = nullptr;  // full-integer models only
   bool reset_after = true;
   bool return_sequences = false;
   bool time_major = false;
@@ -105,6 +111,53 @@ Status parse_options(Span<uint8_t> bytes, Options* options) {
   return Status();
 }
 
+// Full-integer models: this op's bias layout and options, then the shared
+// integer GRU (gru_integer.h).
+Status prepare_integer(OpContext& ctx, Options* options, const SequenceLayout& layout) {
+  if (!options->reset_after || options->activation != GruActivation::kTanh ||
+      options->recurrent_activation != GruGateActivation::kSigmoid) {
+    return Status::error(StatusCode::kUnsupported,
+                         "int8 GRUWB_GRU supports reset_after=true, activation tanh, "
+                         "recurrent_activation sigmoid only");
+  }
+  const Tensor* wh = ctx.input(kRecurrentKernel);
+  if (!wh || wh->shape.rank != 2) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "input 2 (recurrent kernel) must be a [3H,H] matrix");
+  }
+  const int32_t gates = 3 * wh->shape.dims[1];
+  const Tensor* bias = ctx.input(kBias);
+  if (bias) {
+    GRUWB_RETURN_IF_ERROR(expect_type(bias, TensorType::INT32, "bias (input 3)"));
+    if (bias->shape.rank != 2 || bias->shape.dims[0] != 2 || bias->shape.dims[1] != gates) {
+      char expected[32];
+      snprintf(expected, sizeof expected, "[2,%d]", static_cast<int>(gates));
+      return shape_error(bias, "bias (input 3)", expected);
+    }
+  }
+  IntegerGruTensors t;
+  t.op_name = "GRUWB_GRU";
+  t.x = ctx.input(kX);
+  t.input_kernel = ctx.input(kInputKernel);
+  t.recurrent_kernel = wh;
+  t.input_kernel_role = "kernel (input 1)";
+  t.recurrent_kernel_role = "recurrent kernel (input 2)";
+  t.input_bias = bias ? bias->i32() : nullptr;
+  t.recurrent_bias = bias ? bias->i32() + gates : nullptr;
+  t.state = ctx.input(kState);
+  t.state_role = "initial state (input 4)";
+  t.output = ctx.output(0);
+  t.layout = layout;
+  t.return_sequences = options->return_sequences;
+  IntegerGru* gru = nullptr;
+  GRUWB_RETURN_IF_ERROR(prepare_integer_gru(ctx, t, &gru));
+  set_output_shape(t.output, options->return_sequences
+                                 ? sequence_shape(layout, gru->cell.units)
+                                 : make_shape({layout.batch, gru->cell.units}));
+  options->integer = gru;
+  return Status();
+}
+
 Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 3, 5));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
@@ -116,9 +169,11 @@ Status prepare(OpContext& ctx) {
 
   const Tensor* x = ctx.input(kX);
   const Tensor* recurrent_kernel = ctx.input(kRecurrentKernel);
-  GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
+  const bool integer = GRUWB_INTEGER && x->type == TensorType::INT8;
+  if (!integer) GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
   SequenceLayout layout;
   GRUWB_RETURN_IF_ERROR(sequence_layout(x, options->time_major, &layout));
+  if (integer) return prepare_integer(ctx, options, layout);
   if (!recurrent_kernel || recurrent_kernel->shape.rank != 2) {
     return Status::error(StatusCode::kInvalidModel,
                          "input 2 (recurrent kernel) must be a [3H,H] matrix");
@@ -199,6 +254,10 @@ GruCell make_cell(OpContext& ctx, const Options& options) {
 
 Status eval(OpContext& ctx) {
   const Options& options = *static_cast<const Options*>(ctx.user_data());
+  if (GRUWB_INTEGER && options.integer) {
+    eval_integer_gru(ctx, *options.integer, ctx.input(kX), ctx.input(kState), ctx.output(0));
+    return Status();
+  }
   const Tensor* x = ctx.input(kX);
   Tensor* state = ctx.input(kState);
   const GruCell cell = make_cell(ctx, options);
@@ -279,7 +338,14 @@ OpCost cost(const OpCostQuery& q) {
 
 }  // namespace
 
-extern const KernelRegistration kGruCustomKernel = {
-    kOpCustom, "GRUWB_GRU", prepare, eval, GRUWB_BACKWARD(backward), cost, input_range(1, 3)};
+extern const KernelRegistration kGruCustomKernel = {kOpCustom,
+                                                    "GRUWB_GRU",
+                                                    prepare,
+                                                    eval,
+                                                    GRUWB_BACKWARD(backward),
+                                                    cost,
+                                                    input_range(1, 3),
+                                                    /*dynamic_inputs=*/false,
+                                                    /*integer_activations=*/GRUWB_INTEGER != 0};
 
 }  // namespace gruwb

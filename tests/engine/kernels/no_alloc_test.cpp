@@ -10,6 +10,8 @@
 #include <new>
 #include <vector>
 
+#include "engine/tools/gru_quantization.h"
+#include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
 #include "tests/engine/kernels/op_test_util.h"
@@ -173,6 +175,25 @@ TEST(NoAllocTest, HybridRecurrentKernels) {
     ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
     EXPECT_EQ(invoke_allocations(runner, 0.5f), 0);
   }
+}
+
+// The integer GRU keeps its state and gates in scratch planned at prepare.
+TEST(NoAllocTest, IntegerGru) {
+  tools::ModelDef def;
+  std::string error;
+  ASSERT_TRUE(tools::build_model(tools::BuildSpec(), &def, &error)) << error;
+  tools::GruCalibration calibration;
+  calibration.x_min = -1.f;
+  calibration.x_max = 1.f;
+  calibration.float_boundaries = true;
+  ASSERT_TRUE(tools::quantize_gru_op(&def, 0, 0, calibration, &error)) << error;
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(tools::write_model(def, ModelFormat::kTflite, &bytes, &error)) << error;
+  Model model;
+  ASSERT_TRUE(Model::load(bytes.data(), bytes.size(), &model).ok());
+  tools::ModelRunner runner;
+  ASSERT_TRUE(runner.prepare(model, &error)) << error;
+  EXPECT_EQ(invoke_allocations(runner, 0.5f), 0);
 }
 
 TEST(NoAllocTest, ManyKernelsInOneModel) {
