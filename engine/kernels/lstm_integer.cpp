@@ -3,7 +3,8 @@
 // EvalInteger8x8_16), the kernel of post-training quantized Keras LSTMs and
 // TFLite Micro's int8 examples. Per step and batch row:
 //   gate pre-activation (int16, Q3.12) = sat16(sat16(rescale(b' + W x))
-//     + rescale(r' + R h)) [+ rescale(p * c)], each product rescaled by its
+//     + rescale(r' + R h)) [+ rescale(p * c) on the first min(O, H) cells,
+//     as TFLite passes n_output there], each product rescaled by its
 //     own quantized multiplier s_W s_x / 2^-12 (the intermediates' scales
 //     with layer norm, which we refuse); b' = bias - zp_x * row sums of W and
 //     r' = -zp_h * row sums of R are precomputed;
@@ -267,6 +268,16 @@ Status prepare_integer_lstm(OpContext& ctx) {
        (ctx.input(kCellToInput) != nullptr) != (ctx.input(kCellToOutput) != nullptr))) {
     return Status::error(StatusCode::kInvalidModel, "peepholes (inputs 9-11): all or none");
   }
+  // TFLite's peephole products run over O values of a [B, H] cell state: only O <= H on one
+  // batch row at a time (batch-major) gives a defined result we can match.
+  if (ctx.input(kCellToOutput) && lstm->output != lstm->units &&
+      (lstm->output > lstm->units || (lstm->layout.time_major && lstm->layout.batch > 1))) {
+    return Status::error(StatusCode::kUnsupported,
+                         "int8 LSTM with peepholes and a projection of %d outputs for %d cells%s: "
+                         "TFLite's kernel reads the cell state out of step there",
+                         static_cast<int>(lstm->output), static_cast<int>(lstm->units),
+                         lstm->layout.time_major ? " (time-major, batch > 1)" : "");
+  }
   // 2^-15 * 2^-15 / s_hidden: Q0.15 o times Q0.15 tanh(c) to the hidden scale.
   lstm->hidden_scale =
       quantize_multiplier(std::pow(2.f, -15.f) / hidden_q.scale * std::pow(2.f, -15.f));
@@ -339,7 +350,10 @@ void compute_gate(const IntegerGate& g, const IntegerLstm& lstm, const int8_t* x
   gate_product(g.input_weights, g.input_bias, H, lstm.input_size, x, g.input_scale, gate);
   gate_product(g.recurrent_weights, g.recurrent_bias, H, lstm.output, h, g.recurrent_scale, gate);
   if (g.peephole) {
-    for (int32_t r = 0; r < H; ++r) {
+    // TFLite passes n_output as the peephole's length: with a projection (O < H) only the
+    // first O cells get their peephole term.
+    const int32_t n = lstm.output < H ? lstm.output : H;
+    for (int32_t r = 0; r < n; ++r) {
       const int32_t product = multiply_by_quantized_multiplier(
           static_cast<int32_t>(g.peephole[r]) * c[r], g.peephole_scale);
       gate[r] = static_cast<int16_t>(clamp(product + gate[r], INT16_MIN, INT16_MAX));

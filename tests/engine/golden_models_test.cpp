@@ -316,12 +316,26 @@ TEST_P(GoldenModelTest, MatchesTfliteAcrossInvokes) {
 std::vector<std::string> int8_fixture_files() {
   // write_int8_models' models (tests/fixtures/gen/write_int8_models.cpp).
   std::vector<std::string> files;
-  for (const char* stem :
-       {"int8_fully_connected", "int8_fully_connected_relu6", "int8_fully_connected_per_channel",
-        "int8_fully_connected_large", "int8_fully_connected_per_channel_large", "int8_quantize",
-        "uint8_quantize_int8", "uint8_requantize_int8", "int8_dequantize", "int8_softmax",
-        "int8_softmax_beta", "int8_logistic", "int8_tanh", "int8_reshape_strided_slice",
-        "int8_chain", "int8_lstm", "int8_lstm_peephole_projection", "int8_lstm_cifg_time_major"}) {
+  for (const char* stem : {"int8_fully_connected",
+                           "int8_fully_connected_relu6",
+                           "int8_fully_connected_per_channel",
+                           "int8_fully_connected_large",
+                           "int8_fully_connected_per_channel_large",
+                           "int8_quantize",
+                           "uint8_quantize_int8",
+                           "uint8_requantize_int8",
+                           "int8_dequantize",
+                           "int8_softmax",
+                           "int8_softmax_beta",
+                           "int8_logistic",
+                           "int8_tanh",
+                           "int8_reshape_strided_slice",
+                           "int8_chain",
+                           "int8_lstm",
+                           "int8_lstm_peephole",
+                           "int8_lstm_projection",
+                           "int8_lstm_peephole_projection",
+                           "int8_lstm_cifg_time_major"}) {
     files.push_back(std::string(kInt8Prefix) + stem + ".tflite");
   }
   return files;
