@@ -147,4 +147,56 @@ inline int16_t tanh(int16_t a, int integer_bits) {
 }
 
 }  // namespace fixed16
+
+namespace fixed32 {
+
+// x * 2^exponent for exponent > 0, saturating (gemmlowp's SaturatingRoundingMultiplyByPOT).
+inline int32_t saturating_shift_left(int32_t x, int exponent) {
+  const int32_t threshold = static_cast<int32_t>((1u << (31 - exponent)) - 1);
+  if (x > threshold) return INT32_MAX;
+  if (x < -threshold) return INT32_MIN;
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
+}
+
+// TFLite's GetInvSqrtQuantizedMultiplierExp with reverse_shift -1: 1/sqrt(input) as a
+// quantized multiplier (multiplier in Q31, shift > 0 left), by five Newton-Raphson steps on
+// int32 Q3.28 values. Inputs <= 1 give the largest multiplier and no shift.
+inline QuantizedMultiplier inverse_sqrt(int32_t input) {
+  QuantizedMultiplier out;
+  if (input <= 1) {
+    out.multiplier = INT32_MAX;
+    return out;
+  }
+  int32_t shift = 11;
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++shift;
+  }
+  const int leading_zeros = __builtin_clz(static_cast<uint32_t>(input));
+  const int left_shift_bit_pairs = (leading_zeros - 1) / 2 - 1;
+  shift -= left_shift_bit_pairs;
+  input <<= 2 * left_shift_bit_pairs;
+  // Q3.28: 1 is 1 << 28.
+  const int32_t half_input = rounding_divide_by_pot(input >> 1, 1);
+  const int32_t half_three = (1 << 28) + (1 << 27);
+  int32_t x = 1 << 28;
+  for (int i = 0; i < 5; ++i) {
+    const int32_t x3 = saturating_shift_left(
+        saturating_rounding_doubling_high_mul(saturating_rounding_doubling_high_mul(x, x), x), 6);
+    const int32_t difference = static_cast<int32_t>(
+        static_cast<uint32_t>(saturating_rounding_doubling_high_mul(half_three, x)) -
+        static_cast<uint32_t>(saturating_rounding_doubling_high_mul(half_input, x3)));
+    x = saturating_shift_left(difference, 3);
+  }
+  x = saturating_rounding_doubling_high_mul(x, 1518500250);  // sqrt(2) / 2 in Q0.31
+  if (shift < 0) {
+    x = static_cast<int32_t>(static_cast<uint32_t>(x) << -shift);
+    shift = 0;
+  }
+  out.multiplier = x;
+  out.shift = -shift;
+  return out;
+}
+
+}  // namespace fixed32
 }  // namespace gruwb

@@ -5,8 +5,9 @@
 //   gate pre-activation (int16, Q3.12) = sat16(sat16(rescale(b' + W x))
 //     + rescale(r' + R h)) [+ rescale(p * c) on the first min(O, H) cells,
 //     as TFLite passes n_output there], each product rescaled by its
-//     own quantized multiplier s_W s_x / 2^-12 (the intermediates' scales
-//     with layer norm, which we refuse); b' = bias - zp_x * row sums of W and
+//     own quantized multiplier s_W s_x / 2^-12 (/ the gate's intermediate
+//     scale with layer norm, which then normalizes to Q3.12 and adds the bias
+//     there); b' = bias - zp_x * row sums of W (no bias with layer norm) and
 //     r' = -zp_h * row sums of R are precomputed;
 //   i, f, o = logistic, g = tanh on Q3.12 -> Q0.15, gemmlowp's
 //     fixed-point functions (fixed_point.h);
@@ -42,8 +43,12 @@ struct IntegerGate {
   const int8_t* input_weights = nullptr;      // [H, I]
   const int8_t* recurrent_weights = nullptr;  // [H, O]
   const int16_t* peephole = nullptr;          // [H] or null
-  int32_t* input_bias = nullptr;              // [H] bias - zp_x * row sums
-  int32_t* recurrent_bias = nullptr;          // [H] -zp_h * row sums
+  const int16_t* layer_norm = nullptr;        // [H] coefficients, or null
+  const int32_t* layer_norm_bias = nullptr;   // [H] the gate bias, added after normalizing
+  QuantizedMultiplier layer_norm_scale;
+  int32_t variance_guard = 1;
+  int32_t* input_bias = nullptr;      // [H] bias - zp_x * row sums
+  int32_t* recurrent_bias = nullptr;  // [H] -zp_h * row sums
   QuantizedMultiplier input_scale, recurrent_scale, peephole_scale;
 };
 
@@ -130,10 +135,36 @@ Status check_state(const Tensor* state, int index, TensorType type, int64_t elem
 // One gate's weights, biases and multipliers (the gate's intermediate scale
 // is 2^-12: Q3.12 pre-activations).
 Status prepare_gate(OpContext& ctx, int g, const TensorQuantization& x_q,
-                    const TensorQuantization& h_q, int32_t cell_scale_log2, IntegerLstm* lstm) {
+                    const TensorQuantization& h_q, int32_t cell_scale_log2, bool layer_norm,
+                    IntegerLstm* lstm) {
   IntegerGate& gate = lstm->gates[g];
-  const float intermediate_scale = 1.f / 4096.f;
   char role[64];
+  // The scale of the gate's pre-activation: Q3.12 without layer norm, the
+  // intermediate's with it (normalizing brings it back to Q3.12).
+  float intermediate_scale = 1.f / 4096.f;
+  if (layer_norm) {
+    TensorQuantization i_q;
+    const Tensor* intermediate = ctx.intermediate(g);
+    if (!intermediate || !tensor_quantization(intermediate, &i_q)) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "int8 LSTM with layer norm: intermediate %d (%s gate) has no scale", g,
+                           kGateNames[g]);
+    }
+    intermediate_scale = i_q.scale;
+    const Tensor* coefficients = ctx.input(kLayerNorm + g);
+    TensorQuantization l_q;
+    snprintf(role, sizeof role, "%s gate layer norm (input %d)", kGateNames[g], kLayerNorm + g);
+    if (!coefficients) {
+      return Status::error(StatusCode::kInvalidModel, "input %d (%s) is missing", kLayerNorm + g,
+                           role);
+    }
+    GRUWB_RETURN_IF_ERROR(expect_integer(coefficients, TensorType::INT16, role, &l_q));
+    GRUWB_RETURN_IF_ERROR(expect_vector(coefficients, lstm->units, role));
+    gate.layer_norm = reinterpret_cast<const int16_t*>(coefficients->data);
+    gate.layer_norm_scale = quantize_multiplier(l_q.scale);
+    const int32_t guard = static_cast<int32_t>(10000 * l_q.scale);
+    gate.variance_guard = guard > 1 ? guard : 1;
+  }
   TensorQuantization w_q, r_q, b_q;
   const Tensor* w = ctx.input(kInputWeights + g);
   const Tensor* r = ctx.input(kRecurrentWeights + g);
@@ -160,8 +191,11 @@ Status prepare_gate(OpContext& ctx, int g, const TensorQuantization& x_q,
   // TFLite multiplies the float scales in float, then quantizes in double.
   gate.input_scale = quantize_multiplier(w_q.scale * x_q.scale / intermediate_scale);
   gate.recurrent_scale = quantize_multiplier(r_q.scale * h_q.scale / intermediate_scale);
+  // With layer norm the bias is added after normalizing, not to the products.
+  if (layer_norm) gate.layer_norm_bias = bias->i32();
   GRUWB_RETURN_IF_ERROR(row_sum_bias(ctx, gate.input_weights, lstm->units, lstm->input_size,
-                                     bias->i32(), -x_q.zero_point, &gate.input_bias));
+                                     layer_norm ? nullptr : bias->i32(), -x_q.zero_point,
+                                     &gate.input_bias));
   GRUWB_RETURN_IF_ERROR(row_sum_bias(ctx, gate.recurrent_weights, lstm->units, lstm->output,
                                      nullptr, -h_q.zero_point, &gate.recurrent_bias));
   const Tensor* peephole = kPeepholeInput[g] >= 0 ? ctx.input(kPeepholeInput[g]) : nullptr;
@@ -196,13 +230,8 @@ Status prepare_integer_lstm(OpContext& ctx) {
                          "this one has %d",
                          ctx.intermediate_count());
   }
-  for (int g = 0; g < 4; ++g) {
-    if (ctx.input(kLayerNorm + g)) {
-      return Status::error(StatusCode::kUnsupported,
-                           "int8 LSTM with layer norm (input %d) is not supported yet",
-                           kLayerNorm + g);
-    }
-  }
+  // As TFLite: the forget gate's coefficients (input 21) switch layer norm on.
+  const bool layer_norm = ctx.input(kLayerNorm + kForgetGate) != nullptr;
   if (options && options->diagonal_recurrent_tensors()) {
     return Status::error(StatusCode::kUnsupported, "diagonal recurrent tensors are not supported");
   }
@@ -261,7 +290,7 @@ Status prepare_integer_lstm(OpContext& ctx) {
       }
       continue;
     }
-    GRUWB_RETURN_IF_ERROR(prepare_gate(ctx, g, x_q, h_q, lstm->cell_scale_log2, lstm));
+    GRUWB_RETURN_IF_ERROR(prepare_gate(ctx, g, x_q, h_q, lstm->cell_scale_log2, layer_norm, lstm));
   }
   if ((ctx.input(kCellToForget) != nullptr) != (ctx.input(kCellToOutput) != nullptr) ||
       (!lstm->cifg &&
@@ -342,7 +371,41 @@ void gate_product(const int8_t* w, const int32_t* bias, int32_t rows, int32_t co
   }
 }
 
-// One gate of one step: products, peephole, activation (Q3.12 -> Q0.15).
+// TFLite's integer layer norm (ApplyLayerNorm) of one gate: mean and
+// variance in int64 with 10 extra bits (exact only for a power-of-two H, as
+// TFLite's), 1/stddev as a quantized multiplier, then coefficient and bias,
+// back to Q3.12 by the coefficients' scale. The int32 products wrap as
+// TFLite's do.
+void layer_norm(const IntegerGate& g, int32_t n, int16_t* gate) {
+  constexpr int64_t kTwoToPower20 = 1 << 20;
+  int64_t sum = 0, sum_squares = 0;
+  for (int32_t r = 0; r < n; ++r) {
+    sum += gate[r];
+    sum_squares += static_cast<int32_t>(gate[r]) * gate[r];
+  }
+  const int32_t mean = static_cast<int32_t>(sum * 1024 / n);
+  const int32_t per_value = static_cast<int32_t>(kTwoToPower20 / n);
+  const int64_t variance =
+      sum_squares * per_value - static_cast<int64_t>(mean) * static_cast<int64_t>(mean);
+  int32_t variance_q = static_cast<int32_t>(variance / kTwoToPower20);
+  if (variance_q < 1) variance_q = g.variance_guard;
+  const QuantizedMultiplier inverse_stddev = fixed32::inverse_sqrt(variance_q);
+  QuantizedMultiplier scale = g.layer_norm_scale;
+  scale.shift += 12;
+  for (int32_t r = 0; r < n; ++r) {
+    const int32_t shifted = 1024 * static_cast<int32_t>(gate[r]) - mean;
+    const int32_t rescaled = multiply_by_quantized_multiplier(shifted, inverse_stddev);
+    const int64_t weighted = static_cast<int32_t>(static_cast<uint32_t>(rescaled) *
+                                                      static_cast<uint32_t>(g.layer_norm[r]) +
+                                                  static_cast<uint32_t>(g.layer_norm_bias[r]));
+    const int32_t rounded =
+        static_cast<int32_t>((weighted > 0 ? weighted + 512 : weighted - 512) / 1024);
+    gate[r] = static_cast<int16_t>(
+        clamp(multiply_by_quantized_multiplier(rounded, scale), INT16_MIN, INT16_MAX));
+  }
+}
+
+// One gate of one step: products, peephole, layer norm, activation (Q3.12 -> Q0.15).
 void compute_gate(const IntegerGate& g, const IntegerLstm& lstm, const int8_t* x, const int8_t* h,
                   const int16_t* c, bool sigmoid, int16_t* gate) {
   const int32_t H = lstm.units;
@@ -359,6 +422,7 @@ void compute_gate(const IntegerGate& g, const IntegerLstm& lstm, const int8_t* x
       gate[r] = static_cast<int16_t>(clamp(product + gate[r], INT16_MIN, INT16_MAX));
     }
   }
+  if (g.layer_norm) layer_norm(g, H, gate);
   for (int32_t r = 0; r < H; ++r) {
     gate[r] = sigmoid ? fixed16::logistic(gate[r], 3) : fixed16::tanh(gate[r], 3);
   }

@@ -335,6 +335,7 @@ std::vector<std::string> int8_fixture_files() {
                            "int8_lstm_peephole",
                            "int8_lstm_projection",
                            "int8_lstm_peephole_projection",
+                           "int8_lstm_layer_norm",
                            "int8_lstm_cifg_time_major"}) {
     files.push_back(std::string(kInt8Prefix) + stem + ".tflite");
   }
