@@ -153,7 +153,8 @@ double element(const Tensor& tensor, size_t i) {
   }
 }
 
-// Integer outputs that may differ from TFLite by one step, and how many did. TFLite's WASM
+// Integer outputs that may differ from TFLite by a step (or what a step becomes through a
+// LOGISTIC), and how many did. TFLite's WASM
 // build runs int8 FULLY_CONNECTED on XNNPACK, which requantizes in float (input x weight /
 // output scale as a float, the float product rounded half to even); our kernel does what
 // TFLite's reference kernels and TFLite Micro do (an int32 multiplier and shift, gemmlowp
@@ -243,18 +244,20 @@ class GoldenModelTest : public testing::TestWithParam<std::string> {
     ASSERT_TRUE(tools::load_model_file(model_path_of(GetParam()), &model_, &error)) << error;
     g_integer_steps = IntegerSteps();
     const std::string file = file_of(GetParam());
-    // The real int8 models end in an int8 FULLY_CONNECTED too (DTLN: 2 of 771 outputs).
+    // The real int8 models end in an int8 FULLY_CONNECTED too. DTLN's feeds a LOGISTIC whose
+    // slope reaches 0.25 * 0.0388 / (1/256) = 2.5 output steps per input step, so one FC step
+    // can show as up to 3 (5 of its 771 fresh outputs differ, by 1 or 2).
     if ((is_int8_fixture(GetParam()) && (file.find("fully_connected") != std::string::npos ||
                                          file.find("chain") != std::string::npos)) ||
         is_real_model(GetParam())) {
-      g_integer_steps.tolerance = 1;
+      g_integer_steps.tolerance = file.find("dtln") != std::string::npos ? 3 : 1;
     }
   }
 
   // Off-by-one integer outputs stay rare (near-ties only).
   void TearDown() override {
     if (g_integer_steps.compared == 0 || g_integer_steps.tolerance == 0) return;
-    std::printf("%s: %zu of %zu integer outputs one step from TFLite\n", GetParam().c_str(),
+    std::printf("%s: %zu of %zu integer outputs off TFLite's by a step\n", GetParam().c_str(),
                 g_integer_steps.off_by_one, g_integer_steps.compared);
     EXPECT_LE(g_integer_steps.off_by_one, std::max<size_t>(1, g_integer_steps.compared / 100))
         << "more than 1% of the integer outputs are a step off";
