@@ -123,7 +123,7 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_input_count(ctx, 20, 24));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
   const Tensor* x = ctx.input(kX);
-  if (GRUWB_INTEGER && x->type == TensorType::INT8) return prepare_integer_lstm(ctx);
+  if (GRUWB_INTEGER && x && x->type == TensorType::INT8) return prepare_integer_lstm(ctx);
   GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
   if (x->shape.rank != 3) return shape_error(x, "input", "rank 3 ([batch,time,features])");
   const auto* options = ctx.op().options<fb::UnidirectionalSequenceLSTMOptions>();
