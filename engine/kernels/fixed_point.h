@@ -1,225 +1,202 @@
 #pragma once
-// gemmlowp-style fixed-point numbers and the transcendental functions integer
-// recurrent kernels need (logistic, tanh), written for this engine with
-// gemmlowp's names and algorithms (gemmlowp/fixedpoint/fixedpoint.h): a
-// FixedPoint<kIntegerBits> is an int32 raw value with 31 - kIntegerBits
-// fractional bits. exp of a negative value is exp(-1/8)-centred Taylor on
-// [-1/4, 0) times a barrel of exp(-2^k) constants; 1/(1+x) and (1-x)/(1+x) are
-// three Newton-Raphson steps from the 48/17 - 32/17 x start. Products use
-// quant_util.h's SaturatingRoundingDoublingHighMul, so every result is exact
-// integer arithmetic: the same on a host and a Cortex-M.
+// gemmlowp's 16-bit fixed-point arithmetic, as TFLite's integer LSTM uses it
+// (int16 gate pre-activations in Q3.12 through logistic/tanh, the int16 cell
+// state in Q(15+log2 scale) through tanh). A value with `integer_bits` k is
+// raw / 2^(15-k): Q0.15 ("F0") holds [-1, 1), Q3.12 holds [-8, 8).
 //
-// int16 Q3.12 -> Q0.15 entry points (logistic_q3_12, tanh_q3_12) compute in
-// int32 (Q4.27) and round once to Q0.15, so they are within one step of the
-// correctly rounded value.
+// The results must equal gemmlowp's bit for bit, so every step keeps its
+// quirks: int16 additions wrap (gemmlowp's Add), except the one saturating
+// add in the exp polynomial; negation wraps (-(-32768) == -32768); constants
+// are gemmlowp's int32 ones rounded to 16 bits (RescaleConstantInitializer);
+// Newton-Raphson runs exactly three iterations.
 
 #include <cstdint>
 
 #include "engine/kernels/quant_util.h"
 
 namespace gruwb {
-namespace fixed_point {
+namespace fixed16 {
 
-template <int kIntegerBits>
-struct FixedPoint {
-  static_assert(kIntegerBits >= 0 && kIntegerBits < 31, "int32 raw value");
-  static constexpr int kFractionalBits = 31 - kIntegerBits;
-  int32_t raw = 0;
+inline int16_t wrap(int32_t x) { return static_cast<int16_t>(x); }
 
-  static constexpr FixedPoint FromRaw(int32_t value) { return FixedPoint{value}; }
-  // 1.0 (saturated to the largest value when there are no integer bits).
-  static constexpr FixedPoint One() {
-    return FromRaw(kIntegerBits == 0 ? INT32_MAX : static_cast<int32_t>(1) << kFractionalBits);
-  }
-  static constexpr FixedPoint Zero() { return FromRaw(0); }
-  // round(value * 2^kFractionalBits) for constants.
-  static constexpr FixedPoint FromDouble(double value) {
-    const double scaled = value * static_cast<double>(1ll << kFractionalBits);
-    const double rounded = scaled >= 0 ? scaled + 0.5 : scaled - 0.5;
-    return FromRaw(rounded >= 2147483647.0 ? INT32_MAX : static_cast<int32_t>(rounded));
-  }
-};
-
-// Wrapping add/sub as gemmlowp's: callers keep values in range.
-template <int b>
-inline FixedPoint<b> operator+(FixedPoint<b> x, FixedPoint<b> y) {
-  return FixedPoint<b>::FromRaw(
-      static_cast<int32_t>(static_cast<uint32_t>(x.raw) + static_cast<uint32_t>(y.raw)));
-}
-template <int b>
-inline FixedPoint<b> operator-(FixedPoint<b> x, FixedPoint<b> y) {
-  return FixedPoint<b>::FromRaw(
-      static_cast<int32_t>(static_cast<uint32_t>(x.raw) - static_cast<uint32_t>(y.raw)));
-}
-template <int b>
-inline FixedPoint<b> operator-(FixedPoint<b> x) {
-  return FixedPoint<b>::FromRaw(static_cast<int32_t>(0u - static_cast<uint32_t>(x.raw)));
-}
-// The product of a Qa and a Qb number is a Q(a+b) number.
-template <int a, int b>
-inline FixedPoint<a + b> operator*(FixedPoint<a> x, FixedPoint<b> y) {
-  return FixedPoint<a + b>::FromRaw(saturating_rounding_doubling_high_mul(x.raw, y.raw));
+// round(a * b / 2^15), -1 * -1 saturating to the largest value (VQRDMULH).
+inline int16_t saturating_rounding_doubling_high_mul(int16_t a, int16_t b) {
+  if (a == b && a == INT16_MIN) return INT16_MAX;
+  const int32_t ab = static_cast<int32_t>(a) * static_cast<int32_t>(b);
+  const int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+  return wrap((ab + nudge) / (1 << 15));
 }
 
-inline int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
-  return saturating_rounding_doubling_high_mul(a, b);
-}
-inline int32_t RoundingDivideByPOT(int32_t x, int exponent) {
-  return rounding_divide_by_pot(x, exponent);
+// x / 2^exponent, rounded to nearest with ties away from zero.
+inline int16_t rounding_divide_by_pot(int16_t x, int exponent) {
+  return wrap(gruwb::rounding_divide_by_pot(x, exponent));
 }
 
-// x * 2^exponent, rounded (exponent < 0) or saturated (exponent > 0).
-template <int kExponent>
-inline int32_t SaturatingRoundingMultiplyByPOT(int32_t x) {
-  if constexpr (kExponent < 0) {
-    return rounding_divide_by_pot(x, -kExponent);
-  } else if constexpr (kExponent == 0) {
-    return x;
-  } else {
-    constexpr int32_t kLimit = INT32_MAX >> kExponent;
-    if (x > kLimit) return INT32_MAX;
-    if (x < -kLimit - 1) return INT32_MIN;
-    return static_cast<int32_t>(static_cast<uint32_t>(x) << kExponent);
-  }
+// x * 2^exponent: a saturating left shift (exponent > 0) or a rounding right
+// shift (exponent < 0).
+inline int16_t saturating_rounding_multiply_by_pot(int16_t x, int exponent) {
+  if (exponent < 0) return rounding_divide_by_pot(x, -exponent);
+  if (exponent == 0) return x;
+  const int32_t threshold = (1 << (15 - exponent)) - 1;
+  if (x > threshold) return INT16_MAX;
+  if (x < -threshold) return INT16_MIN;
+  return wrap(static_cast<int32_t>(x) * (1 << exponent));
 }
 
-// The same value in another Q format (saturating when it gains fractional bits).
-template <int kTo, int kFrom>
-inline FixedPoint<kTo> Rescale(FixedPoint<kFrom> x) {
-  return FixedPoint<kTo>::FromRaw(SaturatingRoundingMultiplyByPOT<kFrom - kTo>(x.raw));
+// gemmlowp's 32-bit constant as a 16-bit raw value.
+inline int16_t constant(int32_t raw32) { return wrap(gruwb::rounding_divide_by_pot(raw32, 16)); }
+
+// The raw value of 1 (the largest value in Q0.15) and of 2^exponent in Qk.
+inline int16_t one(int integer_bits) {
+  return integer_bits == 0 ? INT16_MAX : wrap(1 << (15 - integer_bits));
+}
+inline int16_t constant_pot(int integer_bits, int exponent) {
+  return wrap(1 << (15 - integer_bits + exponent));
 }
 
-// (a + b) / 2 rounded, without overflow.
-inline int32_t RoundingHalfSum(int32_t a, int32_t b) {
-  const int64_t sum = static_cast<int64_t>(a) + b;
-  return static_cast<int32_t>((sum + (sum >= 0 ? 1 : -1)) / 2);
+// Changes the number of integer bits, keeping the value (saturating/rounding).
+inline int16_t rescale(int16_t x, int from_bits, int to_bits) {
+  return saturating_rounding_multiply_by_pot(x, from_bits - to_bits);
 }
 
-// exp(a) for a in [-1/4, 0): Taylor to 4th order around -1/8.
-inline FixedPoint<0> exp_on_interval_between_negative_one_quarter_and_0_excl(FixedPoint<0> a) {
-  using F0 = FixedPoint<0>;
-  // Constants fold at compile time: no double arithmetic at run time.
-  constexpr F0 constant_term = F0::FromDouble(0.88249690258459540286);  // exp(-1/8)
-  constexpr F0 constant_1_over_3 = F0::FromDouble(1.0 / 3.0);
-  constexpr F0 one_eighth = F0::FromDouble(1.0 / 8.0);
-  const F0 x = a + one_eighth;
-  const F0 x2 = x * x;
-  const F0 x3 = x2 * x;
-  const F0 x4 = x2 * x2;
-  const F0 x4_over_4 = F0::FromRaw(SaturatingRoundingMultiplyByPOT<-2>(x4.raw));
-  const F0 x4_over_24_plus_x3_over_6_plus_x2_over_2 = F0::FromRaw(
-      SaturatingRoundingMultiplyByPOT<-1>(((x4_over_4 + x3) * constant_1_over_3 + x2).raw));
-  return constant_term + constant_term * (x + x4_over_24_plus_x3_over_6_plus_x2_over_2);
+// exp(a) for a in [-1/4, 0), a in Q0.15: Taylor expansion around -1/8.
+inline int16_t exp_on_interval_between_negative_one_quarter_and_0_excl(int16_t a) {
+  const int16_t constant_term = constant(1895147668);  // exp(-1/8)
+  const int16_t one_third = constant(715827883);
+  const int16_t x = wrap(a + constant_pot(0, -3));
+  const int16_t x2 = saturating_rounding_doubling_high_mul(x, x);
+  const int16_t x3 = saturating_rounding_doubling_high_mul(x2, x);
+  const int16_t x4 = saturating_rounding_doubling_high_mul(x2, x2);
+  const int16_t x4_over_4 = saturating_rounding_multiply_by_pot(x4, -2);
+  const int16_t poly = saturating_rounding_multiply_by_pot(
+      wrap(saturating_rounding_doubling_high_mul(wrap(x4_over_4 + x3), one_third) + x2), -1);
+  const int32_t sum = static_cast<int32_t>(constant_term) +
+                      saturating_rounding_doubling_high_mul(constant_term, wrap(x + poly));
+  return wrap(sum > INT16_MAX ? INT16_MAX : (sum < INT16_MIN ? INT16_MIN : sum));
 }
 
-// exp(a) for a <= 0: a = -(k/4) - f with f in [0, 1/4); exp(-f) from the
-// Taylor step, then one multiply by exp(-2^e) per set bit e of the rest.
-template <int kIntegerBits>
-inline FixedPoint<0> exp_on_negative_values(FixedPoint<kIntegerBits> a) {
-  using InputF = FixedPoint<kIntegerBits>;
-  using F0 = FixedPoint<0>;
-  constexpr int kFractionalBits = InputF::kFractionalBits;
-  constexpr int32_t kOneQuarter = static_cast<int32_t>(1) << (kFractionalBits - 2);
-  const InputF a_mod_quarter_minus_one_quarter =
-      InputF::FromRaw((a.raw & (kOneQuarter - 1)) - kOneQuarter);
-  F0 result = exp_on_interval_between_negative_one_quarter_and_0_excl(
-      Rescale<0>(a_mod_quarter_minus_one_quarter));
-  const int32_t remainder = (a_mod_quarter_minus_one_quarter - a).raw;
-  // exp(-2^e) for e = -2 .. 4 (exp(-16) is below one step of Q0.31 / 2^7).
-  static constexpr int32_t kExpOfMinusPowerOfTwo[] = {
-      F0::FromDouble(0.77880078307140486825).raw,   // exp(-1/4)
-      F0::FromDouble(0.60653065971263342360).raw,   // exp(-1/2)
-      F0::FromDouble(0.36787944117144233402).raw,   // exp(-1)
-      F0::FromDouble(0.13533528323661269189).raw,   // exp(-2)
-      F0::FromDouble(0.01831563888873418029).raw,   // exp(-4)
-      F0::FromDouble(0.00033546262790251185).raw,   // exp(-8)
-      F0::FromDouble(0.00000011253517471926).raw};  // exp(-16)
+// exp(a) for a <= 0 with `integer_bits` integer bits; the result in Q0.15.
+inline int16_t exp_on_negative_values(int16_t a, int integer_bits) {
+  const int fractional_bits = 15 - integer_bits;
+  const int16_t one_quarter = constant_pot(integer_bits, -2);
+  const int16_t mask = wrap(one_quarter - 1);
+  const int16_t a_mod_quarter_minus_one_quarter = wrap((a & mask) - one_quarter);
+  int16_t result = exp_on_interval_between_negative_one_quarter_and_0_excl(
+      rescale(a_mod_quarter_minus_one_quarter, integer_bits, 0));
+  const int16_t remainder = wrap(a_mod_quarter_minus_one_quarter - a);
+  // exp(-2^e) for e = -2 .. 4, multiplied in for each set bit of the remainder.
+  const int32_t multipliers[] = {1672461947, 1302514674, 790015084, 290630308,
+                                 39332535,   720401,     242};
   for (int e = -2; e <= 4; ++e) {
-    if (kIntegerBits <= e) break;
-    const int shift = kFractionalBits + e;
-    if (remainder & (static_cast<int32_t>(1) << shift)) {
-      result = result * F0::FromRaw(kExpOfMinusPowerOfTwo[e + 2]);
+    if (integer_bits <= e) continue;
+    if (remainder & (1 << (fractional_bits + e))) {
+      result = saturating_rounding_doubling_high_mul(result, constant(multipliers[e + 2]));
     }
   }
-  if (kIntegerBits > 5) {
-    // Below -32 the result is 0 at this precision (and the barrel above stops at 2^4).
-    const int32_t clamp = -(static_cast<int32_t>(1) << (kFractionalBits + 5));
-    if (a.raw < clamp) result = F0::Zero();
+  if (integer_bits > 5) {  // below -32 the result is 0
+    const int16_t clamp = constant(-(1 << (36 - integer_bits)));
+    if (a < clamp) result = 0;
   }
-  if (a.raw == 0) result = F0::One();
-  return result;
+  return a == 0 ? one(0) : result;
 }
 
-// 1 / (1 + a) for a in [0, 1]: Newton-Raphson on 1 / d with d = (1 + a) / 2.
-inline FixedPoint<0> one_over_one_plus_x_for_x_in_0_1(FixedPoint<0> a) {
-  using F0 = FixedPoint<0>;
-  using F2 = FixedPoint<2>;
-  const F0 half_denominator = F0::FromRaw(RoundingHalfSum(a.raw, F0::One().raw));
-  constexpr F2 constant_48_over_17 = F2::FromDouble(48.0 / 17.0);
-  constexpr F2 constant_neg_32_over_17 = F2::FromDouble(-32.0 / 17.0);
-  F2 x = constant_48_over_17 + half_denominator * constant_neg_32_over_17;
+// Newton-Raphson reciprocal of (1 + a) / 2 for a in (0, 1), in Q2.13.
+inline int16_t half_reciprocal_newton_raphson(int16_t a) {
+  const int32_t sum = static_cast<int32_t>(a) + one(0);
+  const int16_t half_denominator = wrap((sum + (sum >= 0 ? 1 : -1)) / 2);
+  const int16_t c48_over_17 = constant(1515870810);
+  const int16_t c_neg_32_over_17 = constant(-1010580540);
+  int16_t x =
+      wrap(c48_over_17 + saturating_rounding_doubling_high_mul(half_denominator, c_neg_32_over_17));
   for (int i = 0; i < 3; ++i) {
-    const F2 half_denominator_times_x = half_denominator * x;
-    const F2 one_minus_half_denominator_times_x = F2::One() - half_denominator_times_x;
-    x = x + Rescale<2>(x * one_minus_half_denominator_times_x);
+    const int16_t half_denominator_times_x =
+        saturating_rounding_doubling_high_mul(half_denominator, x);
+    const int16_t one_minus = wrap(one(2) - half_denominator_times_x);
+    x = wrap(x + rescale(saturating_rounding_doubling_high_mul(x, one_minus), 4, 2));
   }
-  // x ~ 1 / d = 2 / (1 + a); halve it.
-  return Rescale<0>(F2::FromRaw(x.raw >> 1));
+  return x;
 }
 
-// (1 - a) / (1 + a) for a in [0, 1]: the same iteration, 2 / (1 + a) - 1.
-inline FixedPoint<0> one_minus_x_over_one_plus_x_for_x_in_0_1(FixedPoint<0> a) {
-  using F0 = FixedPoint<0>;
-  using F2 = FixedPoint<2>;
-  const F0 half_denominator = F0::FromRaw(RoundingHalfSum(a.raw, F0::One().raw));
-  constexpr F2 constant_48_over_17 = F2::FromDouble(48.0 / 17.0);
-  constexpr F2 constant_neg_32_over_17 = F2::FromDouble(-32.0 / 17.0);
-  F2 x = constant_48_over_17 + half_denominator * constant_neg_32_over_17;
-  for (int i = 0; i < 3; ++i) {
-    const F2 half_denominator_times_x = half_denominator * x;
-    const F2 one_minus_half_denominator_times_x = F2::One() - half_denominator_times_x;
-    x = x + Rescale<2>(x * one_minus_half_denominator_times_x);
+// 1 / (1 + a) for a in (0, 1), Q0.15 in and out.
+inline int16_t one_over_one_plus_x_for_x_in_0_1(int16_t a) {
+  return rescale(half_reciprocal_newton_raphson(a), 1, 0);  // x/2, read as Q1.14
+}
+
+// (1 - a) / (1 + a) for a in (0, 1), Q0.15 in and out.
+inline int16_t one_minus_x_over_one_plus_x_for_x_in_0_1(int16_t a) {
+  return rescale(wrap(half_reciprocal_newton_raphson(a) - one(2)), 2, 0);
+}
+
+// 1 / (1 + exp(-a)), a with `integer_bits` integer bits, result in Q0.15.
+inline int16_t logistic(int16_t a, int integer_bits) {
+  if (a == 0) return constant(1 << 30);  // 1/2
+  const int16_t abs_input = a > 0 ? a : wrap(-a);
+  const int16_t if_positive =
+      one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(wrap(-abs_input), integer_bits));
+  return a > 0 ? if_positive : wrap(one(0) - if_positive);
+}
+
+// tanh(a), a with `integer_bits` integer bits (exp(-2|a|) needs one more),
+// result in Q0.15.
+inline int16_t tanh(int16_t a, int integer_bits) {
+  if (a == 0) return 0;
+  const int16_t negative = a < 0 ? a : wrap(-a);
+  const int16_t t =
+      one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(negative, integer_bits + 1));
+  return a < 0 ? wrap(-t) : t;
+}
+
+}  // namespace fixed16
+
+namespace fixed32 {
+
+// x * 2^exponent for exponent > 0, saturating (gemmlowp's SaturatingRoundingMultiplyByPOT).
+inline int32_t saturating_shift_left(int32_t x, int exponent) {
+  const int32_t threshold = static_cast<int32_t>((1u << (31 - exponent)) - 1);
+  if (x > threshold) return INT32_MAX;
+  if (x < -threshold) return INT32_MIN;
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
+}
+
+// TFLite's GetInvSqrtQuantizedMultiplierExp with reverse_shift -1: 1/sqrt(input) as a
+// quantized multiplier (multiplier in Q31, shift > 0 left), by five Newton-Raphson steps on
+// int32 Q3.28 values. Inputs <= 1 give the largest multiplier and no shift.
+inline QuantizedMultiplier inverse_sqrt(int32_t input) {
+  QuantizedMultiplier out;
+  if (input <= 1) {
+    out.multiplier = INT32_MAX;
+    return out;
   }
-  return Rescale<0>(x - F2::One());
+  int32_t shift = 11;
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++shift;
+  }
+  const int leading_zeros = __builtin_clz(static_cast<uint32_t>(input));
+  const int left_shift_bit_pairs = (leading_zeros - 1) / 2 - 1;
+  shift -= left_shift_bit_pairs;
+  input <<= 2 * left_shift_bit_pairs;
+  // Q3.28: 1 is 1 << 28.
+  const int32_t half_input = rounding_divide_by_pot(input >> 1, 1);
+  const int32_t half_three = (1 << 28) + (1 << 27);
+  int32_t x = 1 << 28;
+  for (int i = 0; i < 5; ++i) {
+    const int32_t x3 = saturating_shift_left(
+        saturating_rounding_doubling_high_mul(saturating_rounding_doubling_high_mul(x, x), x), 6);
+    const int32_t difference = static_cast<int32_t>(
+        static_cast<uint32_t>(saturating_rounding_doubling_high_mul(half_three, x)) -
+        static_cast<uint32_t>(saturating_rounding_doubling_high_mul(half_input, x3)));
+    x = saturating_shift_left(difference, 3);
+  }
+  x = saturating_rounding_doubling_high_mul(x, 1518500250);  // sqrt(2) / 2 in Q0.31
+  if (shift < 0) {
+    x = static_cast<int32_t>(static_cast<uint32_t>(x) << -shift);
+    shift = 0;
+  }
+  out.multiplier = x;
+  out.shift = -shift;
+  return out;
 }
 
-// 1 / (1 + exp(-a)); symmetric about 0, computed on -|a|.
-template <int kIntegerBits>
-inline FixedPoint<0> logistic(FixedPoint<kIntegerBits> a) {
-  using F0 = FixedPoint<0>;
-  if (a.raw == 0) return F0::FromRaw(static_cast<int32_t>(1) << 30);  // 1/2
-  const FixedPoint<kIntegerBits> negative_abs = a.raw > 0 ? -a : a;
-  const F0 result_if_positive =
-      one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(negative_abs));
-  return a.raw > 0 ? result_if_positive : F0::One() - result_if_positive;
-}
-
-// tanh(a) = (1 - exp(-2|a|)) / (1 + exp(-2|a|)), sign of a. Needs |2a| in
-// range: one spare integer bit over the input's values.
-template <int kIntegerBits>
-inline FixedPoint<0> tanh(FixedPoint<kIntegerBits> a) {
-  using F0 = FixedPoint<0>;
-  if (a.raw == 0) return F0::Zero();
-  const FixedPoint<kIntegerBits> negative_abs = a.raw > 0 ? -a : a;
-  const F0 t = exp_on_negative_values(negative_abs + negative_abs);
-  const F0 result = one_minus_x_over_one_plus_x_for_x_in_0_1(t);
-  return a.raw > 0 ? result : -result;
-}
-
-// Q0.31 -> Q0.15, rounded to nearest, saturated (1.0 becomes 32767).
-inline int16_t round_q0_31_to_q0_15(FixedPoint<0> v) {
-  const int32_t q = rounding_divide_by_pot(v.raw, 16);
-  return static_cast<int16_t>(q > INT16_MAX ? INT16_MAX : (q < INT16_MIN ? INT16_MIN : q));
-}
-
-// int16 Q3.12 gate pre-activations (scale 2^-12, [-8, 8)) to Q0.15 outputs
-// (scale 2^-15). Q4.27 inside leaves tanh its spare bit for 2a.
-inline int16_t logistic_q3_12(int16_t x) {
-  return round_q0_31_to_q0_15(logistic(FixedPoint<4>::FromRaw(static_cast<int32_t>(x) * 32768)));
-}
-inline int16_t tanh_q3_12(int16_t x) {
-  return round_q0_31_to_q0_15(tanh(FixedPoint<4>::FromRaw(static_cast<int32_t>(x) * 32768)));
-}
-
-}  // namespace fixed_point
+}  // namespace fixed32
 }  // namespace gruwb

@@ -314,11 +314,11 @@ void gru_sequence_integer(const GruIntegerCell& cell, const int8_t* x, int64_t x
     int16_t* z = input_part;          // becomes the gate, Q0.15
     int16_t* r = input_part + units;  // likewise
     for (int32_t i = 0; i < 2 * units; ++i) {
-      z[i] = fixed_point::logistic_q3_12(saturate_int16(z[i] + recurrent_part[i]));
+      z[i] = fixed16::logistic(saturate_int16(z[i] + recurrent_part[i]), 3);
     }
     for (int32_t i = 0; i < units; ++i) {
       const int32_t reset = multiply_q0_15(r[i], recurrent_part[2 * units + i]);  // Q3.12
-      candidate[i] = fixed_point::tanh_q3_12(saturate_int16(input_part[2 * units + i] + reset));
+      candidate[i] = fixed16::tanh(saturate_int16(input_part[2 * units + i] + reset), 3);
     }
     // h' = z h + (1 - z) h~ = h~ + z (h - h~): one product, |h - h~| < 2.
     for (int32_t i = 0; i < units; ++i) {

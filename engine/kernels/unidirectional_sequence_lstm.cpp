@@ -14,6 +14,7 @@
 // old cell state, o the new one; with layer norm the bias is added after the
 // normalization; the cell state is clipped to cell_clip and the projection to
 // proj_clip when those are > 0. CIFG: i = 1 - f.
+// Full-integer models (int8 x): lstm_integer.cpp, TFLite's integer LSTM.
 // Weights are float or INT8 with per-tensor/per-row scales (hybrid models).
 // INT8 weights follow TFLite's hybrid LSTM (lstm_eval's EvalHybrid): every
 // step, x and the output state h of each batch row are quantized to int8
@@ -38,32 +39,18 @@
 #include <cstdio>
 #include <cstring>
 
+#include "engine/kernels/lstm_integer.h"
 #include "engine/kernels/op_cost.h"
 #include "engine/kernels/recurrent_util.h"
 
 namespace gruwb {
 namespace {
 
-enum Input {
-  kX = 0,
-  kInputWeights = 1,      // + gate
-  kRecurrentWeights = 5,  // + gate
-  kCellToInput = 9,
-  kCellToForget = 10,
-  kCellToOutput = 11,
-  kGateBias = 12,  // + gate
-  kProjectionWeights = 16,
-  kProjectionBias = 17,
-  kOutputState = 18,
-  kCellState = 19,
-  kLayerNorm = 20,  // + gate
-};
-enum Gate { kInputGate = 0, kForgetGate, kCellGate, kOutputGate };
+using namespace lstm;
 // Per step of one batch row: h_prev, c_prev, the gates i | f | g | o after
 // their activations, the new cell state c (after clipping) and act(c).
 enum TapeSlot { kTapeH = 0, kTapeC, kTapeGates, kTapeCell = kTapeGates + 4, kTapeCellOutput };
 inline int32_t lstm_tape_floats(int32_t units) { return (kTapeCellOutput + 1) * units; }
-const char* const kGateNames[] = {"input", "forget", "cell", "output"};
 
 struct LstmShape {
   SequenceLayout layout;
@@ -136,6 +123,7 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_input_count(ctx, 20, 24));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
   const Tensor* x = ctx.input(kX);
+  if (GRUWB_INTEGER && x && x->type == TensorType::INT8) return prepare_integer_lstm(ctx);
   GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
   if (x->shape.rank != 3) return shape_error(x, "input", "rank 3 ([batch,time,features])");
   const auto* options = ctx.op().options<fb::UnidirectionalSequenceLSTMOptions>();
@@ -273,6 +261,7 @@ struct LstmWeights {
 };
 
 Status eval(OpContext& ctx) {
+  if (GRUWB_INTEGER && ctx.input(kX)->type == TensorType::INT8) return eval_integer_lstm(ctx);
   const auto* options = ctx.op().options<fb::UnidirectionalSequenceLSTMOptions>();
   const Activation activation = options ? options->fused_activation_function() : Activation::NONE;
   const float cell_clip = options ? options->cell_clip() : 0.f;
@@ -287,9 +276,8 @@ Status eval(OpContext& ctx) {
     const Tensor* norm = ctx.input(kLayerNorm + g);
     w.layer_norm[g] = norm ? norm->f32() : nullptr;
   }
-  const int peephole_index[4] = {kCellToInput, kCellToForget, -1, kCellToOutput};
   for (int g = 0; g < 4; ++g) {
-    const Tensor* p = peephole_index[g] >= 0 ? ctx.input(peephole_index[g]) : nullptr;
+    const Tensor* p = kPeepholeInput[g] >= 0 ? ctx.input(kPeepholeInput[g]) : nullptr;
     w.peephole[g] = p ? p->f32() : nullptr;
   }
   w.projection = dense_weights(ctx.input(kProjectionWeights));
@@ -532,7 +520,8 @@ extern const KernelRegistration kUnidirectionalSequenceLstmKernel = {
     eval,
     GRUWB_BACKWARD(backward),
     cost,
-    input_range(1, 23) & ~input_bits(18, 19)  // 18, 19: states
-};
+    input_range(1, 23) & ~input_bits(18, 19),  // 18, 19: states
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER != 0};
 
 }  // namespace gruwb

@@ -36,6 +36,12 @@ Tensor* OpContext::input(int i) const {
   return t < 0 ? nullptr : &tensors_[t];
 }
 
+Tensor* OpContext::intermediate(int i) const {
+  if (i < 0 || static_cast<size_t>(i) >= op_.intermediates.size) return nullptr;
+  int32_t t = op_.intermediates[static_cast<size_t>(i)];
+  return t < 0 ? nullptr : &tensors_[t];
+}
+
 Tensor* OpContext::output(int i) const {
   if (i < 0 || static_cast<size_t>(i) >= op_.outputs.size) return nullptr;
   int32_t t = op_.outputs[static_cast<size_t>(i)];
@@ -674,7 +680,13 @@ void Interpreter::reset_variables() {
       if (initial.size == tensor.bytes) {
         memcpy(tensor.data, initial.data, tensor.bytes);
       } else {
-        memset(tensor.data, 0, tensor.bytes);
+        // As TFLite: an int8 variable (an integer LSTM's output state) starts
+        // at its zero point, every other one at 0.
+        const auto* zero_points = tensor.quantization ? tensor.quantization->zero_point() : nullptr;
+        const int value = tensor.type == TensorType::INT8 && zero_points && zero_points->size() > 0
+                              ? static_cast<int>(zero_points->Get(0))
+                              : 0;
+        memset(tensor.data, value, tensor.bytes);
       }
     }
   }

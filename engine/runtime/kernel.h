@@ -30,6 +30,10 @@ class OpContext {
   // nullptr when the input is omitted (-1) or beyond the op's input list.
   Tensor* input(int i) const;
   Tensor* output(int i) const;
+  // The op's `intermediates` (quantization carriers of TFLite's integer LSTM);
+  // nullptr when absent or omitted.
+  Tensor* intermediate(int i) const;
+  int intermediate_count() const { return static_cast<int>(op_.intermediates.size); }
   Interpreter& interpreter() const { return *interpreter_; }
   // Control-flow kernels: the subgraphs an op calls (engine/runtime/subgraph_runner.h).
   SubgraphRunner subgraphs() const { return SubgraphRunner(interpreter_); }

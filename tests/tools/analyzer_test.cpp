@@ -15,6 +15,7 @@
 #include "engine/runtime/op_resolver.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
+#include "engine/tools/model_writer.h"
 #include "tests/engine/test_models.h"
 
 namespace gruwb::tools {
@@ -538,18 +539,27 @@ TEST(AnalyzerTest, CustomOpWithAKernelIsRunnable) {
             std::string::npos);
 }
 
-// "Runs" is what prepare says, not whether each op has a kernel: an int8 model whose ops all
-// have kernels still cannot run until the integer kernels exist, and inspect says why.
+// "Runs" is what prepare says, not whether each op has a kernel: an int8 LSTM whose file lacks
+// the intermediates (the hidden state's quantization) has kernels for all its ops but cannot
+// run, and inspect says why.
 TEST(AnalyzerTest, RunsMeansPrepareSucceeds) {
   const std::string path =
       test::shared_dir() + "/data/models/real/tensorflow_tflite_micro_micro_speech_lstm.tflite";
   LoadedModel loaded;
   std::string error;
   ASSERT_TRUE(load_model_file(path, &loaded, &error)) << error;
-  const AnalyzerReport r = analyze_model(loaded.model, path);
+  EXPECT_TRUE(analyze_model(loaded.model, path).engine_runs);
+  ModelDef def;
+  ASSERT_TRUE(unpack_model(loaded.model, &def, &error)) << error;
+  def.subgraphs[0]->operators[0]->intermediates.clear();
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(write_model(def, ModelFormat::kTflite, &bytes, &error)) << error;
+  LoadedModel broken;
+  ASSERT_TRUE(load_model_bytes(bytes, "no_intermediates", &broken, &error)) << error;
+  const AnalyzerReport r = analyze_model(broken.model, "no_intermediates");
   EXPECT_TRUE(r.unsupported_ops.empty());
   EXPECT_FALSE(r.engine_runs);
-  EXPECT_NE(r.engine_error.find("full-integer"), std::string::npos) << r.engine_error;
+  EXPECT_NE(r.engine_error.find("5 intermediate tensors"), std::string::npos) << r.engine_error;
   const std::string text = report_to_text(r);
   EXPECT_NE(text.find("Engine cannot run: "), std::string::npos) << text;
   EXPECT_EQ(text.find("Engine runs: yes"), std::string::npos) << text;

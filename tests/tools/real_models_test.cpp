@@ -53,9 +53,10 @@ const RealModel kRealModels[] = {
     // `gruwb fuse --builtin-only` rewrite.
     {"cpmpercussion_impsy_musicmdrnn_dim2_layers2_units32_mixtures5_scale10", Expect::kFlexGolden,
      0, "hybrid LSTM cells"},
-    {"google_coral_test_data_keras_lstm_mnist_ptq", Expect::kRefused, 0, "full-integer"},
-    {"tensorflow_tflite_micro_dtln_noise_suppression", Expect::kRefused, 0, "full-integer"},
-    {"tensorflow_tflite_micro_micro_speech_lstm", Expect::kRefused, 0, "full-integer"},
+    // Full-integer int8 LSTMs (TFLite's 8x8->16 integer kernel), already fused.
+    {"google_coral_test_data_keras_lstm_mnist_ptq", Expect::kGolden, 0, "already fused"},
+    {"tensorflow_tflite_micro_dtln_noise_suppression", Expect::kGolden, 0, "already fused"},
+    {"tensorflow_tflite_micro_micro_speech_lstm", Expect::kGolden, 0, "already fused"},
 };
 
 // gtest prints a model by its stem.

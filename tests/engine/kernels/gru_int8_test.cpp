@@ -19,40 +19,8 @@ namespace {
 using test::OpModelBuilder;
 using test::Values;
 
-// ---- fixed-point pieces ----
-
-TEST(FixedPointTest, HandWorkedValues) {
-  // Q3.12 in (x * 4096), Q0.15 out (y * 32768), rounded.
-  EXPECT_EQ(fixed_point::logistic_q3_12(0), 16384);     // 0.5
-  EXPECT_EQ(fixed_point::logistic_q3_12(4096), 23955);  // sigmoid(1) = 0.731059 -> 23955.33
-  EXPECT_EQ(fixed_point::logistic_q3_12(-4096), 8813);  // 1 - 0.731059 -> 8812.67
-  EXPECT_EQ(fixed_point::logistic_q3_12(-32768), 11);   // sigmoid(-8) = 3.3535e-4 -> 10.99
-  EXPECT_EQ(fixed_point::tanh_q3_12(0), 0);
-  EXPECT_EQ(fixed_point::tanh_q3_12(4096), 24956);    // tanh(1) = 0.761594 -> 24956.04
-  EXPECT_EQ(fixed_point::tanh_q3_12(-2048), -15143);  // tanh(-0.5) = -0.462117 -> -15142.90
-  EXPECT_EQ(fixed_point::tanh_q3_12(32767), 32767);   // tanh(8) = 0.99999977: saturates
-  // exp(-1) in Q0.31: 0.36787944 * 2^31 = 790015084.1; the 4th-order Taylor
-  // step on [-1/4, 0) is good to (1/8)^5 / 120 = 2.5e-7, 546 steps of Q0.31.
-  const int32_t e =
-      fixed_point::exp_on_negative_values(fixed_point::FixedPoint<4>::FromRaw(-(1 << 27))).raw;
-  EXPECT_NEAR(e, 790015084, 546);
-}
-
-TEST(FixedPointTest, EveryInputWithinOneStepOfLibm) {
-  int worst_sigmoid = 0, worst_tanh = 0;
-  for (int32_t x = INT16_MIN; x <= INT16_MAX; ++x) {
-    const double v = x / 4096.0;
-    const long sigmoid = std::min(32767l, std::lround(32768.0 / (1.0 + std::exp(-v))));
-    const long tanh = std::min(32767l, std::lround(32768.0 * std::tanh(v)));
-    const int16_t q = static_cast<int16_t>(x);
-    worst_sigmoid = std::max(worst_sigmoid,
-                             static_cast<int>(std::labs(fixed_point::logistic_q3_12(q) - sigmoid)));
-    worst_tanh =
-        std::max(worst_tanh, static_cast<int>(std::labs(fixed_point::tanh_q3_12(q) - tanh)));
-  }
-  EXPECT_LE(worst_sigmoid, 1);
-  EXPECT_LE(worst_tanh, 1);
-}
+// The fixed-point sigmoid/tanh are TFLite's integer LSTM's (fixed_point.h,
+// checked in fixed_point_test).
 
 // ---- the op ----
 

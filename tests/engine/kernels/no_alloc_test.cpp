@@ -149,7 +149,8 @@ TEST(NoAllocTest, RealModelsWithLoopsAndRecurrentOps) {
        {"litert_multi_subgraphs_while.tflite", "litert_nested_while.tflite",
         "tflm_hello_world_float.tflite", "litert_call_once_mul.tflite",
         "litert_unidirectional_sequence_lstm_24inputs.tflite", "tflm_mnist_fused_lstm_float.tflite",
-        "one_onert_micro_unidir_lstm_float.circle", "gru_float.circle"}) {
+        "one_onert_micro_unidir_lstm_float.circle", "gru_float.circle",
+        "tflm_mnist_fused_lstm_int8.tflite"}) {
     SCOPED_TRACE(file);
     tools::LoadedModel loaded;
     std::string error;
