@@ -148,17 +148,28 @@ double element(const Tensor& tensor, size_t i) {
 }
 
 // Integer outputs that may differ from TFLite by one step, and how many did. TFLite's WASM
-// build runs int8 FULLY_CONNECTED on XNNPACK, which requantizes in float (input x weight /
-// output scale as a float, the float product rounded half to even); our kernel does what
-// TFLite's reference kernels and TFLite Micro do (an int32 multiplier and shift, gemmlowp
-// rounding). The two disagree by one step near ties: 9 of the FC fixtures' 6,360 outputs. The
-// integer arithmetic itself is checked bit for bit by quant_util_test.
+// build runs int8 FULLY_CONNECTED (and ADD, SUB, MUL, CONV_2D) on XNNPACK, which requantizes in
+// float (input x weight / output scale as a float, the float product rounded half to even);
+// our kernels do what TFLite's reference kernels and TFLite Micro do (an int32 multiplier and
+// shift, gemmlowp rounding). The two disagree by one step near ties: 9 of the FC fixtures'
+// 6,360 outputs. The integer arithmetic itself is checked bit for bit by quant_util_test.
 struct IntegerSteps {
   double tolerance = 0;
   size_t off_by_one = 0;
   size_t compared = 0;
 };
 IntegerSteps g_integer_steps;
+
+// The int8 fixtures whose kernels TFLite's WASM build hands to XNNPACK and which requantize
+// (FULLY_CONNECTED, ADD, SUB, MUL, CONV_2D); int8_add_builtin's scales keep XNNPACK out.
+bool requantized_by_xnnpack(const std::string& file) {
+  if (file.find("_builtin") != std::string::npos) return false;
+  for (const char* kernel :
+       {"fully_connected", "chain", "int8_add", "int8_sub", "int8_mul", "int8_conv_2d"}) {
+    if (file.find(kernel) != std::string::npos) return true;
+  }
+  return false;
+}
 
 // Compares one engine output with the fixture; floats to kTolerance, integers exactly (or to
 // g_integer_steps.tolerance). Returns the largest absolute difference seen.
@@ -237,8 +248,7 @@ class GoldenModelTest : public testing::TestWithParam<std::string> {
     ASSERT_TRUE(tools::load_model_file(model_path_of(GetParam()), &model_, &error)) << error;
     g_integer_steps = IntegerSteps();
     const std::string file = file_of(GetParam());
-    if (is_int8_fixture(GetParam()) && (file.find("fully_connected") != std::string::npos ||
-                                        file.find("chain") != std::string::npos)) {
+    if (is_int8_fixture(GetParam()) && requantized_by_xnnpack(file)) {
       g_integer_steps.tolerance = 1;
     }
   }
@@ -308,12 +318,38 @@ TEST_P(GoldenModelTest, MatchesTfliteAcrossInvokes) {
 std::vector<std::string> int8_fixture_files() {
   // write_int8_models' models (tests/fixtures/gen/write_int8_models.cpp).
   std::vector<std::string> files;
-  for (const char* stem :
-       {"int8_fully_connected", "int8_fully_connected_relu6", "int8_fully_connected_per_channel",
-        "int8_fully_connected_large", "int8_fully_connected_per_channel_large", "int8_quantize",
-        "uint8_quantize_int8", "uint8_requantize_int8", "int8_dequantize", "int8_softmax",
-        "int8_softmax_beta", "int8_logistic", "int8_tanh", "int8_reshape_strided_slice",
-        "int8_chain"}) {
+  for (const char* stem : {"int8_fully_connected",
+                           "int8_fully_connected_relu6",
+                           "int8_fully_connected_per_channel",
+                           "int8_fully_connected_large",
+                           "int8_fully_connected_per_channel_large",
+                           "int8_quantize",
+                           "uint8_quantize_int8",
+                           "uint8_requantize_int8",
+                           "int8_dequantize",
+                           "int8_softmax",
+                           "int8_softmax_beta",
+                           "int8_logistic",
+                           "int8_tanh",
+                           "int8_reshape_strided_slice",
+                           "int8_chain",
+                           "int8_add",
+                           "int8_add_broadcast_relu",
+                           "int8_add_builtin",
+                           "int8_sub_broadcast",
+                           "int8_mul",
+                           "int8_mul_broadcast_relu6",
+                           "int16_add",
+                           "int16_add_pot",
+                           "int16_sub",
+                           "int16_mul",
+                           "int8_conv_2d",
+                           "int8_conv_2d_valid_dilated",
+                           "int8_max_pool",
+                           "int8_average_pool",
+                           "uint8_concatenation_requantize",
+                           "float_svdf",
+                           "int8_svdf"}) {
     files.push_back(std::string(kInt8Prefix) + stem + ".tflite");
   }
   return files;
