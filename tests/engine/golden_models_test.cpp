@@ -349,7 +349,12 @@ std::vector<std::string> int8_fixture_files() {
                            "int8_average_pool",
                            "uint8_concatenation_requantize",
                            "float_svdf",
-                           "int8_svdf"}) {
+                           "int8_svdf",
+                           "int16_fully_connected",
+                           "int16_fully_connected_per_channel",
+                           "int16_quantize",
+                           "int16_requantize_int8",
+                           "int16_requantize_int32"}) {
     files.push_back(std::string(kInt8Prefix) + stem + ".tflite");
   }
   return files;

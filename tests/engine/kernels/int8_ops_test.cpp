@@ -1,8 +1,8 @@
-// Full-integer ADD, SUB, MUL (int8 and int16), CONV_2D, MAX_POOL_2D, AVERAGE_POOL_2D and uint8
-// CONCATENATION on hand-made models, values worked out by hand from TFLite's reference integer
-// kernels (multipliers from QuantizeMultiplier, gemmlowp's rounding doubling high multiply and
-// rounding shift, so ties and double rounding show). Real TFLite's outputs for the same kernels:
-// tests/fixtures/int8 (golden_models_test).
+// Full-integer ADD, SUB, MUL (int8 and int16), CONV_2D, MAX_POOL_2D, AVERAGE_POOL_2D, uint8
+// CONCATENATION and 16x8 FULLY_CONNECTED on hand-made models, values worked out by hand from
+// TFLite's reference integer kernels (multipliers from QuantizeMultiplier, gemmlowp's rounding
+// doubling high multiply and rounding shift, so ties and double rounding show). Real TFLite's
+// outputs for the same kernels: tests/fixtures/int8 (golden_models_test).
 
 #include <gtest/gtest.h>
 
@@ -199,6 +199,22 @@ TEST(Int8OpsTest, PoolOfAnotherOutputScaleIsRefused) {
   options.filter_height = options.filter_width = 2;
   b.op(BuiltinOperator::MAX_POOL_2D, {x}, {y}, options);
   EXPECT_NE(prepare_error(b).find("requantizing INT8 'x'"), std::string::npos) << prepare_error(b);
+}
+
+// 16x8: x int16 scale 0.5, weights int8 0.25, y int16 scale 1 -> multiplier 1/8 (2^30, shift -2).
+// TFLite's int64 requantization rounds the multiplier to 16 bits (2^14) and shifts once by 17
+// with half added: ties go up, so -1.5 -> -1 where the int32 path gives -2.
+TEST(Int8OpsTest, FullyConnected16x8RoundsTiesUpWithItsInt64Multiply) {
+  OpModelBuilder b;
+  int x = quantized_input(b, "x", {3, 2}, TensorType::INT16, 0.5f, 0);
+  int w = b.constant_int8("w", {1, 2}, {2, 2}, {0.25f});
+  int bias = b.constant_i64("bias", {1}, {0});
+  int y = quantized_output(b, {3, 1}, TensorType::INT16, 1.f, 0);
+  b.op(BuiltinOperator::FULLY_CONNECTED, {x, w, bias}, {y}, fb::FullyConnectedOptionsT());
+  auto out = run(b, {i16({3, 2}, {3, 3, -3, -3, 32767, 32767})});
+  ASSERT_EQ(out.size(), 1u);
+  // Sums 12, -12, 131068: / 8 = 1.5 -> 2, -1.5 -> -1, 16383.5 -> 16384.
+  EXPECT_EQ(integers(out[0]), (std::vector<int32_t>{2, -1, 16384}));
 }
 
 // uint8 inputs of other scales are requantized in float: q * s_in / s_out - zp_in * s_in / s_out,
