@@ -354,7 +354,8 @@ std::vector<std::string> int8_fixture_files() {
                            "int16_fully_connected_per_channel",
                            "int16_quantize",
                            "int16_requantize_int8",
-                           "int16_requantize_int32"}) {
+                           "int16_requantize_int32",
+                           "int8_softmax_int16"}) {
     files.push_back(std::string(kInt8Prefix) + stem + ".tflite");
   }
   return files;
