@@ -1,11 +1,13 @@
 // Full-integer ADD, SUB, MUL (int8 and int16), CONV_2D, MAX_POOL_2D, AVERAGE_POOL_2D, uint8
-// CONCATENATION and 16x8 FULLY_CONNECTED on hand-made models, values worked out by hand from
-// TFLite's reference integer kernels (multipliers from QuantizeMultiplier, gemmlowp's rounding
-// doubling high multiply and rounding shift, so ties and double rounding show). Real TFLite's
-// outputs for the same kernels: tests/fixtures/int8 (golden_models_test).
+// CONCATENATION, 16x8 FULLY_CONNECTED, QUANTIZE int16 -> int32 and SOFTMAX int8 -> int16 on
+// hand-made models, values worked out by hand from TFLite's reference integer kernels (multipliers
+// from QuantizeMultiplier, gemmlowp's rounding doubling high multiply and rounding shift, so ties
+// and double rounding show). Real TFLite's outputs for the same kernels: tests/fixtures/int8
+// (golden_models_test).
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "tests/engine/kernels/op_test_util.h"
@@ -215,6 +217,32 @@ TEST(Int8OpsTest, FullyConnected16x8RoundsTiesUpWithItsInt64Multiply) {
   ASSERT_EQ(out.size(), 1u);
   // Sums 12, -12, 131068: / 8 = 1.5 -> 2, -1.5 -> -1, 16383.5 -> 16384.
   EXPECT_EQ(integers(out[0]), (std::vector<int32_t>{2, -1, 16384}));
+}
+
+// int16 -> int32 (TFLite Micro's keyword model's last op): (q - 0) x 0.5 / 0.25, plus 3.
+TEST(Int8OpsTest, QuantizeInt16ToInt32) {
+  OpModelBuilder b;
+  int x = quantized_input(b, "x", {1, 3}, TensorType::INT16, 0.5f, 0);
+  int y = b.output("y", {1, 3}, TensorType::INT32);
+  quantize_tensor(b, y, 0.25f, 3);
+  b.op(BuiltinOperator::QUANTIZE, {x}, {y});
+  auto out = run(b, {i16({1, 3}, {5, -32768, 32767})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].ints(), (std::vector<int32_t>{13, -65533, 65537}));
+}
+
+// int8 -> int16 SOFTMAX: the int8 kernel's table, clamped to int16 at scale 2^-15.
+TEST(Int8OpsTest, SoftmaxInt8ToInt16) {
+  OpModelBuilder b;
+  int x = quantized_input(b, "x", {1, 3}, TensorType::INT8, std::log(2.f), 0);  // a step halves
+  int y = quantized_output(b, {1, 3}, TensorType::INT16, 1.f / 32768.f, 0);
+  fb::SoftmaxOptionsT options;
+  options.beta = 1.f;
+  b.op(BuiltinOperator::SOFTMAX, {x}, {y}, options);
+  auto out = run(b, {Values::i8({1, 3}, {10, 9, 8})});
+  ASSERT_EQ(out.size(), 1u);
+  // 4/7, 2/7, 1/7 of 32768 = 18724.6, 9362.3, 4681.1.
+  EXPECT_EQ(integers(out[0]), (std::vector<int32_t>{18725, 9362, 4681}));
 }
 
 // uint8 inputs of other scales are requantized in float: q * s_in / s_out - zp_in * s_in / s_out,
