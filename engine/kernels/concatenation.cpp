@@ -64,7 +64,7 @@ Status prepare(OpContext& ctx) {
   }
   Tensor* output = ctx.output(0);
   output->type = first->type;
-  if (output->type == TensorType::UINT8) {
+  if (GRUWB_INTEGER && output->type == TensorType::UINT8) {
     TensorQuantization q;
     for (int i = 0; i <= ctx.input_count(); ++i) {
       const Tensor* t = i < ctx.input_count() ? ctx.input(i) : output;

@@ -19,6 +19,7 @@
 
 #include "engine/kernels/data_util.h"
 #include "engine/kernels/kernel_util.h"
+#include "engine/kernels/op_cost.h"
 #include "engine/kernels/quant_util.h"
 
 namespace gruwb {
@@ -249,6 +250,18 @@ Status eval(OpContext& ctx) {
   return eval_float(ctx, l);
 }
 
+// Per batch row: F x I for the features, F x M for the memory.
+OpCost cost(const OpCostQuery& q) {
+  if (!has_input(q.op, 1) || !has_input(q.op, 2)) return OpCost();
+  const int64_t filters = input_dim(q.subgraph, q.op, 1, 0), in = input_dim(q.subgraph, q.op, 1, 1);
+  const int64_t memory = input_dim(q.subgraph, q.op, 2, 1);
+  const uint64_t batch = rows_of(q.subgraph, q.op, 0, in);
+  if (batch == 0 || filters <= 0) return OpCost();
+  return make_cost(batch * static_cast<uint64_t>(filters * (in + memory)),
+                   "batch {} x filters {} x (I {} + memory {})",
+                   {static_cast<int64_t>(batch), filters, in, memory});
+}
+
 }  // namespace
 
 extern const KernelRegistration kSvdfKernel = {static_cast<int32_t>(BuiltinOperator::SVDF),
@@ -256,7 +269,7 @@ extern const KernelRegistration kSvdfKernel = {static_cast<int32_t>(BuiltinOpera
                                                prepare,
                                                eval,
                                                /*backward=*/nullptr,
-                                               /*cost=*/nullptr,
+                                               cost,
                                                input_bits(1, 2, 3),
                                                /*dynamic_inputs=*/false,
                                                /*integer_activations=*/GRUWB_INTEGER != 0};
