@@ -4,13 +4,22 @@
 // comparisons (LESS, ..., NOT_EQUAL; BOOL out). One family, one file: the ops
 // differ only in their scalar function. Results computed only from constants
 // (small int32/BOOL tensors) are folded at prepare (see fold_if_constant).
+// Full-integer ADD, SUB and MUL (int8/uint8, and int16 with zero points 0) are
+// TFLite's reference integer kernels: ADD/SUB shift both inputs left (20 bits,
+// 15 for int16) and rescale each to twice the larger input scale, add or
+// subtract, and rescale to the output; MUL multiplies the offset inputs in
+// int32 and rescales the product by s1 * s2 / s_out. int16 ADD/SUB whose
+// scales are all powers of two (AddOptions' pot_scale_int16, TFLite's default)
+// shift the finer input right and add with int16 saturation instead.
 
 #include <cfloat>
 #include <cmath>
+#include <new>
 #include <type_traits>
 
 #include "engine/kernels/data_util.h"
 #include "engine/kernels/kernel_util.h"
+#include "engine/kernels/quant_util.h"
 
 namespace gruwb {
 namespace {
@@ -27,12 +36,145 @@ Activation fused_activation(const OpContext& ctx) {
   }
 }
 
-Status prepare_binary(OpContext& ctx, bool comparison, Activation activation) {
+enum class IntegerOp { kNone, kAdd, kSub, kMul };
+
+// Full-integer ADD/SUB/MUL's constants, computed once at prepare.
+struct IntegerArithmetic {
+  IntegerOp op = IntegerOp::kNone;
+  int32_t input1_offset = 0, input2_offset = 0, output_offset = 0;  // -zp, -zp, +zp
+  int32_t left_shift = 0;
+  QuantizedMultiplier input1, input2, output;  // ADD/SUB: all three; MUL: output
+  bool power_of_two = false;                   // int16 ADD/SUB with power-of-two scales
+  int32_t input1_shift = 0, input2_shift = 0;  // right shifts of that path
+  int32_t output_min = 0, output_max = 0;
+};
+
+// TFLite's CheckedLog2: whether a scale is a power of two, and which.
+bool power_of_two_scale(float scale, int32_t* log2) {
+  const float x = std::log(scale) * (1.f / std::log(2.f));
+  const float rounded = std::round(x);
+  *log2 = static_cast<int32_t>(rounded);
+  return std::fabs(x - rounded) < 1e-3f;
+}
+
+Status prepare_integer_arithmetic(OpContext& ctx, IntegerOp op, Activation activation,
+                                  const Shape& shape, bool pot_scale_int16) {
+  const Tensor* a = ctx.input(0);
+  const Tensor* b = ctx.input(1);
+  Tensor* out = ctx.output(0);
+  GRUWB_RETURN_IF_ERROR(expect_type(b, a->type, "second input"));
+  GRUWB_RETURN_IF_ERROR(expect_type(out, a->type, "output"));
+  if (ctx.training()) {
+    return Status::error(StatusCode::kUnsupported, "training through an integer %s",
+                         ctx.op().name());
+  }
+  TensorQuantization qa, qb, qo;
+  GRUWB_RETURN_IF_ERROR(expect_quantized(a, "input", &qa));
+  GRUWB_RETURN_IF_ERROR(expect_quantized(b, "second input", &qb));
+  GRUWB_RETURN_IF_ERROR(expect_quantized(out, "output", &qo));
+  const bool int16 = a->type == TensorType::INT16;
+  if (int16 && (qa.zero_point != 0 || qb.zero_point != 0 || qo.zero_point != 0)) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "int16 '%s', '%s' and '%s' need zero point 0 (symmetric)", a->name,
+                         b->name, out->name);
+  }
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(IntegerArithmetic), &memory));
+  IntegerArithmetic* data = new (memory) IntegerArithmetic();
+  data->op = op;
+  data->input1_offset = -qa.zero_point;
+  data->input2_offset = -qb.zero_point;
+  data->output_offset = qo.zero_point;
+  GRUWB_RETURN_IF_ERROR(activation_range_quantized(activation, out->type, qo.scale, qo.zero_point,
+                                                   &data->output_min, &data->output_max));
+  if (op == IntegerOp::kMul) {
+    data->output =
+        quantize_multiplier(static_cast<double>(qa.scale) * static_cast<double>(qb.scale) /
+                            static_cast<double>(qo.scale));
+  } else {
+    int32_t log_a = 0, log_b = 0, log_o = 0;
+    data->power_of_two = int16 && pot_scale_int16 && power_of_two_scale(qa.scale, &log_a) &&
+                         power_of_two_scale(qb.scale, &log_b) &&
+                         power_of_two_scale(qo.scale, &log_o);
+    if (data->power_of_two) {
+      // TFLite shifts at most one input, and only right (towards the output's scale).
+      data->input1_shift = log_o - log_a;
+      data->input2_shift = log_o - log_b;
+      if (data->input1_shift < 0 || data->input2_shift < 0 ||
+          (data->input1_shift != 0 && data->input2_shift != 0)) {
+        return Status::error(StatusCode::kInvalidModel,
+                             "int16 %s with power-of-two scales: one of '%s', '%s' must have "
+                             "output '%s''s scale and the other a finer one",
+                             ctx.op().name(), a->name, b->name, out->name);
+      }
+    } else {
+      data->left_shift = int16 ? 15 : 20;
+      const double twice_max = 2. * static_cast<double>(qa.scale > qb.scale ? qa.scale : qb.scale);
+      data->input1 = quantize_multiplier(static_cast<double>(qa.scale) / twice_max);
+      data->input2 = quantize_multiplier(static_cast<double>(qb.scale) / twice_max);
+      data->output = quantize_multiplier(
+          twice_max / (static_cast<double>(1 << data->left_shift) * static_cast<double>(qo.scale)));
+    }
+  }
+  ctx.set_user_data(data);
+  set_output_shape(out, shape);
+  return Status();
+}
+
+int32_t integer_arithmetic(const IntegerArithmetic& d, int32_t x, int32_t y) {
+  int32_t v = 0;
+  if (d.op == IntegerOp::kMul) {
+    v = multiply_by_quantized_multiplier((x + d.input1_offset) * (y + d.input2_offset), d.output) +
+        d.output_offset;
+  } else if (d.power_of_two) {
+    const int32_t a = rounding_divide_by_pot(x, d.input1_shift);
+    const int32_t b = rounding_divide_by_pot(y, d.input2_shift);
+    v = d.op == IntegerOp::kAdd ? a + b : a - b;
+    v = v < -32768 ? -32768 : (v > 32767 ? 32767 : v);  // gemmlowp's int16 SaturatingAdd
+  } else {
+    const int32_t a =
+        multiply_by_quantized_multiplier((x + d.input1_offset) * (1 << d.left_shift), d.input1);
+    const int32_t b =
+        multiply_by_quantized_multiplier((y + d.input2_offset) * (1 << d.left_shift), d.input2);
+    v = multiply_by_quantized_multiplier(d.op == IntegerOp::kAdd ? a + b : a - b, d.output) +
+        d.output_offset;
+  }
+  return v < d.output_min ? d.output_min : (v > d.output_max ? d.output_max : v);
+}
+
+Status eval_integer_arithmetic(OpContext& ctx) {
+  const IntegerArithmetic& d = *static_cast<const IntegerArithmetic*>(ctx.user_data());
+  const Tensor* a = ctx.input(0);
+  const Tensor* b = ctx.input(1);
+  Tensor* out = ctx.output(0);
+  if (a->shape == b->shape) {
+    for (int64_t i = 0; i < out->elements(); ++i) {
+      set_integer_at(out, i, integer_arithmetic(d, integer_at(a, i), integer_at(b, i)));
+    }
+    return Status();
+  }
+  for_each_broadcast(out->shape, a->shape, b->shape, [&](int64_t o, int64_t i, int64_t j) {
+    set_integer_at(out, o, integer_arithmetic(d, integer_at(a, i), integer_at(b, j)));
+  });
+  return Status();
+}
+
+bool is_integer_activation(TensorType type) {
+  return type == TensorType::INT8 || type == TensorType::UINT8 || type == TensorType::INT16;
+}
+
+Status prepare_binary(OpContext& ctx, bool comparison, Activation activation,
+                      IntegerOp integer_op = IntegerOp::kNone, bool pot_scale_int16 = true) {
   GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 2, 2));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
   GRUWB_RETURN_IF_ERROR(check_activation(activation));
   const Tensor* a = ctx.input(0);
   const Tensor* b = ctx.input(1);
+  if (GRUWB_INTEGER && integer_op != IntegerOp::kNone && is_integer_activation(a->type)) {
+    Shape shape;
+    GRUWB_RETURN_IF_ERROR(broadcast_shapes(a->shape, b->shape, &shape));
+    return prepare_integer_arithmetic(ctx, integer_op, activation, shape, pot_scale_int16);
+  }
   if (a->type != TensorType::FLOAT32 && a->type != TensorType::INT32) {
     return Status::error(StatusCode::kUnsupported, "input '%s' is %s, expected FLOAT32 or INT32",
                          a->name, tensor_type_name(a->type));
@@ -66,9 +208,34 @@ void binary_loop(const Tensor* a, const Tensor* b, Tensor* out, F f) {
   }
 }
 
+struct AddFn;
+struct SubFn;
+struct MulFn;
+
+template <typename F>
+constexpr IntegerOp integer_op_of() {
+  if constexpr (std::is_same_v<F, AddFn>) return IntegerOp::kAdd;
+  if constexpr (std::is_same_v<F, SubFn>) return IntegerOp::kSub;
+  if constexpr (std::is_same_v<F, MulFn>) return IntegerOp::kMul;
+  return IntegerOp::kNone;
+}
+
+// AddOptions/SubOptions' pot_scale_int16 (true when absent, as TFLite reads it).
+template <typename Options>
+bool pot_scale_int16(const OpContext& ctx) {
+  if constexpr (std::is_same_v<Options, fb::AddOptions> ||
+                std::is_same_v<Options, fb::SubOptions>) {
+    const Options* options = ctx.op().template options<Options>();
+    return !options || options->pot_scale_int16();
+  } else {
+    return false;
+  }
+}
+
 template <typename Options, typename F>
 Status prepare_arithmetic(OpContext& ctx) {
-  return prepare_binary(ctx, false, fused_activation<Options>(ctx));
+  return prepare_binary(ctx, false, fused_activation<Options>(ctx), integer_op_of<F>(),
+                        pot_scale_int16<Options>(ctx));
 }
 
 // Integer division by zero is an error, as in TFLite (floats give inf/nan).
@@ -87,6 +254,9 @@ template <typename Options, typename F>
 Status eval_arithmetic(OpContext& ctx) {
   const Tensor* a = ctx.input(0);
   Tensor* out = ctx.output(0);
+  if (GRUWB_INTEGER && integer_op_of<F>() != IntegerOp::kNone && is_integer_activation(a->type)) {
+    return eval_integer_arithmetic(ctx);
+  }
   if (a->type == TensorType::INT32) {
     if (F::kDivides) GRUWB_RETURN_IF_ERROR(check_int_divisor(ctx.input(1)));
     binary_loop<int32_t, int32_t>(a, ctx.input(1), out, F{});
@@ -263,9 +433,15 @@ Status backward_arithmetic(OpContext& ctx) {
 
 template <BuiltinOperator kOp, typename Options, typename F, typename G>
 constexpr KernelRegistration arithmetic() {
-  return {static_cast<int32_t>(kOp), nullptr,
+  return {static_cast<int32_t>(kOp),
+          nullptr,
           prepare_then_fold<prepare_arithmetic<Options, F>, eval_arithmetic<Options, F>>,
-          eval_arithmetic<Options, F>, GRUWB_BACKWARD(backward_arithmetic<Options, G>)};
+          eval_arithmetic<Options, F>,
+          GRUWB_BACKWARD(backward_arithmetic<Options, G>),
+          /*cost=*/nullptr,
+          /*weight_inputs=*/0,
+          /*dynamic_inputs=*/false,
+          /*integer_activations=*/GRUWB_INTEGER && integer_op_of<F>() != IntegerOp::kNone};
 }
 
 template <BuiltinOperator kOp, typename F>

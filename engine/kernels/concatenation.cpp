@@ -1,6 +1,11 @@
 // CONCATENATION along one axis (negative counts from the end), any byte-sized
-// type; float32 outputs take the fused activation.
+// type; float32 outputs take the fused activation. Integer inputs are copied
+// as bytes when they share the output's scale and zero point; uint8 inputs
+// that do not are requantized as TFLite's ConcatenationWithScaling does
+// (round(q * s_in / s_out - zp_in * s_in / s_out) + zp_out in float, clamped).
+// TFLite refuses int8/int16 inputs whose quantization differs, and so do we.
 
+#include <cmath>
 #include <cstring>
 
 #include "engine/kernels/data_util.h"
@@ -59,10 +64,16 @@ Status prepare(OpContext& ctx) {
   }
   Tensor* output = ctx.output(0);
   output->type = first->type;
-  // Integer inputs are copied as bytes: TFLite requantizes inputs whose scale
-  // or zero point differs from the output's, which we do not do yet.
-  for (int i = 0; i < ctx.input_count(); ++i) {
-    GRUWB_RETURN_IF_ERROR(expect_same_quantization(ctx.input(i), output));
+  if (GRUWB_INTEGER && output->type == TensorType::UINT8) {
+    TensorQuantization q;
+    for (int i = 0; i <= ctx.input_count(); ++i) {
+      const Tensor* t = i < ctx.input_count() ? ctx.input(i) : output;
+      GRUWB_RETURN_IF_ERROR(expect_quantized(t, i < ctx.input_count() ? "input" : "output", &q));
+    }
+  } else {
+    for (int i = 0; i < ctx.input_count(); ++i) {
+      GRUWB_RETURN_IF_ERROR(expect_same_quantization(ctx.input(i), output));
+    }
   }
   // Run-time-shaped inputs (the slices of a loop's output accumulator): the
   // output is planned at the sum of their bounds and takes its real size in
@@ -91,6 +102,25 @@ Status set_actual_shape(OpContext& ctx, int32_t axis) {
   return set_dynamic_shape(output, shape);
 }
 
+// uint8 bytes of `input` to the output's quantization (a copy when they share it).
+void requantize_uint8(const Tensor* input, const Tensor* output, const uint8_t* from, uint8_t* to,
+                      size_t n) {
+  TensorQuantization in, out;
+  tensor_quantization(input, &in);
+  tensor_quantization(output, &out);
+  if (in.scale == out.scale && in.zero_point == out.zero_point) {
+    memcpy(to, from, n);
+    return;
+  }
+  const float scale = in.scale * (1.f / out.scale);
+  const float bias = static_cast<float>(-in.zero_point) * scale;
+  for (size_t j = 0; j < n; ++j) {
+    const float product = static_cast<float>(from[j]) * scale;
+    const int32_t v = static_cast<int32_t>(std::round(product + bias)) + out.zero_point;
+    to[j] = static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
+  }
+}
+
 Status eval(OpContext& ctx) {
   const Params p = params_of(ctx);
   Tensor* output = ctx.output(0);
@@ -104,7 +134,12 @@ Status eval(OpContext& ctx) {
     for (int i = 0; i < n; ++i) {
       const Tensor* input = ctx.input(i);
       const size_t chunk = static_cast<size_t>(input->shape.dims[p.axis] * inner) * element_bytes;
-      memcpy(out, input->data + static_cast<size_t>(o) * chunk, chunk);
+      const uint8_t* from = input->data + static_cast<size_t>(o) * chunk;
+      if (GRUWB_INTEGER && output->type == TensorType::UINT8) {
+        requantize_uint8(input, output, from, out, chunk);
+      } else {
+        memcpy(out, from, chunk);
+      }
       out += chunk;
     }
   }

@@ -1,6 +1,8 @@
 // CONV_2D: NHWC input [N,H,W,C], filter [O,KH,KW,C/groups], optional bias
 // [O]; strides, dilations, SAME/VALID padding and a fused activation as in
 // TFLite. Float32 (CRNN front ends). Backward: input, filter and bias.
+// int8 (full-integer models): TFLite's per-channel integer kernel
+// (prepare_integer_conv, conv_util.h), one filter scale per output channel.
 
 #include "engine/kernels/conv_util.h"
 
@@ -40,8 +42,11 @@ Status prepare(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   const Tensor* filter = ctx.input(1);
   const Tensor* bias = ctx.input(2);
-  GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
-  GRUWB_RETURN_IF_ERROR(expect_float(filter, "filter"));
+  const bool integer = GRUWB_INTEGER && input->type == TensorType::INT8;
+  if (!integer) {
+    GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
+    GRUWB_RETURN_IF_ERROR(expect_float(filter, "filter"));
+  }
   if (input->shape.rank != 4 || filter->shape.rank != 4) {
     return Status::error(StatusCode::kInvalidModel,
                          "input '%s' %s and filter '%s' %s must be 4-D (NHWC, OHWI)", input->name,
@@ -62,12 +67,16 @@ Status prepare(OpContext& ctx) {
                          ShapeText(input->shape).text);
   }
   if (bias) {
-    GRUWB_RETURN_IF_ERROR(expect_float(bias, "bias"));
+    if (!integer) GRUWB_RETURN_IF_ERROR(expect_float(bias, "bias"));
     if (bias->elements() != g.out_c) {
       return Status::error(StatusCode::kInvalidModel, "bias '%s' has %lld values, expected %d",
                            bias->name, static_cast<long long>(bias->elements()),
                            static_cast<int>(g.out_c));
     }
+  }
+  if (integer) {
+    return prepare_integer_conv(ctx, g.out_c, g.activation,
+                                make_shape({g.batches, g.h.out, g.w.out, g.out_c}));
   }
   Tensor* output = ctx.output(0);
   output->type = TensorType::FLOAT32;
@@ -108,6 +117,9 @@ void for_each_tap(const ConvGeometry& g, F f) {
 
 Status eval(OpContext& ctx) {
   const ConvGeometry g = geometry(ctx);
+  if (GRUWB_INTEGER && ctx.input(0)->type == TensorType::INT8) {
+    return eval_integer_conv(ctx, g.out_c, [&](auto f) { for_each_tap(g, f); });
+  }
   return eval_taps(ctx, g.out_c, g.activation, [&](auto f) { for_each_tap(g, f); });
 }
 
@@ -124,6 +136,8 @@ extern const KernelRegistration kConv2dKernel = {static_cast<int32_t>(BuiltinOpe
                                                  eval,
                                                  GRUWB_BACKWARD(backward),
                                                  /*cost=*/nullptr,
-                                                 input_bits(1, 2)};  // filter and bias train
+                                                 input_bits(1, 2),  // filter and bias train
+                                                 /*dynamic_inputs=*/false,
+                                                 /*integer_activations=*/GRUWB_INTEGER != 0};
 
 }  // namespace gruwb

@@ -1,11 +1,14 @@
 #pragma once
 // Shared by CONV_2D, DEPTHWISE_CONV_2D and the 2-D pools: TFLite's output
-// sizes and padding for SAME and VALID (NHWC tensors).
+// sizes and padding for SAME and VALID (NHWC tensors), and the convolutions'
+// float and full-integer evaluation over their taps.
 
 #include <cstdint>
+#include <new>
 
 #include "engine/kernels/data_util.h"
 #include "engine/kernels/kernel_util.h"
+#include "engine/kernels/quant_util.h"
 
 namespace gruwb {
 
@@ -98,6 +101,95 @@ Status backward_taps(OpContext& ctx, int32_t channels, Activation activation,
     if (gx) gx[i] += d * w[k];
     if (gw) gw[k] += d * x[i];
   });
+  return Status();
+}
+
+// Full-integer CONV_2D and DEPTHWISE_CONV_2D, TFLite's per-channel integer
+// kernels: int32 sums of w * (x - x_zp) over the in-bounds taps (padding adds
+// nothing), plus the int32 bias, rescaled per output channel by input scale x
+// filter scale / output scale (a quantized multiplier, the product in double),
+// plus the output zero point, clamped to the fused activation's range.
+// Constants computed once at prepare; `channels` multipliers follow the struct.
+struct IntegerConv {
+  int32_t input_zero_point = 0;
+  int32_t output_zero_point = 0;
+  int32_t output_min = 0;
+  int32_t output_max = 0;
+  int32_t channels = 0;  // 1 (per tensor) or out_c
+  int accumulators_slot = -1;
+  QuantizedMultiplier* multipliers() { return reinterpret_cast<QuantizedMultiplier*>(this + 1); }
+  const QuantizedMultiplier* multipliers() const {
+    return reinterpret_cast<const QuantizedMultiplier*>(this + 1);
+  }
+};
+
+// Inputs: 0 int8 input, 1 int8 filter (symmetric, 1 or out_c scales), 2
+// optional int32 bias of out_c values; output int8 of `out_shape`.
+inline Status prepare_integer_conv(OpContext& ctx, int32_t out_c, Activation activation,
+                                   const Shape& out_shape) {
+  const Tensor* input = ctx.input(0);
+  const Tensor* filter = ctx.input(1);
+  const Tensor* bias = ctx.input(2);
+  Tensor* output = ctx.output(0);
+  GRUWB_RETURN_IF_ERROR(expect_type(filter, TensorType::INT8, "filter"));
+  GRUWB_RETURN_IF_ERROR(expect_type(output, TensorType::INT8, "output"));
+  if (bias) GRUWB_RETURN_IF_ERROR(expect_type(bias, TensorType::INT32, "bias"));
+  if (ctx.training()) {
+    return Status::error(StatusCode::kUnsupported, "training through an int8 %s", ctx.op().name());
+  }
+  TensorQuantization in, w, out;
+  GRUWB_RETURN_IF_ERROR(expect_quantized(input, "input", &in));
+  GRUWB_RETURN_IF_ERROR(expect_quantized(filter, "filter", &w, out_c));
+  GRUWB_RETURN_IF_ERROR(expect_quantized(output, "output", &out));
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(
+      sizeof(IntegerConv) + sizeof(QuantizedMultiplier) * static_cast<size_t>(w.count), &memory));
+  IntegerConv* data = new (memory) IntegerConv();
+  data->input_zero_point = in.zero_point;
+  data->output_zero_point = out.zero_point;
+  data->channels = w.count;
+  for (int32_t c = 0; c < w.count; ++c) {
+    if (w.zero_point_at(c) != 0) {
+      return Status::error(StatusCode::kUnsupported,
+                           "int8 filter '%s' has zero point %d (TFLite's are symmetric)",
+                           filter->name, static_cast<int>(w.zero_point_at(c)));
+    }
+    data->multipliers()[c] =
+        quantize_multiplier(static_cast<double>(in.scale) * static_cast<double>(w.scales[c]) /
+                            static_cast<double>(out.scale));
+  }
+  GRUWB_RETURN_IF_ERROR(activation_range_quantized(
+      activation, output->type, out.scale, out.zero_point, &data->output_min, &data->output_max));
+  // One int32 sum per output element: the taps arrive tap by tap.
+  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
+      static_cast<size_t>(out_shape.elements()) * sizeof(int32_t), &data->accumulators_slot));
+  ctx.set_user_data(data);
+  set_output_shape(output, out_shape);
+  return Status();
+}
+
+template <typename ForEachTap>
+Status eval_integer_conv(OpContext& ctx, int32_t out_c, ForEachTap for_each_tap) {
+  const IntegerConv& data = *static_cast<const IntegerConv*>(ctx.user_data());
+  const Tensor* bias = ctx.input(2);
+  const int8_t* x = reinterpret_cast<const int8_t*>(ctx.input(0)->data);
+  const int8_t* w = reinterpret_cast<const int8_t*>(ctx.input(1)->data);
+  Tensor* output = ctx.output(0);
+  int8_t* y = reinterpret_cast<int8_t*>(output->data);
+  int32_t* sums = static_cast<int32_t*>(ctx.scratch(data.accumulators_slot));
+  const int64_t n = output->elements();
+  for (int64_t i = 0; i < n; ++i) sums[i] = bias ? bias->i32()[i % out_c] : 0;
+  const int32_t x_zero_point = data.input_zero_point;
+  for_each_tap([&](int64_t o, int64_t in, int64_t f) {
+    sums[o] += static_cast<int32_t>(w[f]) * (static_cast<int32_t>(x[in]) - x_zero_point);
+  });
+  const QuantizedMultiplier* multipliers = data.multipliers();
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t c = data.channels > 1 ? static_cast<int32_t>(i % out_c) : 0;
+    int32_t v = multiply_by_quantized_multiplier(sums[i], multipliers[c]) + data.output_zero_point;
+    v = v < data.output_min ? data.output_min : (v > data.output_max ? data.output_max : v);
+    y[i] = static_cast<int8_t>(v);
+  }
   return Status();
 }
 

@@ -2,14 +2,10 @@
 // bias [C*M]; output channel c*M + m filters input channel c. Strides,
 // dilations, SAME/VALID padding and a fused activation as in TFLite.
 // Float32. Backward: input, filter and bias.
-// int8 (full-integer models) as TFLite's per-channel integer kernel: int32
-// sums of w * (x - x_zp) over the in-bounds taps (padding adds nothing), plus
-// the int32 bias, rescaled per output channel by input scale x filter scale /
-// output scale (a quantized multiplier), plus the output zero point, clamped
-// to the fused activation's range.
+// int8 (full-integer models) as TFLite's per-channel integer kernel
+// (prepare_integer_conv, conv_util.h).
 
 #include "engine/kernels/conv_util.h"
-#include "engine/kernels/quant_util.h"
 
 namespace gruwb {
 namespace {
@@ -68,88 +64,6 @@ void for_each_tap(const DepthwiseGeometry& g, F f) {
   }
 }
 
-// Full-integer constants, computed once at prepare; multipliers[out_c] follow.
-struct IntegerDepthwise {
-  int32_t input_zero_point;
-  int32_t output_zero_point;
-  int32_t output_min;
-  int32_t output_max;
-  int32_t channels;  // 1 (per tensor) or out_c
-  int accumulators_slot;
-};
-
-QuantizedMultiplier* multipliers_of(IntegerDepthwise* data) {
-  return reinterpret_cast<QuantizedMultiplier*>(data + 1);
-}
-
-Status prepare_integer(OpContext& ctx, const DepthwiseGeometry& g) {
-  const Tensor* input = ctx.input(0);
-  const Tensor* filter = ctx.input(1);
-  const Tensor* bias = ctx.input(2);
-  Tensor* output = ctx.output(0);
-  GRUWB_RETURN_IF_ERROR(expect_type(filter, TensorType::INT8, "filter"));
-  GRUWB_RETURN_IF_ERROR(expect_type(output, TensorType::INT8, "output"));
-  if (bias) GRUWB_RETURN_IF_ERROR(expect_type(bias, TensorType::INT32, "bias"));
-  if (ctx.training()) {
-    return Status::error(StatusCode::kUnsupported, "training through an int8 DEPTHWISE_CONV_2D");
-  }
-  TensorQuantization in, w, out;
-  GRUWB_RETURN_IF_ERROR(expect_quantized(input, "input", &in));
-  GRUWB_RETURN_IF_ERROR(expect_quantized(filter, "filter", &w, g.out_c));
-  GRUWB_RETURN_IF_ERROR(expect_quantized(output, "output", &out));
-  void* memory = nullptr;
-  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(
-      sizeof(IntegerDepthwise) + sizeof(QuantizedMultiplier) * static_cast<size_t>(w.count),
-      &memory));
-  IntegerDepthwise* data = static_cast<IntegerDepthwise*>(memory);
-  data->input_zero_point = in.zero_point;
-  data->output_zero_point = out.zero_point;
-  data->channels = w.count;
-  for (int32_t c = 0; c < w.count; ++c) {
-    if (w.zero_point_at(c) != 0) {
-      return Status::error(StatusCode::kUnsupported,
-                           "int8 filter '%s' has zero point %d (TFLite's are symmetric)",
-                           filter->name, static_cast<int>(w.zero_point_at(c)));
-    }
-    multipliers_of(data)[c] =
-        quantize_multiplier(static_cast<double>(in.scale) * static_cast<double>(w.scales[c]) /
-                            static_cast<double>(out.scale));
-  }
-  GRUWB_RETURN_IF_ERROR(activation_range_quantized(
-      g.activation, output->type, out.scale, out.zero_point, &data->output_min, &data->output_max));
-  // One int32 sum per output element: the taps arrive tap by tap.
-  const size_t sums = static_cast<size_t>(g.batches) * static_cast<size_t>(g.h.out) *
-                      static_cast<size_t>(g.w.out) * static_cast<size_t>(g.out_c);
-  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(sums * sizeof(int32_t), &data->accumulators_slot));
-  ctx.set_user_data(data);
-  set_output_shape(output, make_shape({g.batches, g.h.out, g.w.out, g.out_c}));
-  return Status();
-}
-
-Status eval_integer(OpContext& ctx, const DepthwiseGeometry& g) {
-  IntegerDepthwise& data = *static_cast<IntegerDepthwise*>(ctx.user_data());
-  const Tensor* bias = ctx.input(2);
-  const int8_t* x = reinterpret_cast<const int8_t*>(ctx.input(0)->data);
-  const int8_t* w = reinterpret_cast<const int8_t*>(ctx.input(1)->data);
-  Tensor* output = ctx.output(0);
-  int8_t* y = reinterpret_cast<int8_t*>(output->data);
-  int32_t* sums = static_cast<int32_t*>(ctx.scratch(data.accumulators_slot));
-  const int64_t n = output->elements();
-  for (int64_t i = 0; i < n; ++i) sums[i] = bias ? bias->i32()[i % g.out_c] : 0;
-  const int32_t x_zero_point = data.input_zero_point;
-  for_each_tap(g, [&](int64_t o, int64_t in, int64_t f) {
-    sums[o] += static_cast<int32_t>(w[f]) * (static_cast<int32_t>(x[in]) - x_zero_point);
-  });
-  const QuantizedMultiplier* multipliers = multipliers_of(&data);
-  for (int64_t i = 0; i < n; ++i) {
-    const int32_t c = data.channels > 1 ? static_cast<int32_t>(i % g.out_c) : 0;
-    int32_t v = multiply_by_quantized_multiplier(sums[i], multipliers[c]) + data.output_zero_point;
-    v = v < data.output_min ? data.output_min : (v > data.output_max ? data.output_max : v);
-    y[i] = static_cast<int8_t>(v);
-  }
-  return Status();
-}
-
 Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 2, 3));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
@@ -193,7 +107,10 @@ Status prepare(OpContext& ctx) {
                            static_cast<int>(g.out_c));
     }
   }
-  if (integer) return prepare_integer(ctx, g);
+  if (integer) {
+    return prepare_integer_conv(ctx, g.out_c, g.activation,
+                                make_shape({g.batches, g.h.out, g.w.out, g.out_c}));
+  }
   Tensor* output = ctx.output(0);
   output->type = TensorType::FLOAT32;
   set_output_shape(output, make_shape({g.batches, g.h.out, g.w.out, g.out_c}));
@@ -202,7 +119,9 @@ Status prepare(OpContext& ctx) {
 
 Status eval(OpContext& ctx) {
   const DepthwiseGeometry g = geometry(ctx);
-  if (GRUWB_INTEGER && ctx.input(0)->type == TensorType::INT8) return eval_integer(ctx, g);
+  if (GRUWB_INTEGER && ctx.input(0)->type == TensorType::INT8) {
+    return eval_integer_conv(ctx, g.out_c, [&](auto f) { for_each_tap(g, f); });
+  }
   return eval_taps(ctx, g.out_c, g.activation, [&](auto f) { for_each_tap(g, f); });
 }
 

@@ -8,7 +8,9 @@
 // TFLite's integer kernel: int32 sums of (x - x_zp)(w - w_zp) plus the bias,
 // rescaled by input scale x weight scale (per tensor or per output channel) /
 // output scale as a quantized multiplier, plus the output zero point, clamped
-// to the fused activation's range.
+// to the fused activation's range. 16x8 models (int16 input and output, zero
+// points 0, int64 bias) sum in int64 and requantize with TFLite's int64
+// multiply (multiply_by_quantized_multiplier_64).
 
 #include "engine/kernels/hybrid_util.h"
 #include "engine/kernels/kernel_util.h"
@@ -35,9 +37,12 @@ Status prepare_integer(OpContext& ctx, Activation activation, const Shape& out_s
   const Tensor* bias = ctx.input(2);
   Tensor* output = ctx.output(0);
   const int32_t units = weights->shape.dims[0];
+  const bool int16 = input->type == TensorType::INT16;  // 16x8: int64 bias
   GRUWB_RETURN_IF_ERROR(expect_type(weights, TensorType::INT8, "weights"));
-  GRUWB_RETURN_IF_ERROR(expect_type(output, TensorType::INT8, "output"));
-  if (bias) GRUWB_RETURN_IF_ERROR(expect_type(bias, TensorType::INT32, "bias"));
+  GRUWB_RETURN_IF_ERROR(expect_type(output, input->type, "output"));
+  if (bias) {
+    GRUWB_RETURN_IF_ERROR(expect_type(bias, int16 ? TensorType::INT64 : TensorType::INT32, "bias"));
+  }
   if (bias && bias->elements() != units) {
     return Status::error(StatusCode::kInvalidModel, "bias '%s' has %lld values, expected %d",
                          bias->name, static_cast<long long>(bias->elements()),
@@ -50,6 +55,11 @@ Status prepare_integer(OpContext& ctx, Activation activation, const Shape& out_s
   GRUWB_RETURN_IF_ERROR(expect_quantized(input, "input", &in));
   GRUWB_RETURN_IF_ERROR(expect_quantized(weights, "weights", &w, units));
   GRUWB_RETURN_IF_ERROR(expect_quantized(output, "output", &out));
+  if (int16 && (in.zero_point != 0 || out.zero_point != 0)) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "int16 input '%s' and output '%s' need zero point 0 (symmetric)",
+                         input->name, output->name);
+  }
   IntegerFc* fc = nullptr;
   void* memory = nullptr;
   GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(IntegerFc), &memory));
@@ -87,6 +97,26 @@ Status eval_integer(OpContext& ctx) {
   const int32_t depth = weights->shape.dims[1];
   const int64_t batches = input->elements() / depth;
   const int8_t* w = reinterpret_cast<const int8_t*>(weights->data);
+  if (input->type == TensorType::INT16) {
+    // 16x8: int64 sums and bias, the int64 requantization.
+    const int64_t* b64 = bias ? reinterpret_cast<const int64_t*>(bias->data) : nullptr;
+    Tensor* output = ctx.output(0);
+    for (int64_t n = 0; n < batches; ++n) {
+      for (int32_t r = 0; r < units; ++r) {
+        const int8_t* row = w + static_cast<int64_t>(r) * depth;
+        int64_t acc = 0;
+        for (int32_t i = 0; i < depth; ++i) {
+          acc += static_cast<int64_t>(row[i]) * integer_at(input, n * depth + i);
+        }
+        if (b64) acc += b64[r];
+        int32_t v =
+            multiply_by_quantized_multiplier_64(acc, fc.multipliers[fc.channels > 1 ? r : 0]);
+        v = v < fc.output_min ? fc.output_min : (v > fc.output_max ? fc.output_max : v);
+        set_integer_at(output, n * units + r, v);
+      }
+    }
+    return Status();
+  }
   const int32_t* b = bias ? bias->i32() : nullptr;
   int8_t* out = reinterpret_cast<int8_t*>(ctx.output(0)->data);
   for (int64_t n = 0; n < batches; ++n) {
@@ -114,7 +144,8 @@ Status prepare(OpContext& ctx) {
   const Tensor* weights = ctx.input(1);
   const Tensor* bias = ctx.input(2);
   Tensor* output = ctx.output(0);
-  const bool integer = GRUWB_INTEGER && input->type == TensorType::INT8;
+  const bool integer =
+      GRUWB_INTEGER && (input->type == TensorType::INT8 || input->type == TensorType::INT16);
   if (!integer) GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
   const auto* options = ctx.op().options<fb::FullyConnectedOptions>();
   Activation activation = options ? options->fused_activation_function() : Activation::NONE;
@@ -180,7 +211,10 @@ Status prepare(OpContext& ctx) {
 }
 
 Status eval(OpContext& ctx) {
-  if (GRUWB_INTEGER && ctx.input(0)->type == TensorType::INT8) return eval_integer(ctx);
+  if (GRUWB_INTEGER &&
+      (ctx.input(0)->type == TensorType::INT8 || ctx.input(0)->type == TensorType::INT16)) {
+    return eval_integer(ctx);
+  }
   const Tensor* input = ctx.input(0);
   const Tensor* weights = ctx.input(1);
   const Tensor* bias = ctx.input(2);

@@ -90,4 +90,5 @@
   X(AVERAGE_POOL_2D, kAveragePool2dKernel)                           \
   /* issue 15: full-integer models */                                \
   X(QUANTIZE, kQuantizeKernel)                                       \
-  X(DEQUANTIZE, kDequantizeKernel)
+  X(DEQUANTIZE, kDequantizeKernel)                                   \
+  X(SVDF, kSvdfKernel)

@@ -3,10 +3,15 @@
 // never part of a window: the average divides by the in-bounds count).
 // Backward: max routes each gradient to the window's first largest input,
 // average spreads it evenly over the window.
+// int8/uint8/int16 (full-integer models; input and output share scale and zero
+// point, as TFLite requires) as TFLite's reference integer pools: the window's
+// largest value, or its int32 sum divided by the in-bounds count rounded half
+// away from zero; then clamped to the fused activation's range.
 
 #include <cfloat>
 
 #include "engine/kernels/conv_util.h"
+#include "engine/kernels/quant_util.h"
 
 namespace gruwb {
 namespace {
@@ -31,11 +36,14 @@ PoolGeometry geometry(const OpContext& ctx) {
   return g;
 }
 
+bool is_integer(TensorType type);
+Status prepare_integer(OpContext& ctx, const PoolGeometry& g);
+
 Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 1, 1));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
   const Tensor* input = ctx.input(0);
-  GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
+  if (!is_integer(input->type)) GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
   if (input->shape.rank != 4) {
     return Status::error(StatusCode::kInvalidModel, "input '%s' %s must be 4-D (NHWC)", input->name,
                          ShapeText(input->shape).text);
@@ -46,8 +54,36 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(check_window_options(options->stride_h(), options->stride_w(), 1, 1,
                                              options->filter_height(), options->filter_width()));
   const PoolGeometry g = geometry(ctx);
+  if (is_integer(input->type)) return prepare_integer(ctx, g);
   Tensor* output = ctx.output(0);
   output->type = TensorType::FLOAT32;
+  set_output_shape(output, make_shape({g.batches, g.h.out, g.w.out, g.channels}));
+  return Status();
+}
+
+bool is_integer(TensorType type) {
+  int32_t min = 0, max = 0;
+  return GRUWB_INTEGER && integer_range(type, &min, &max);
+}
+
+// The output clamp of an integer pool: [min, max] in user data.
+Status prepare_integer(OpContext& ctx, const PoolGeometry& g) {
+  const Tensor* input = ctx.input(0);
+  Tensor* output = ctx.output(0);
+  GRUWB_RETURN_IF_ERROR(expect_type(output, input->type, "output"));
+  if (ctx.training()) {
+    return Status::error(StatusCode::kUnsupported, "training through an integer %s",
+                         ctx.op().name());
+  }
+  TensorQuantization out;
+  GRUWB_RETURN_IF_ERROR(expect_quantized(output, "output", &out));
+  GRUWB_RETURN_IF_ERROR(expect_same_quantization(input, output));
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(2 * sizeof(int32_t), &memory));
+  int32_t* range = static_cast<int32_t*>(memory);
+  GRUWB_RETURN_IF_ERROR(activation_range_quantized(g.activation, output->type, out.scale,
+                                                   out.zero_point, &range[0], &range[1]));
+  ctx.set_user_data(range);
   set_output_shape(output, make_shape({g.batches, g.h.out, g.w.out, g.channels}));
   return Status();
 }
@@ -86,8 +122,34 @@ inline int64_t input_index(const PoolGeometry& g, int64_t in_batch, int32_t y, i
 }
 
 template <bool kMax>
+Status eval_integer(OpContext& ctx, const PoolGeometry& g) {
+  const int32_t* range = static_cast<const int32_t*>(ctx.user_data());
+  const Tensor* input = ctx.input(0);
+  Tensor* output = ctx.output(0);
+  for_each_window(g, [&](int64_t out_base, int64_t in_batch, const Bounds& w) {
+    const int32_t count = (w.y1 - w.y0) * (w.x1 - w.x0);
+    for (int32_t c = 0; c < g.channels; ++c) {
+      int32_t acc = kMax ? INT32_MIN : 0;
+      for (int32_t y = w.y0; y < w.y1; ++y) {
+        for (int32_t x = w.x0; x < w.x1; ++x) {
+          const int32_t v = integer_at(input, input_index(g, in_batch, y, x, c));
+          acc = kMax ? (v > acc ? v : acc) : acc + v;
+        }
+      }
+      if (!kMax && count > 0) {
+        acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+      }
+      acc = acc < range[0] ? range[0] : (acc > range[1] ? range[1] : acc);
+      set_integer_at(output, out_base + c, acc);
+    }
+  });
+  return Status();
+}
+
+template <bool kMax>
 Status eval(OpContext& ctx) {
   const PoolGeometry g = geometry(ctx);
+  if (is_integer(ctx.input(0)->type)) return eval_integer<kMax>(ctx, g);
   const float* in = ctx.input(0)->f32();
   Tensor* output = ctx.output(0);
   float* out = output->f32();
@@ -154,10 +216,24 @@ Status backward(OpContext& ctx) {
 }  // namespace
 
 extern const KernelRegistration kMaxPool2dKernel = {
-    static_cast<int32_t>(BuiltinOperator::MAX_POOL_2D), nullptr, prepare, eval<true>,
-    GRUWB_BACKWARD(backward<true>)};
+    static_cast<int32_t>(BuiltinOperator::MAX_POOL_2D),
+    nullptr,
+    prepare,
+    eval<true>,
+    GRUWB_BACKWARD(backward<true>),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER != 0};
 extern const KernelRegistration kAveragePool2dKernel = {
-    static_cast<int32_t>(BuiltinOperator::AVERAGE_POOL_2D), nullptr, prepare, eval<false>,
-    GRUWB_BACKWARD(backward<false>)};
+    static_cast<int32_t>(BuiltinOperator::AVERAGE_POOL_2D),
+    nullptr,
+    prepare,
+    eval<false>,
+    GRUWB_BACKWARD(backward<false>),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER != 0};
 
 }  // namespace gruwb

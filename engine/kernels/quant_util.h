@@ -40,6 +40,15 @@ inline int32_t multiply_by_quantized_multiplier(int32_t x, QuantizedMultiplier m
       right);
 }
 
+// The same for the int64 sums of TFLite's 16x8 kernels (int16 activations,
+// int8 weights, int64 bias): the multiplier rounded to 16 bits, then one
+// rounding shift (TFLite's int64 MultiplyByQuantizedMultiplier).
+inline int32_t multiply_by_quantized_multiplier_64(int64_t x, QuantizedMultiplier m) {
+  const int64_t reduced = m.multiplier < 0x7FFF0000 ? (m.multiplier + (1 << 15)) >> 16 : 0x7FFF;
+  const int32_t total_shift = 15 - m.shift;
+  return static_cast<int32_t>((x * reduced + (int64_t{1} << (total_shift - 1))) >> total_shift);
+}
+
 // A tensor's quantization: one scale and zero point (per tensor), or the
 // first of several (per channel); count is how many scales the file gives.
 struct TensorQuantization {

@@ -2,9 +2,9 @@
 // computes them:
 //   QUANTIZE float -> int8/uint8/int16: zero_point + round(x / scale) (float
 //     division, halves away from zero), clamped to the type's range;
-//   QUANTIZE integer -> integer (uint8 legacy inputs -> int8, or a rescale):
-//     (q - in_zp) times the quantized multiplier in_scale / out_scale, plus
-//     out_zp, clamped;
+//   QUANTIZE integer -> integer (uint8 legacy inputs -> int8, or a rescale;
+//     int16 -> int32 too): (q - in_zp) times the quantized multiplier
+//     in_scale / out_scale, plus out_zp, clamped;
 //   DEQUANTIZE integer -> float: scale * (q - zero_point).
 
 #include <cmath>
@@ -27,8 +27,13 @@ Status prepare_quantize(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   Tensor* output = ctx.output(0);
   int32_t min = 0, max = 0;
-  if (!integer_range(output->type, &min, &max)) {
-    return Status::error(StatusCode::kUnsupported, "QUANTIZE to %s '%s' (int8, uint8 or int16)",
+  // int32 outputs only from int16 (TFLite's requantization for applications
+  // that read int32 results, as TFLite Micro's keyword model does).
+  const bool int32_out =
+      output->type == TensorType::INT32 && input && input->type == TensorType::INT16;
+  if (!integer_range(output->type, &min, &max) && !int32_out) {
+    return Status::error(StatusCode::kUnsupported,
+                         "QUANTIZE to %s '%s' (int8, uint8 or int16; int32 from int16)",
                          tensor_type_name(output->type), output->name);
   }
   TensorQuantization out;
@@ -69,6 +74,14 @@ Status eval_quantize(OpContext& ctx) {
     return Status();
   }
   const Requantize& r = *static_cast<const Requantize*>(ctx.user_data());
+  if (output->type == TensorType::INT32) {
+    for (int64_t i = 0; i < n; ++i) {
+      output->i32()[i] = multiply_by_quantized_multiplier(integer_at(input, i) - r.input_zero_point,
+                                                          r.multiplier) +
+                         r.output_zero_point;
+    }
+    return Status();
+  }
   for (int64_t i = 0; i < n; ++i) {
     int32_t q =
         multiply_by_quantized_multiplier(integer_at(input, i) - r.input_zero_point, r.multiplier) +

@@ -26,7 +26,10 @@ Status prepare_integer(OpContext& ctx) {
     return Status::error(StatusCode::kUnsupported, "SOFTMAX of %s '%s'",
                          tensor_type_name(input->type), input->name);
   }
-  GRUWB_RETURN_IF_ERROR(expect_type(output, input->type, "output"));
+  // int8 -> int16 as well (TFLite's same table kernel, clamped to int16).
+  if (!(input->type == TensorType::INT8 && output->type == TensorType::INT16)) {
+    GRUWB_RETURN_IF_ERROR(expect_type(output, input->type, "output"));
+  }
   TensorQuantization in, out;
   GRUWB_RETURN_IF_ERROR(expect_quantized(input, "input", &in));
   GRUWB_RETURN_IF_ERROR(expect_quantized(output, "output", &out));

@@ -287,18 +287,6 @@ std::string format_cost(const OpCost& cost) {
   return out;
 }
 
-// SVDF inputs: 0 x [B,I], 1 weights_feature [F,I], 2 weights_time [F,M].
-OpCost svdf_cost(const SubgraphView& sg, const OperatorView& op) {
-  if (!has_input(op, 1) || !has_input(op, 2)) return {};
-  const int64_t filters = input_dim(sg, op, 1, 0), in = input_dim(sg, op, 1, 1);
-  const int64_t memory = input_dim(sg, op, 2, 1);
-  const uint64_t batch = rows_of(sg, op, 0, in);
-  if (batch == 0 || filters <= 0) return {};
-  return make_cost(batch * static_cast<uint64_t>(filters * (in + memory)),
-                   "batch {} x filters {} x (I {} + memory {})",
-                   {static_cast<int64_t>(batch), filters, in, memory});
-}
-
 // CONV_2D filter [O,KH,KW,I]: each output element costs KH x KW x I.
 // DEPTHWISE_CONV_2D filter [1,KH,KW,C]: each output element costs KH x KW.
 OpCost conv_cost(const SubgraphView& sg, const OperatorView& op, bool depthwise) {
@@ -320,7 +308,6 @@ OpCost cost_without_kernel(const SubgraphView& sg, const OperatorView& op) {
   switch (op.op_code) {
     case static_cast<int32_t>(BuiltinOperator::LSTM): return lstm_cost(sg, op, false);
     case static_cast<int32_t>(BuiltinOperator::RNN): return rnn_cost(sg, op, false);
-    case static_cast<int32_t>(BuiltinOperator::SVDF): return svdf_cost(sg, op);
     case static_cast<int32_t>(BuiltinOperator::CONV_2D): return conv_cost(sg, op, false);
     case static_cast<int32_t>(BuiltinOperator::DEPTHWISE_CONV_2D): return conv_cost(sg, op, true);
     default: return {};

@@ -155,17 +155,28 @@ double element(const Tensor& tensor, size_t i) {
 
 // Integer outputs that may differ from TFLite by a step (or what a step becomes through a
 // LOGISTIC), and how many did. TFLite's WASM
-// build runs int8 FULLY_CONNECTED on XNNPACK, which requantizes in float (input x weight /
-// output scale as a float, the float product rounded half to even); our kernel does what
-// TFLite's reference kernels and TFLite Micro do (an int32 multiplier and shift, gemmlowp
-// rounding). The two disagree by one step near ties: 9 of the FC fixtures' 6,360 outputs. The
-// integer arithmetic itself is checked bit for bit by quant_util_test.
+// build runs int8 FULLY_CONNECTED (and ADD, SUB, MUL, CONV_2D) on XNNPACK, which requantizes in
+// float (input x weight / output scale as a float, the float product rounded half to even);
+// our kernels do what TFLite's reference kernels and TFLite Micro do (an int32 multiplier and
+// shift, gemmlowp rounding). The two disagree by one step near ties: 9 of the FC fixtures'
+// 6,360 outputs. The integer arithmetic itself is checked bit for bit by quant_util_test.
 struct IntegerSteps {
   double tolerance = 0;
   size_t off_by_one = 0;
   size_t compared = 0;
 };
 IntegerSteps g_integer_steps;
+
+// The int8 fixtures whose kernels TFLite's WASM build hands to XNNPACK and which requantize
+// (FULLY_CONNECTED, ADD, SUB, MUL, CONV_2D); int8_add_builtin's scales keep XNNPACK out.
+bool requantized_by_xnnpack(const std::string& file) {
+  if (file.find("_builtin") != std::string::npos) return false;
+  for (const char* kernel :
+       {"fully_connected", "chain", "int8_add", "int8_sub", "int8_mul", "int8_conv_2d"}) {
+    if (file.find(kernel) != std::string::npos) return true;
+  }
+  return false;
+}
 
 // Compares one engine output with the fixture; floats to kTolerance, integers exactly (or to
 // g_integer_steps.tolerance). Returns the largest absolute difference seen.
@@ -247,9 +258,7 @@ class GoldenModelTest : public testing::TestWithParam<std::string> {
     // The real int8 models end in an int8 FULLY_CONNECTED too. DTLN's feeds a LOGISTIC whose
     // slope reaches 0.25 * 0.0388 / (1/256) = 2.5 output steps per input step, so one FC step
     // can show as up to 3 (5 of its 771 fresh outputs differ, by 1 or 2).
-    if ((is_int8_fixture(GetParam()) && (file.find("fully_connected") != std::string::npos ||
-                                         file.find("chain") != std::string::npos)) ||
-        is_real_model(GetParam())) {
+    if ((is_int8_fixture(GetParam()) && requantized_by_xnnpack(file)) || is_real_model(GetParam())) {
       g_integer_steps.tolerance = file.find("dtln") != std::string::npos ? 3 : 1;
     }
   }
@@ -339,7 +348,30 @@ std::vector<std::string> int8_fixture_files() {
                            "int8_lstm_projection",
                            "int8_lstm_peephole_projection",
                            "int8_lstm_layer_norm",
-                           "int8_lstm_cifg_time_major"}) {
+                           "int8_lstm_cifg_time_major",
+                           "int8_add",
+                           "int8_add_broadcast_relu",
+                           "int8_add_builtin",
+                           "int8_sub_broadcast",
+                           "int8_mul",
+                           "int8_mul_broadcast_relu6",
+                           "int16_add",
+                           "int16_add_pot",
+                           "int16_sub",
+                           "int16_mul",
+                           "int8_conv_2d",
+                           "int8_conv_2d_valid_dilated",
+                           "int8_max_pool",
+                           "int8_average_pool",
+                           "uint8_concatenation_requantize",
+                           "float_svdf",
+                           "int8_svdf",
+                           "int16_fully_connected",
+                           "int16_fully_connected_per_channel",
+                           "int16_quantize",
+                           "int16_requantize_int8",
+                           "int16_requantize_int32",
+                           "int8_softmax_int16"}) {
     files.push_back(std::string(kInt8Prefix) + stem + ".tflite");
   }
   return files;

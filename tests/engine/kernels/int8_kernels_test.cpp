@@ -199,9 +199,9 @@ TEST(Int8KernelsTest, OpWithoutIntegerKernelIsRefusedByName) {
   quantize_tensor(b, x1, {0.1f}, {0});
   int y = b.output("y", {1, 2}, TensorType::INT8);
   quantize_tensor(b, y, {0.1f}, {0});
-  b.op(BuiltinOperator::ADD, {x0, x1}, {y});
+  b.op(BuiltinOperator::MAXIMUM, {x0, x1}, {y});
   const std::string error = prepare_error(b);
-  EXPECT_NE(error.find("full-integer quantized models are not supported yet for ADD"),
+  EXPECT_NE(error.find("full-integer quantized models are not supported yet for MAXIMUM"),
             std::string::npos)
       << error;
   EXPECT_NE(error.find("tensor 0 'x0' is INT8"), std::string::npos) << error;
