@@ -430,10 +430,11 @@ bool bench_on_board(BoardClient& client, const std::vector<uint8_t>& model,
   result->host_median_us = host.median_us;
   constexpr double kTolerance = 1e-4;  // a libm's last bit (newlib's M4F expf), not another model
   if (!result->outputs_identical && !(result->max_output_difference <= kTolerance)) {
-    *err = board_bench_line(*result) + "\n" + model_label +
+    *err = model_label +
            format(": the board's output differs from the host's by %.3g (more than %.0e): did it "
-                  "run another model?",
-                  result->max_output_difference, kTolerance);
+                  "run another model? (",
+                  result->max_output_difference, kTolerance) +
+           board_bench_line(*result) + ")";
     return false;
   }
   return true;
