@@ -2,9 +2,9 @@
 // The board panel: connect to a training board (a real port, `gruwb
 // board-sim` or QEMU on /dev/pts/N), see what it can do, upload the model,
 // train a stage on it beside the same run on the host, download the trained
-// model, time its inference (Bench), and watch the raw frames. A view only: it emits requests and shows
-// what it is given; the link runs elsewhere (app/gui/board_workspace) on a
-// worker thread, so nothing here can block on a port.
+// model, time its inference (Bench), and watch the raw frames. A view only: it emits requests and
+// shows what it is given; the link runs elsewhere (app/gui/board_workspace) on a worker thread, so
+// nothing here can block on a port.
 
 #include <QPair>
 #include <QString>

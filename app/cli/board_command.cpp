@@ -111,10 +111,10 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
 
 int run_board(const std::vector<std::string>& args) {
   std::vector<OptionSpec> spec = kConnectionOptions;
-  for (const char* name : {"--data", "--model", "--epochs", "--batch", "--lr", "--momentum",
-                           "--optimizer", "--loss", "--scope", "--clip", "--seed", "--samples",
-                           "--metric-every", "-o", "--timeout", "--checkpoint-every", "--output",
-                           "--runs"}) {
+  for (const char* name :
+       {"--data", "--model", "--epochs", "--batch", "--lr", "--momentum", "--optimizer", "--loss",
+        "--scope", "--clip", "--seed", "--samples", "--metric-every", "-o", "--timeout",
+        "--checkpoint-every", "--output", "--runs"}) {
     spec.push_back({name, true});
   }
   spec.push_back({"--no-shuffle", false});

@@ -431,9 +431,10 @@ bool bench_on_board(BoardClient& client, const std::vector<uint8_t>& model,
   constexpr double kTolerance = 1e-4;  // a libm's last bit (newlib's M4F expf), not another model
   if (!result->outputs_identical && !(result->max_output_difference <= kTolerance)) {
     *err = model_label +
-           format(": the board's output differs from the host's by %.3g (more than %.0e): did it "
-                  "run another model? (",
-                  result->max_output_difference, kTolerance) +
+           format(
+               ": the board's output differs from the host's by %.3g (more than %.0e): did it "
+               "run another model? (",
+               result->max_output_difference, kTolerance) +
            board_bench_line(*result) + ")";
     return false;
   }
@@ -444,9 +445,9 @@ std::string board_bench_line(const BoardBenchResult& r) {
   const BenchReply& b = r.reply;
   std::string clock = r.clock_hz ? format("%.1f MHz clock", r.clock_hz / 1e6)
                                  : std::string("simulated: this computer's clock");
-  std::string line = format("board %s (%s): %s, %u inferences, median %s us", r.board.c_str(),
-                            clock.c_str(), r.model_label.c_str(), b.runs,
-                            grouped(b.median_us).c_str());
+  std::string line =
+      format("board %s (%s): %s, %u inferences, median %s us", r.board.c_str(), clock.c_str(),
+             r.model_label.c_str(), b.runs, grouped(b.median_us).c_str());
   if (is_qemu(r.board))
     line += format(" = %.2f M instructions (QEMU -icount shift=0)", b.median_us / 1e3);
   line += format(" (min %s, max %s), arena %s B", grouped(b.min_us).c_str(),
@@ -455,8 +456,9 @@ std::string board_bench_line(const BoardBenchResult& r) {
     line += format("; host %s us", grouped(static_cast<uint64_t>(r.host_median_us)).c_str());
     if (r.clock_hz) line += format(" (%.1fx faster)", b.median_us / r.host_median_us);
   }
-  line += r.outputs_identical ? "; output equals the host's bit for bit"
-                              : format("; output within %.2g of the host's", r.max_output_difference);
+  line += r.outputs_identical
+              ? "; output equals the host's bit for bit"
+              : format("; output within %.2g of the host's", r.max_output_difference);
   return line;
 }
 

@@ -230,7 +230,8 @@ void Device::on_upload_begin(const Frame& f) {
   const bool is_model = begin.kind == UploadKind::kModel;
   const bool is_checkpoint = begin.kind == UploadKind::kCheckpoint;
   Upload& u = upload_for(begin.kind);
-  const bool same = u.begun && u.total == begin.total_bytes && memcmp(u.sha256, begin.sha256, 32) == 0;
+  const bool same =
+      u.begun && u.total == begin.total_bytes && memcmp(u.sha256, begin.sha256, 32) == 0;
   // The model the board already holds, complete: nothing changes, so even a
   // running run may hear it (a host making sure before BENCH).
   if (same && u.complete && !is_checkpoint)
@@ -557,9 +558,9 @@ void Device::on_bench(const Frame& f) {
   s = run_inference_bench(model, request, board_.ram + free_at, board_.ram_bytes - free_at, clock,
                           &interpreter, &reply);
   if (!s.ok()) {
-    return send_error(f, s.code() == StatusCode::kOutOfMemory ? ErrorCode::kOutOfMemory
-                                                              : ErrorCode::kEngine,
-                      "%s", s.message());
+    return send_error(
+        f, s.code() == StatusCode::kOutOfMemory ? ErrorCode::kOutOfMemory : ErrorCode::kEngine,
+        "%s", s.message());
   }
   reply.clock_hz = board_.clock_hz();
   WireWriter w(payload_, sizeof payload_);

@@ -53,8 +53,7 @@ Status run_inference_bench(const Model& model, const BenchRequest& request, uint
   const size_t times_bytes = align_up(static_cast<size_t>(request.runs) * sizeof(uint32_t));
   if (request.runs < 1 || request.runs > kMaxBenchRuns) {
     return Status::error(StatusCode::kInvalidArgument, "runs must be 1..%u, not %u",
-                         static_cast<unsigned>(kMaxBenchRuns),
-                         static_cast<unsigned>(request.runs));
+                         static_cast<unsigned>(kMaxBenchRuns), static_cast<unsigned>(request.runs));
   }
   if (times_bytes >= ram_bytes) {
     return Status::error(StatusCode::kOutOfMemory,
@@ -67,8 +66,7 @@ Status run_inference_bench(const Model& model, const BenchRequest& request, uint
   const size_t arena_room = ram_bytes - times_bytes;
   Status s = interpreter->prepare(model, arena, arena_room);
   if (!s.ok() && s.code() == StatusCode::kOutOfMemory) {
-    return Status::error(StatusCode::kOutOfMemory,
-                         "inference needs %u bytes of arena, %u are free",
+    return Status::error(StatusCode::kOutOfMemory, "inference needs %u bytes of arena, %u are free",
                          static_cast<unsigned>(interpreter->arena_bytes_needed()),
                          static_cast<unsigned>(arena_room));
   }

@@ -454,7 +454,7 @@ bool BoardClient::bench(const BenchRequest& bench, BenchReply* out, std::string*
   const int64_t wait = options_.timeout_ms + static_cast<int64_t>(per_run_ms) * bench.runs;
   Reply reply;
   if (!request(MessageType::kBench, payload, w.size(), &reply, error,
-                            static_cast<int>(std::min<int64_t>(wait, 3600 * 1000)))) {
+               static_cast<int>(std::min<int64_t>(wait, 3600 * 1000)))) {
     return false;
   }
   WireReader r(reply.payload.data(), reply.payload.size());

@@ -165,8 +165,8 @@ bool apply_weight_blob(const std::vector<uint8_t>& model_bytes, const std::vecto
   return true;
 }
 
-bool bench_on_host(const std::vector<uint8_t>& model, const BenchRequest& request,
-                   BenchReply* out, std::string* error) {
+bool bench_on_host(const std::vector<uint8_t>& model, const BenchRequest& request, BenchReply* out,
+                   std::string* error) {
   Model view;
   Status s = Model::load(model.data(), model.size(), &view);
   if (!s.ok()) {

@@ -36,8 +36,8 @@ bool apply_weight_blob(const std::vector<uint8_t>& model, const std::vector<uint
 // The board's BENCH run on this CPU: same model bytes, inputs from the same
 // seed, the firmware's own code (run_inference_bench) timed by the steady
 // clock; clock_hz stays 0. Its output is what the board's must equal.
-bool bench_on_host(const std::vector<uint8_t>& model, const BenchRequest& request,
-                   BenchReply* out, std::string* error);
+bool bench_on_host(const std::vector<uint8_t>& model, const BenchRequest& request, BenchReply* out,
+                   std::string* error);
 
 // Compares the output the board sent with the host's: same type and size, and
 // the carried FLOAT32 values' largest absolute difference (*identical: the

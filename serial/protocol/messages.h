@@ -199,10 +199,10 @@ struct BenchReply {
   uint32_t arena_bytes = 0;
   uint64_t total_us = 0;  // all timed runs
   uint32_t min_us = 0, median_us = 0, max_us = 0;
-  uint8_t output_type = 0;     // TensorType of output 0
-  uint32_t output_bytes = 0;   // its whole size
-  uint32_t output_crc32 = 0;   // over all output_bytes
-  uint8_t output_count = 0;    // first bytes carried below (<= kBenchOutputBytes)
+  uint8_t output_type = 0;    // TensorType of output 0
+  uint32_t output_bytes = 0;  // its whole size
+  uint32_t output_crc32 = 0;  // over all output_bytes
+  uint8_t output_count = 0;   // first bytes carried below (<= kBenchOutputBytes)
   uint8_t output[kBenchOutputBytes] = {};
   void write(WireWriter& w) const;
   bool read(WireReader& r);

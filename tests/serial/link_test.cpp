@@ -591,7 +591,7 @@ TEST(BoardLink, BenchTimesTheUploadedModelLikeTheHost) {
   ASSERT_TRUE(bench_on_host(model, request, &host, &error)) << error;
   EXPECT_EQ(reply.arena_bytes, host.arena_bytes);
   EXPECT_GT(reply.arena_bytes, 1000u);
-  EXPECT_EQ(reply.output_type, 0);  // FLOAT32
+  EXPECT_EQ(reply.output_type, 0);     // FLOAT32
   ASSERT_EQ(reply.output_bytes, 16u);  // 4 classes
   ASSERT_EQ(reply.output_count, 16);
   EXPECT_EQ(reply.output_crc32, host.output_crc32);
@@ -632,8 +632,8 @@ TEST(BoardLink, BenchTimesTheUploadedModelLikeTheHost) {
   ASSERT_TRUE(small.client->hello(nullptr, &error)) << error;
   ASSERT_TRUE(small.client->upload(UploadKind::kModel, model, nullptr, nullptr, &error)) << error;
   EXPECT_FALSE(small.client->bench(request, &reply, &error));
-  EXPECT_NE(error.find("BENCH: out of memory: inference needs " +
-                       std::to_string(host.arena_bytes) + " bytes of arena, "),
+  EXPECT_NE(error.find("BENCH: out of memory: inference needs " + std::to_string(host.arena_bytes) +
+                       " bytes of arena, "),
             std::string::npos)
       << error;
 }

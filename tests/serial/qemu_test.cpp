@@ -237,8 +237,7 @@ TEST(QemuBoard, Mps2An386TrainsLikeTheHost) {
       "arena %u bytes; host %u us (arena %u bytes); output %s (max difference %.3g)\n",
       board_bench.runs, board_bench.median_us, board_bench.min_us, board_bench.max_us,
       board_bench.median_us / 1e3, board_bench.arena_bytes, host_bench.median_us,
-      host_bench.arena_bytes,
-      identical ? "bit-identical" : "differs", difference);
+      host_bench.arena_bytes, identical ? "bit-identical" : "differs", difference);
   EXPECT_EQ(board_bench.runs, 20u);
   EXPECT_EQ(board_bench.clock_hz, 25000000u);
   // Without a cache or interrupts in the timed loop, every run takes nearly
