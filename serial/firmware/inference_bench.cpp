@@ -3,27 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "serial/firmware/pcg32.h"
 #include "serial/protocol/crc32.h"
 
 namespace gruwb::serial {
 namespace {
-
-// PCG32 (O'Neill, pcg_basic): small, and defined bit for bit.
-struct Pcg32 {
-  uint64_t state = 0, inc = 0;
-  Pcg32(uint64_t seed, uint64_t stream) : inc((stream << 1u) | 1u) {
-    next();
-    state += seed;
-    next();
-  }
-  uint32_t next() {
-    const uint64_t old = state;
-    state = old * 6364136223846793005ULL + inc;
-    const uint32_t xorshifted = static_cast<uint32_t>(((old >> 18u) ^ old) >> 27u);
-    const uint32_t rot = static_cast<uint32_t>(old >> 59u);
-    return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
-  }
-};
 
 constexpr size_t kAlign = Interpreter::kAlignment;
 size_t align_up(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
