@@ -128,7 +128,9 @@ std::string describe_capabilities(const Capabilities& caps) {
   text += format("RAM pool:         %u bytes (model + dataset + training arena)\n", caps.ram_bytes);
   text += caps.clock_hz ? format("clock:            %.1f MHz\n", caps.clock_hz / 1e6)
                         : std::string("clock:            host (simulated)\n");
-  text += format("can train:        %s\n", caps.flags & 1 ? "yes" : "no");
+  text += format("can train:        %s\n", caps.flags & kCanTrain ? "yes" : "no");
+  text += format("can bench:        %s\n",
+                 caps.flags & kCanBench ? "yes (gruwb board bench)" : "no (firmware before BENCH)");
   text += format("ops:              %u builtin", caps.op_count);
   for (int i = 0; i < caps.custom_op_count; ++i)
     text += std::string(", custom ") + caps.custom_ops[i];

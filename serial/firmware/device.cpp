@@ -536,7 +536,7 @@ void Device::on_bench(const Frame& f) {
   if (!model_upload_.complete) return send_error(f, ErrorCode::kNoModel, "no model uploaded");
   if (state_ == BoardState::kTraining) {
     return send_error(f, ErrorCode::kBadState,
-                      "BENCH while training: PAUSE or STOP the run first (it is kept)");
+                      "a run is training: PAUSE or STOP it first (the run is kept)");
   }
   size_t free_at = align_up(model_upload_.total);
   if (dataset_upload_.begun) free_at = align_up(dataset_offset() + dataset_upload_.total);

@@ -105,6 +105,7 @@ void train_and_download(const std::string& pty, const std::string& tag) {
       std::string::npos)
       << info.output;
   EXPECT_NE(info.output.find("custom GRUWB_GRU"), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("can bench:        yes"), std::string::npos) << info.output;
 
   Result train = run("board train --port " + pty + " --model " + kModel + " --data " + kData +
                      " --samples 16 --epochs 1 --batch 4 --lr 0.002 --seed 5 --metric-every 8"

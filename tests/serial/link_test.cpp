@@ -668,7 +668,7 @@ TEST(BoardLink, BenchLeavesAConfiguredRunAsItWas) {
   // While it trains: refused with the reason.
   EXPECT_FALSE(rig.client->bench(request, &reply, &error));
   EXPECT_EQ(error,
-            "board: BENCH: wrong state: BENCH while training: PAUSE or STOP the run first (it is "
+            "board: BENCH: wrong state: a run is training: PAUSE or STOP it first (the run is "
             "kept)");
   ASSERT_TRUE(rig.client->wait_events(
       10000, [&](const Event& e) { return e.type != MessageType::kMetric; }, &error))
