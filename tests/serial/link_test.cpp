@@ -14,6 +14,8 @@
 
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_writer.h"
+#include "serial/firmware/inference_bench.h"
+#include "serial/firmware/pcg32.h"
 #include "serial/link/board_client.h"
 #include "serial/link/board_run.h"
 #include "serial/link/dataset_blob.h"
@@ -560,6 +562,36 @@ TEST(BoardLink, BoardRejectsWrongOrderAndSizes) {
   ConfigureReply reply;
   EXPECT_FALSE(rig.client->configure(adam_settings(1), &reply, &error));
   EXPECT_NE(error.find("150 input values per sample"), std::string::npos) << error;
+}
+
+// The bench inputs are the documented formula over pcg_basic's stream: a
+// host or a third-party board can rebuild them (docs/serial-protocol.md).
+TEST(BoardLink, BenchInputsFollowTheDocumentedGenerator) {
+  Pcg32 reference(42, 54);  // pcg32-demo: pcg32_srandom_r(&rng, 42u, 54u)
+  EXPECT_EQ(reference.next(), 0xa15c02b7u);
+  EXPECT_EQ(reference.next(), 0x7b47f409u);
+  EXPECT_EQ(reference.next(), 0xba1d3330u);
+  const auto model = model_bytes();
+  Model view;
+  ASSERT_TRUE(Model::load(model.data(), model.size(), &view).ok());
+  std::vector<uint8_t> arena(1 << 20);
+  auto interpreter = std::make_unique<Interpreter>();
+  ASSERT_TRUE(interpreter->prepare(view, arena.data(), arena.size()).ok());
+  fill_bench_inputs(*interpreter, 9);
+  const Tensor* input = interpreter->input(0);
+  ASSERT_EQ(input->elements(), 180);  // 1 x 60 x 3
+  Pcg32 rng(9, 0x42454e43);
+  float low = 1, high = -1;
+  for (int i = 0; i < 180; ++i) {
+    const double expected = std::ldexp(static_cast<double>(rng.next() >> 8), -23) - 1.0;
+    ASSERT_EQ(input->f32()[i], static_cast<float>(expected)) << i;
+    low = std::min(low, input->f32()[i]);
+    high = std::max(high, input->f32()[i]);
+  }
+  EXPECT_GE(low, -1.f);
+  EXPECT_LT(high, 1.f);
+  EXPECT_LT(low, -0.9f);  // spread over the range
+  EXPECT_GT(high, 0.9f);
 }
 
 // BENCH on the in-process board: its clock advances 100 us per read, so each
