@@ -224,12 +224,18 @@ QWidget* BoardPanel::createTrainingBox() {
   download_ = new QPushButton(tr("Download..."));
   download_->setObjectName("boardDownload");
   download_->setToolTip(tr("Save the board's model with its trained weights"));
+  bench_ = new QPushButton(tr("Bench"));
+  bench_->setObjectName("boardBench");
+  bench_->setToolTip(
+      tr("Time 100 inferences of the model on the board (uploaded first if needed) and the "
+         "same on this computer"));
   connect(upload_, &QPushButton::clicked, this, &BoardPanel::uploadRequested);
   connect(train_, &QPushButton::clicked, this, [this] { emit trainRequested(stageSettings()); });
   connect(stop_, &QPushButton::clicked, this, &BoardPanel::stopRequested);
   connect(download_, &QPushButton::clicked, this, &BoardPanel::downloadRequested);
+  connect(bench_, &QPushButton::clicked, this, &BoardPanel::benchRequested);
   auto* buttons = new QHBoxLayout;
-  for (QPushButton* b : {upload_, train_, stop_, download_}) buttons->addWidget(b);
+  for (QPushButton* b : {upload_, train_, stop_, download_, bench_}) buttons->addWidget(b);
   form->addRow(buttons);
   progress_ = new QProgressBar;
   progress_->setObjectName("boardProgress");
@@ -404,6 +410,7 @@ void BoardPanel::updateButtons() {
   upload_->setEnabled(connected_ && idle);
   train_->setEnabled(connected_ && idle);
   download_->setEnabled(connected_ && idle);
+  bench_->setEnabled(connected_ && idle);
   stop_->setEnabled(connected_ && busy_ == "training");
 }
 

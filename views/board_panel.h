@@ -2,9 +2,9 @@
 // The board panel: connect to a training board (a real port, `gruwb
 // board-sim` or QEMU on /dev/pts/N), see what it can do, upload the model,
 // train a stage on it beside the same run on the host, download the trained
-// model, and watch the raw frames. A view only: it emits requests and shows
-// what it is given; the link runs elsewhere (app/gui/board_workspace) on a
-// worker thread, so nothing here can block on a port.
+// model, time its inference (Bench), and watch the raw frames. A view only: it emits requests and
+// shows what it is given; the link runs elsewhere (app/gui/board_workspace) on a worker thread, so
+// nothing here can block on a port.
 
 #include <QPair>
 #include <QString>
@@ -99,6 +99,7 @@ class BoardPanel : public QWidget {
   void trainRequested(const BoardStageSettings& settings);
   void stopRequested();
   void downloadRequested();
+  void benchRequested();
   void stageFromExperimentsRequested();
 
  private:
@@ -127,6 +128,7 @@ class BoardPanel : public QWidget {
   QPushButton* train_ = nullptr;
   QPushButton* stop_ = nullptr;
   QPushButton* download_ = nullptr;
+  QPushButton* bench_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   CurvePlot* loss_plot_ = nullptr;

@@ -1,4 +1,5 @@
-// gruwb board list | info | upload MODEL | train --data D [options] | download -o OUT
+// gruwb board list | info | upload MODEL | train --data D [options] | download -o OUT |
+//             bench MODEL [--runs N] [--json]
 // gruwb board-sim [--ram BYTES] [--byte-rate N] [--link PATH]
 
 #include <atomic>
@@ -110,14 +111,16 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
 
 int run_board(const std::vector<std::string>& args) {
   std::vector<OptionSpec> spec = kConnectionOptions;
-  for (const char* name : {"--data", "--model", "--epochs", "--batch", "--lr", "--momentum",
-                           "--optimizer", "--loss", "--scope", "--clip", "--seed", "--samples",
-                           "--metric-every", "-o", "--timeout", "--checkpoint-every", "--output"}) {
+  for (const char* name :
+       {"--data", "--model", "--epochs", "--batch", "--lr", "--momentum", "--optimizer", "--loss",
+        "--scope", "--clip", "--seed", "--samples", "--metric-every", "-o", "--timeout",
+        "--checkpoint-every", "--output", "--runs"}) {
     spec.push_back({name, true});
   }
   spec.push_back({"--no-shuffle", false});
   spec.push_back({"--compare-host", false});
   spec.push_back({"--no-resume", false});
+  spec.push_back({"--json", false});
   ParsedArgs parsed;
   int exit_code = 0;
   if (!parse_args(kBoardCommand, args, spec, &parsed, &exit_code)) return exit_code;
@@ -140,6 +143,18 @@ int run_board(const std::vector<std::string>& args) {
   if (sub == "download") {
     if (!parsed.has("-o")) return usage_error("board download: missing -o OUT", &kBoardCommand);
     return finish(app::board_download(connection, parsed.value("-o"), &out, &err), out, err);
+  }
+  if (sub == "bench") {
+    if (parsed.positional.size() != 2)
+      return usage_error("board bench: give one MODEL", &kBoardCommand);
+    app::BoardBenchRequest request;
+    request.connection = connection;
+    request.model_path = parsed.positional[1];
+    request.json = parsed.has("--json");
+    std::string message;
+    if (!parsed.integer("--runs", 1, serial::kMaxBenchRuns, &request.runs, &message))
+      return usage_error(message, &kBoardCommand);
+    return finish(app::board_bench(request, print_line, &out, &err), out, err);
   }
   if (sub == "train") {
     app::BoardTrainRequest request;
@@ -186,12 +201,13 @@ int run_board_sim(const std::vector<std::string>& args) {
 }  // namespace
 
 const Command kBoardCommand = {
-    "board", "Train on a microcontroller board over serial (or a simulated one)",
+    "board", "Train and time models on a microcontroller board over serial (or a simulated one)",
     "Usage: gruwb board list\n"
     "       gruwb board info --port PORT [connection options]\n"
     "       gruwb board upload MODEL --port PORT\n"
     "       gruwb board train --data FILE.ts [--model MODEL] --port PORT [training options]\n"
     "       gruwb board download -o OUT --port PORT\n"
+    "       gruwb board bench MODEL --port PORT [--runs N] [--json]\n"
     "\n"
     "Talks the GRU Workbench serial protocol (docs/serial-protocol.md) to a board running\n"
     "our firmware: the same engine trains on the board. Real ports go through\n"
@@ -230,6 +246,21 @@ const Command kBoardCommand = {
     "  --no-resume          After a board reset stop with a message instead of resuming\n"
     "  -o OUT               Download the trained model to OUT\n"
     "  --timeout S          Give up when training takes longer (default 600)\n"
+    "\n"
+    "Inference latency (bench): uploads MODEL (skipped when the board has it), then the\n"
+    "board times N inferences of it (inputs it fills from a fixed seed, variables reset\n"
+    "before each) by its own clock, in RAM no run uses: a configured run stays as it\n"
+    "was (refused while training: PAUSE first). Prints one line: the board's median,\n"
+    "min and max microseconds, its arena, the same runs' median on this computer (the\n"
+    "firmware's code; 'gruwb bench' averages repetitions instead) and whether the board's\n"
+    "output equals the host's for the same inputs (exit 1 if it differs by more than\n"
+    "1e-4). Under QEMU (-icount shift=0) 1 us of board time is 1,000 instructions; a\n"
+    "simulated board's clock is this computer's.\n"
+    "  --runs N             Timed inferences, 1..10000 (default 100)\n"
+    "  --json               One JSON object: board, clock_hz, simulated, model, runs,\n"
+    "                       median_us, min_us, max_us, total_us, arena_bytes,\n"
+    "                       instructions_per_inference (QEMU, else null), host_median_us,\n"
+    "                       output_identical, max_output_difference\n"
     "\n"
     "Exit status: 0 ok; 1 link or board failure (no answer, reset with --no-resume or\n"
     "more than 3 resets, training error);\n"

@@ -9,6 +9,7 @@
 
 #include "app/core/inspect.h"
 #include "engine/model/model.h"
+#include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
 #include "engine/train/loss_output.h"
 #include "serial/link/board_client.h"
@@ -127,7 +128,9 @@ std::string describe_capabilities(const Capabilities& caps) {
   text += format("RAM pool:         %u bytes (model + dataset + training arena)\n", caps.ram_bytes);
   text += caps.clock_hz ? format("clock:            %.1f MHz\n", caps.clock_hz / 1e6)
                         : std::string("clock:            host (simulated)\n");
-  text += format("can train:        %s\n", caps.flags & 1 ? "yes" : "no");
+  text += format("can train:        %s\n", caps.flags & kCanTrain ? "yes" : "no");
+  text += format("can bench:        %s\n",
+                 caps.flags & kCanBench ? "yes (gruwb board bench)" : "no (firmware before BENCH)");
   text += format("ops:              %u builtin", caps.op_count);
   for (int i = 0; i < caps.custom_op_count; ++i)
     text += std::string(", custom ") + caps.custom_ops[i];
@@ -389,6 +392,125 @@ int board_download(const BoardConnection& connection, const std::string& output_
   size_t bytes = 0;
   if (!download_trained_model(*client, output_path, &bytes, err)) return kExitFailure;
   *out += format("wrote the board's trained model to %s (%zu bytes)\n", output_path.c_str(), bytes);
+  return kExitOk;
+}
+
+// "12,345"
+static std::string grouped(uint64_t v) {
+  std::string digits = std::to_string(v);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(at, ",");
+  return digits;
+}
+
+// QEMU's boards (mps2-an386) run with -icount shift=0: 1 instruction = 1 ns.
+static bool is_qemu(const std::string& board) { return board.rfind("qemu-", 0) == 0; }
+
+bool bench_on_board(BoardClient& client, const std::vector<uint8_t>& model,
+                    const std::string& model_label, uint32_t runs, BoardBenchResult* result,
+                    std::string* err) {
+  *result = BoardBenchResult();
+  result->board = client.capabilities().board;
+  result->model_label = model_label;
+  serial::BenchRequest request;
+  request.runs = runs;
+  if (!client.bench(request, &result->reply, err)) return false;
+  result->clock_hz = result->reply.clock_hz;
+  // The same inputs through the firmware's code on this CPU: the board's
+  // output must be this one.
+  serial::BenchReply host;
+  if (!bench_on_host(model, request, &host, err)) {
+    *err = model_label + ": host run: " + *err;
+    return false;
+  }
+  if (!compare_bench_outputs(result->reply, host, &result->max_output_difference,
+                             &result->outputs_identical, err)) {
+    return false;
+  }
+  // The host's figure the board's way (per-inference median of the same
+  // runs): `gruwb bench` averages calibrated repetitions instead, which a
+  // busy machine's preemptions inflate more than a median.
+  result->host_median_us = host.median_us;
+  constexpr double kTolerance = 1e-4;  // a libm's last bit (newlib's M4F expf), not another model
+  if (!result->outputs_identical && !(result->max_output_difference <= kTolerance)) {
+    *err = model_label +
+           format(
+               ": the board's output differs from the host's by %.3g (more than %.0e): did it "
+               "run another model? (",
+               result->max_output_difference, kTolerance) +
+           board_bench_line(*result) + ")";
+    return false;
+  }
+  return true;
+}
+
+std::string board_bench_line(const BoardBenchResult& r) {
+  const BenchReply& b = r.reply;
+  std::string clock = r.clock_hz ? format("%.1f MHz clock", r.clock_hz / 1e6)
+                                 : std::string("simulated: this computer's clock");
+  std::string line =
+      format("board %s (%s): %s, %u inferences, median %s us", r.board.c_str(), clock.c_str(),
+             r.model_label.c_str(), b.runs, grouped(b.median_us).c_str());
+  if (is_qemu(r.board))
+    line += format(" = %.2f M instructions (QEMU -icount shift=0)", b.median_us / 1e3);
+  line += format(" (min %s, max %s), arena %s B", grouped(b.min_us).c_str(),
+                 grouped(b.max_us).c_str(), grouped(b.arena_bytes).c_str());
+  if (r.host_median_us > 0) {
+    line += format("; host %s us", grouped(static_cast<uint64_t>(r.host_median_us)).c_str());
+    if (r.clock_hz) line += format(" (%.1fx faster)", b.median_us / r.host_median_us);
+  }
+  line += r.outputs_identical
+              ? "; output equals the host's bit for bit"
+              : format("; output within %.2g of the host's", r.max_output_difference);
+  return line;
+}
+
+std::string board_bench_json(const BoardBenchResult& r) {
+  const BenchReply& b = r.reply;
+  tools::JsonWriter json;
+  json.begin_object();
+  json.key("board").value(r.board);
+  json.key("clock_hz").value(r.clock_hz);
+  json.key("simulated").value(r.clock_hz == 0);
+  json.key("model").value(r.model_label);
+  json.key("runs").value(b.runs);
+  json.key("median_us").value(b.median_us);
+  json.key("min_us").value(b.min_us);
+  json.key("max_us").value(b.max_us);
+  json.key("total_us").value(b.total_us);
+  json.key("arena_bytes").value(b.arena_bytes);
+  json.key("instructions_per_inference");
+  if (is_qemu(r.board)) {
+    json.value(static_cast<uint64_t>(b.median_us) * 1000);
+  } else {
+    json.null();
+  }
+  json.key("host_median_us").value(r.host_median_us);
+  json.key("output_identical").value(r.outputs_identical);
+  json.key("max_output_difference").value(r.max_output_difference);
+  json.end_object();
+  return json.take() + "\n";
+}
+
+int board_bench(const BoardBenchRequest& request, const LineSink& progress, std::string* out,
+                std::string* err) {
+  std::vector<uint8_t> model;
+  if (!read_model(request.model_path, &model, err)) return kExitBadInput;
+  std::string note;
+  int code = kExitOk;
+  const std::unique_ptr<BoardClient> client = open_board(request.connection, &note, err, &code);
+  if (!client) return code;
+  std::string uploaded;
+  if (!upload_with_progress(*client, UploadKind::kModel, model, request.model_path,
+                            request.json ? LineSink() : progress, &uploaded, err)) {
+    return kExitFailure;
+  }
+  if (!request.json) *out += uploaded;
+  const size_t slash = request.model_path.find_last_of('/');
+  const std::string label =
+      slash == std::string::npos ? request.model_path : request.model_path.substr(slash + 1);
+  BoardBenchResult result;
+  if (!bench_on_board(*client, model, label, request.runs, &result, err)) return kExitFailure;
+  *out += request.json ? board_bench_json(result) : board_bench_line(result) + "\n";
   return kExitOk;
 }
 

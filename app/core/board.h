@@ -71,6 +71,38 @@ struct BoardTrainRequest {
 int board_train(const BoardTrainRequest& request, const LineSink& progress, std::string* out,
                 std::string* err);
 
+// ---- Inference latency on the board (BENCH) ----
+struct BoardBenchResult {
+  std::string board;        // HELLO's name
+  uint32_t clock_hz = 0;    // 0: a host simulation (its clock is this computer's)
+  std::string model_label;  // the model file's name
+  serial::BenchReply reply;
+  double host_median_us = 0;         // the same runs on this computer (bench_on_host)
+  bool outputs_identical = false;    // output 0 bit for bit (CRC-32) as on the host
+  double max_output_difference = 0;  // over the output values the board sent
+};
+// The board's BENCH of the model it has (`model` = the same bytes, for the
+// host's run of the same inputs, timed the same way); fails when the outputs
+// differ by more than 1e-4 (the board did not run this model). Shared by the
+// CLI and the GUI's Board dock.
+bool bench_on_board(serial::BoardClient& client, const std::vector<uint8_t>& model,
+                    const std::string& model_label, uint32_t runs, BoardBenchResult* result,
+                    std::string* err);
+// One line: "board NAME (CLOCK): MODEL, N inferences, median U us ..., arena
+// B B; host H us (Rx faster); outputs equal the host's". Under QEMU
+// (-icount shift=0) the median is also given in instructions.
+std::string board_bench_line(const BoardBenchResult& result);
+std::string board_bench_json(const BoardBenchResult& result);
+
+struct BoardBenchRequest {
+  BoardConnection connection;
+  std::string model_path;  // uploaded first (resumed, i.e. skipped, when the board has it)
+  uint32_t runs = 100;
+  bool json = false;
+};
+int board_bench(const BoardBenchRequest& request, const LineSink& progress, std::string* out,
+                std::string* err);
+
 // Writes the board's model with its trained weights to `output_path`.
 int board_download(const BoardConnection& connection, const std::string& output_path,
                    std::string* out, std::string* err);

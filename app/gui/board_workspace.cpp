@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QMainWindow>
 #include <QMetaObject>
 #include <QThread>
@@ -167,6 +168,7 @@ void BoardWorkspace::createPanel() {
   connect(panel_, &views::BoardPanel::disconnectRequested, this, &BoardWorkspace::disconnectBoard);
   connect(panel_, &views::BoardPanel::uploadRequested, this, &BoardWorkspace::uploadModel);
   connect(panel_, &views::BoardPanel::trainRequested, this, &BoardWorkspace::train);
+  connect(panel_, &views::BoardPanel::benchRequested, this, [this] { bench(); });
   connect(panel_, &views::BoardPanel::stopRequested, this, &BoardWorkspace::stop);
   connect(panel_, &views::BoardPanel::stageFromExperimentsRequested, this,
           &BoardWorkspace::copyExperimentSettings);
@@ -355,6 +357,31 @@ void BoardWorkspace::uploadModel() {
             .arg(rate, 0, 'f', 1)
             .arg(report.resumed_from ? QString(", resumed at byte %1").arg(report.resumed_from)
                                      : QString());
+    return QString();
+  });
+}
+
+void BoardWorkspace::bench(int runs) {
+  if (model_path_.isEmpty()) {
+    panel_->showError(tr("open a model first (File > Open)"));
+    return;
+  }
+  std::shared_ptr<Link> link = link_;
+  const std::string path = model_path_.toStdString();
+  const std::string label = QFileInfo(model_path_).fileName().toStdString();
+  start("benchmarking", [link, path, label, runs, port = port_](BoardPoster& poster) -> QString {
+    std::vector<uint8_t> model;
+    std::string error;
+    if (!tools::read_file_bytes(path, &model, &error)) return q(error);
+    // The board resumes an upload it has complete at once: nothing is sent.
+    if (!link->client->upload(UploadKind::kModel, model, nullptr, nullptr, &error))
+      return on_port(port, "upload: " + error);
+    app::BoardBenchResult result;
+    if (!app::bench_on_board(*link->client, model, label, static_cast<uint32_t>(runs), &result,
+                             &error)) {
+      return on_port(port, "bench: " + error);
+    }
+    poster.batch().message = q(app::board_bench_line(result));
     return QString();
   });
 }

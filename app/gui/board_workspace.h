@@ -1,7 +1,7 @@
 #pragma once
 // The board side of gru-workbench: the Board dock (views/board_panel) and
 // the link behind it. Every link call runs on a worker thread, one operation
-// at a time (connect, upload, train, download), through the application
+// at a time (connect, upload, train, download, bench), through the application
 // layer's board functions (app/core/board.h) and serial/link's training run
 // with checkpoints and resume; the worker batches what it sees (frames,
 // curve points, progress) and posts it to the GUI thread at most every
@@ -46,6 +46,9 @@ class BoardWorkspace : public QObject {
   void train(const views::BoardStageSettings& settings);
   void stop();
   void downloadModel(const QString& path);
+  // Uploads the model if the board lacks it, then BENCH: the one-line
+  // result (app::board_bench_line) goes to the status line.
+  void bench(int runs = 100);
 
   bool isBusy() const;
   // Processes events until no operation runs or `timeout_ms` passed.

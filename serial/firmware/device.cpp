@@ -6,6 +6,7 @@
 
 #include "engine/runtime/kernel.h"
 #include "engine/train/loss_output.h"
+#include "serial/firmware/inference_bench.h"
 
 namespace gruwb::serial {
 namespace {
@@ -129,6 +130,7 @@ void Device::handle(const Frame& frame) {
     case MessageType::kStop:
     case MessageType::kReset: return on_control(frame);
     case MessageType::kDownload: return on_download(frame);
+    case MessageType::kBench: return on_bench(frame);
     default:
       return send_error(frame, ErrorCode::kUnknownType, "unknown message type 0x%02x", frame.type);
   }
@@ -137,7 +139,7 @@ void Device::handle(const Frame& frame) {
 void Device::on_hello(const Frame& f) {
   Capabilities caps;
   caps.protocol_version = kProtocolVersion;
-  caps.flags = 1;
+  caps.flags = kCanTrain | kCanBench;
   caps.max_payload = static_cast<uint16_t>(kMaxPayload);
   caps.session_id = session_id_;
   caps.ram_bytes = static_cast<uint32_t>(board_.ram_bytes);
@@ -203,6 +205,7 @@ void Device::invalidate_training() {
   run_half_restored_ = false;
   configured_ = false;
   arena_bytes_ = 0;
+  run_end_ = 0;
   weights_sha_valid_ = false;
   if (state_ != BoardState::kFailed) state_ = BoardState::kIdle;
 }
@@ -224,13 +227,19 @@ void Device::on_upload_begin(const Frame& f) {
   UploadBegin begin;
   if (!begin.read(r))
     return send_error(f, ErrorCode::kBadRequest, "UPLOAD_BEGIN: malformed payload");
+  const bool is_model = begin.kind == UploadKind::kModel;
+  const bool is_checkpoint = begin.kind == UploadKind::kCheckpoint;
+  Upload& u = upload_for(begin.kind);
+  const bool same =
+      u.begun && u.total == begin.total_bytes && memcmp(u.sha256, begin.sha256, 32) == 0;
+  // The model the board already holds, complete: nothing changes, so even a
+  // running run may hear it (a host making sure before BENCH).
+  if (same && u.complete && !is_checkpoint)
+    return send_upload_ack(f, begin.kind, UploadResult::kComplete);
   if (state_ == BoardState::kTraining || state_ == BoardState::kPaused) {
     return send_error(f, ErrorCode::kBadState, "cannot upload while a run is %s (STOP it first)",
                       board_state_name(state_));
   }
-  const bool is_model = begin.kind == UploadKind::kModel;
-  const bool is_checkpoint = begin.kind == UploadKind::kCheckpoint;
-  Upload& u = upload_for(begin.kind);
   if (begin.kind == UploadKind::kDataset && !model_upload_.complete) {
     return send_error(f, ErrorCode::kNoModel, "upload the model before the dataset");
   }
@@ -254,7 +263,7 @@ void Device::on_upload_begin(const Frame& f) {
         static_cast<unsigned>(board_.ram_bytes - start), is_model ? "" : " left after the model");
   }
   // Same content as the upload in progress (or done): resume where it stopped.
-  if (u.total == begin.total_bytes && memcmp(u.sha256, begin.sha256, 32) == 0 && u.begun) {
+  if (same) {
     return send_upload_ack(f, begin.kind,
                            u.complete ? UploadResult::kComplete : UploadResult::kInProgress);
   }
@@ -380,6 +389,7 @@ void Device::on_configure(const Frame& f) {
   settings_ = settings;
   configured_ = true;
   arena_bytes_ = trainer_.arena_bytes_needed();
+  run_end_ = arena_at + arena_bytes_;
   state_ = BoardState::kReady;
   const TrainingMemory m = trainer_.memory();
   ConfigureReply reply;
@@ -506,6 +516,56 @@ void Device::download_checkpoint(const Frame& f, uint32_t offset, uint32_t max_b
   const Status s = run_.read_checkpoint(offset, payload_ + 8, n);
   if (!s.ok()) return send_error(f, ErrorCode::kEngine, "checkpoint: %s", s.message());
   send(reply_type(MessageType::kDownload), f.sequence, payload_, 8 + n, false);
+}
+
+// Inference in the RAM nobody uses: after the model, the dataset (even one
+// still uploading, so it can resume) and a configured run's arena, all of
+// which stay as they are.
+void Device::on_bench(const Frame& f) {
+  WireReader r(f.payload, f.length);
+  BenchRequest request;
+  if (!request.read(r)) {
+    if (!r.ok) {
+      return send_error(f, ErrorCode::kBadRequest,
+                        "BENCH: payload of %u bytes, needs runs:u32 and seed:u32",
+                        static_cast<unsigned>(f.length));
+    }
+    return send_error(f, ErrorCode::kBadRequest, "BENCH: runs must be 1..%u, not %u",
+                      static_cast<unsigned>(kMaxBenchRuns), static_cast<unsigned>(request.runs));
+  }
+  if (!model_upload_.complete) return send_error(f, ErrorCode::kNoModel, "no model uploaded");
+  if (state_ == BoardState::kTraining) {
+    return send_error(f, ErrorCode::kBadState,
+                      "a run is training: PAUSE or STOP it first (the run is kept)");
+  }
+  size_t free_at = align_up(model_upload_.total);
+  if (dataset_upload_.begun) free_at = align_up(dataset_offset() + dataset_upload_.total);
+  if (run_end_ > free_at) free_at = align_up(run_end_);
+  if (free_at >= board_.ram_bytes) {
+    return send_error(f, ErrorCode::kOutOfMemory,
+                      "no RAM left for inference after model, dataset and training arena");
+  }
+  // Loaded again (cheap: a view that verifies) so a configured run's model_
+  // is not touched; the interpreter's tables live in its arena.
+  Model model;
+  Status s = Model::load(model_upload_.data, model_upload_.total, &model);
+  if (!s.ok()) return send_error(f, ErrorCode::kEngine, "model: %s", s.message());
+  Interpreter interpreter;
+  BenchClock clock;
+  clock.now_us = [](void* board) { return static_cast<BoardSupport*>(board)->clock_us(); };
+  clock.context = &board_;
+  BenchReply reply;
+  s = run_inference_bench(model, request, board_.ram + free_at, board_.ram_bytes - free_at, clock,
+                          &interpreter, &reply);
+  if (!s.ok()) {
+    return send_error(
+        f, s.code() == StatusCode::kOutOfMemory ? ErrorCode::kOutOfMemory : ErrorCode::kEngine,
+        "%s", s.message());
+  }
+  reply.clock_hz = board_.clock_hz();
+  WireWriter w(payload_, sizeof payload_);
+  reply.write(w);
+  send(reply_type(MessageType::kBench), f.sequence, payload_, w.size(), true);
 }
 
 void Device::train_one() {

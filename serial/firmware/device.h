@@ -57,6 +57,7 @@ class Device {
   void on_configure(const Frame& f);
   void on_control(const Frame& f);
   void on_download(const Frame& f);
+  void on_bench(const Frame& f);
   void download_checkpoint(const Frame& f, uint32_t offset, uint32_t max_bytes);
   // The start of every DOWNLOAD reply: checks `offset` against `total` and
   // writes {offset, total} into payload_; *n = the bytes that fit after it.
@@ -102,6 +103,7 @@ class Device {
   TrainingRun run_;
   bool configured_ = false;
   size_t arena_bytes_ = 0;
+  size_t run_end_ = 0;  // pool offset where the configured run's arena ends (0: no run)
   bool weights_sha_valid_ = false;
   uint8_t weights_sha_[32] = {};
 };

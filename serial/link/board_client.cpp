@@ -195,7 +195,8 @@ bool BoardClient::check_reply(const Reply& reply, MessageType type, std::string*
 }
 
 bool BoardClient::request(MessageType type, const uint8_t* payload, size_t size, Reply* reply,
-                          std::string* error) {
+                          std::string* error, int timeout_ms) {
+  if (timeout_ms <= 0) timeout_ms = options_.timeout_ms;
   const uint16_t sequence = ++sequence_;
   for (int attempt = 0; attempt <= options_.retries; ++attempt) {
     if (attempt > 0) ++stats_.retries;
@@ -204,7 +205,7 @@ bool BoardClient::request(MessageType type, const uint8_t* payload, size_t size,
       if (reconnect(error)) continue;
       return false;
     }
-    const auto deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
       const int got = next_reply(ms_left(deadline), reply, error);
       if (got < 0) return false;
@@ -215,7 +216,7 @@ bool BoardClient::request(MessageType type, const uint8_t* payload, size_t size,
   }
   *error = std::string("no answer to ") + message_type_name(static_cast<uint8_t>(type)) +
            " after " + std::to_string(options_.retries + 1) + " attempts of " +
-           std::to_string(options_.timeout_ms) + " ms (" + transport_->description() + ")";
+           std::to_string(timeout_ms) + " ms (" + transport_->description() + ")";
   return false;
 }
 
@@ -436,6 +437,30 @@ bool BoardClient::download(uint8_t what, std::vector<uint8_t>* out, std::string*
       return false;
     }
     out->insert(out->end(), r.rest(), r.rest() + r.remaining());
+  }
+  return true;
+}
+
+bool BoardClient::bench(const BenchRequest& bench, BenchReply* out, std::string* error,
+                        int per_run_ms) {
+  if (caps_.protocol_version != 0 && !(caps_.flags & kCanBench)) {
+    *error = std::string("the board '") + caps_.board +
+             "' cannot time inference: its firmware predates BENCH (HELLO flags)";
+    return false;
+  }
+  uint8_t payload[16];
+  WireWriter w(payload, sizeof payload);
+  bench.write(w);
+  const int64_t wait = options_.timeout_ms + static_cast<int64_t>(per_run_ms) * bench.runs;
+  Reply reply;
+  if (!request(MessageType::kBench, payload, w.size(), &reply, error,
+               static_cast<int>(std::min<int64_t>(wait, 3600 * 1000)))) {
+    return false;
+  }
+  WireReader r(reply.payload.data(), reply.payload.size());
+  if (!out->read(r) || out->runs != bench.runs) {
+    *error = "malformed BENCH reply";
+    return false;
   }
   return true;
 }

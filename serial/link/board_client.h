@@ -78,6 +78,11 @@ class BoardClient {
   bool control(MessageType type, BoardState* state, std::string* error);
   // what: kDownloadWeights, kDownloadModel or kDownloadCheckpoint (messages.h).
   bool download(uint8_t what, std::vector<uint8_t>* out, std::string* error);
+  // BENCH: the board times bench.runs inferences of its uploaded model and
+  // answers when done, so each attempt waits timeout_ms plus `per_run_ms` x
+  // runs (a retry gets the same reply, never a second bench).
+  bool bench(const BenchRequest& bench, BenchReply* reply, std::string* error,
+             int per_run_ms = 100);
   // Delivers events for up to timeout_ms (or until on_event returns false).
   // False with *error when the port fails.
   bool wait_events(int timeout_ms, const std::function<bool(const Event&)>& on_event,
@@ -115,8 +120,9 @@ class BoardClient {
   // Reads until a reply frame arrives (events are dispatched on the way).
   // Returns 1 with *reply, 0 on timeout, -1 on a port failure.
   int next_reply(int timeout_ms, Reply* reply, std::string* error);
+  // `timeout_ms` per attempt; 0 = options.timeout_ms.
   bool request(MessageType type, const uint8_t* payload, size_t size, Reply* reply,
-               std::string* error);
+               std::string* error, int timeout_ms = 0);
   bool check_reply(const Reply& reply, MessageType type, std::string* error);
   void dispatch_event(const Frame& frame);
   void note_session(uint32_t session_id);

@@ -1,11 +1,13 @@
 #include "serial/link/host_reference.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
 
 #include "engine/model/model.h"
 #include "engine/train/trainer.h"
+#include "serial/firmware/inference_bench.h"
 #include "serial/firmware/training_run.h"
 
 namespace gruwb::serial {
@@ -159,6 +161,67 @@ bool apply_weight_blob(const std::vector<uint8_t>& model_bytes, const std::vecto
     }
     const size_t at = static_cast<size_t>(t.data.data - out->data());
     memcpy(out->data() + at, e.data, e.bytes);
+  }
+  return true;
+}
+
+bool bench_on_host(const std::vector<uint8_t>& model, const BenchRequest& request, BenchReply* out,
+                   std::string* error) {
+  Model view;
+  Status s = Model::load(model.data(), model.size(), &view);
+  if (!s.ok()) {
+    *error = std::string("model: ") + s.message();
+    return false;
+  }
+  BenchClock clock;
+  clock.now_us = [](void*) {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  };
+  // As much RAM as the board's pool at most; the host has it to spare.
+  std::vector<uint8_t> ram(static_cast<size_t>(request.runs) * 4 + (16u << 20) + 16);
+  uint8_t* aligned = ram.data() + ((16 - (reinterpret_cast<uintptr_t>(ram.data()) & 15)) & 15);
+  auto interpreter = std::make_unique<Interpreter>();
+  s = run_inference_bench(view, request, aligned, ram.size() - 16, clock, interpreter.get(), out);
+  if (!s.ok()) {
+    *error = s.message();
+    return false;
+  }
+  return true;
+}
+
+bool compare_bench_outputs(const BenchReply& board, const BenchReply& host, double* max_difference,
+                           bool* identical, std::string* error) {
+  if (board.output_type != host.output_type || board.output_bytes != host.output_bytes ||
+      board.output_count != host.output_count) {
+    *error = "the board's output 0 (type " + std::to_string(board.output_type) + ", " +
+             std::to_string(board.output_bytes) + " bytes) is not the host's (type " +
+             std::to_string(host.output_type) + ", " + std::to_string(host.output_bytes) +
+             " bytes): another model?";
+    return false;
+  }
+  *identical = board.output_crc32 == host.output_crc32;
+  *max_difference = 0;
+  const bool is_float = board.output_type == static_cast<uint8_t>(TensorType::FLOAT32);
+  const size_t step = is_float ? 4 : 1;
+  for (size_t at = 0; at + step <= board.output_count; at += step) {
+    double a, b;
+    if (is_float) {
+      float fa, fb;
+      memcpy(&fa, board.output + at, 4);
+      memcpy(&fb, host.output + at, 4);
+      a = fa;
+      b = fb;
+    } else if (board.output_type == static_cast<uint8_t>(TensorType::INT8)) {
+      a = static_cast<int8_t>(board.output[at]);
+      b = static_cast<int8_t>(host.output[at]);
+    } else {
+      a = board.output[at];
+      b = host.output[at];
+    }
+    const double d = std::fabs(a - b);
+    if (!(d <= *max_difference)) *max_difference = d;  // NaN sticks
   }
   return true;
 }

@@ -33,4 +33,17 @@ bool compare_weight_blobs(const std::vector<uint8_t>& a, const std::vector<uint8
 bool apply_weight_blob(const std::vector<uint8_t>& model, const std::vector<uint8_t>& weights,
                        std::vector<uint8_t>* out, std::string* error);
 
+// The board's BENCH run on this CPU: same model bytes, inputs from the same
+// seed, the firmware's own code (run_inference_bench) timed by the steady
+// clock; clock_hz stays 0. Its output is what the board's must equal.
+bool bench_on_host(const std::vector<uint8_t>& model, const BenchRequest& request, BenchReply* out,
+                   std::string* error);
+
+// Compares the output the board sent with the host's: same type and size, and
+// the carried FLOAT32 values' largest absolute difference (*identical: the
+// whole outputs' CRC-32s agree). False with *error when they are not the
+// same tensor at all.
+bool compare_bench_outputs(const BenchReply& board, const BenchReply& host, double* max_difference,
+                           bool* identical, std::string* error);
+
 }  // namespace gruwb::serial

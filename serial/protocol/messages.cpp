@@ -16,6 +16,7 @@ const char* message_type_name(uint8_t type) {
     case 0x08: return type & kReplyBit ? "STOP_ACK" : "STOP";
     case 0x09: return type & kReplyBit ? "DOWNLOAD_REPLY" : "DOWNLOAD";
     case 0x0A: return type & kReplyBit ? "RESET_ACK" : "RESET";
+    case 0x0B: return type & kReplyBit ? "BENCH_REPLY" : "BENCH";
     default: break;
   }
   switch (type) {
@@ -268,6 +269,52 @@ bool ErrorReply::read(WireReader& r) {
   code = static_cast<ErrorCode>(r.u8());
   r.text(message, sizeof message);
   return r.ok;
+}
+
+void BenchRequest::write(WireWriter& w) const {
+  w.u32(runs);
+  w.u32(seed);
+}
+
+bool BenchRequest::read(WireReader& r) {
+  runs = r.u32();
+  seed = r.u32();
+  return r.ok && runs >= 1 && runs <= kMaxBenchRuns;
+}
+
+void BenchReply::write(WireWriter& w) const {
+  w.u32(runs);
+  w.u32(clock_hz);
+  w.u32(arena_bytes);
+  w.u32(static_cast<uint32_t>(total_us));
+  w.u32(static_cast<uint32_t>(total_us >> 32));
+  w.u32(min_us);
+  w.u32(median_us);
+  w.u32(max_us);
+  w.u8(output_type);
+  w.u32(output_bytes);
+  w.u32(output_crc32);
+  const uint8_t n = output_count < kBenchOutputBytes ? output_count : kBenchOutputBytes;
+  w.u8(n);
+  w.bytes(output, n);
+}
+
+bool BenchReply::read(WireReader& r) {
+  runs = r.u32();
+  clock_hz = r.u32();
+  arena_bytes = r.u32();
+  total_us = r.u32();
+  total_us |= static_cast<uint64_t>(r.u32()) << 32;
+  min_us = r.u32();
+  median_us = r.u32();
+  max_us = r.u32();
+  output_type = r.u8();
+  output_bytes = r.u32();
+  output_crc32 = r.u32();
+  output_count = r.u8();
+  if (output_count > kBenchOutputBytes || output_count > output_bytes) return false;
+  r.bytes(output, output_count);
+  return r.ok && runs >= 1 && min_us <= median_us && median_us <= max_us;
 }
 
 bool read_dataset_header(const uint8_t* data, size_t size, DatasetHeader* out) {

@@ -23,6 +23,7 @@ enum class MessageType : uint8_t {
   kStop = 0x08,
   kDownload = 0x09,
   kReset = 0x0A,
+  kBench = 0x0B,
   // events, board -> host
   kMetric = 0xC0,
   kLog = 0xC1,
@@ -59,9 +60,13 @@ enum class UploadResult : uint8_t { kInProgress = 0, kComplete = 1, kHashMismatc
 constexpr int kMaxReportedOps = 96;
 constexpr int kMaxCustomOps = 2;
 
+// Capabilities::flags
+constexpr uint8_t kCanTrain = 1;
+constexpr uint8_t kCanBench = 2;  // answers BENCH (boards before it: ERROR unknown type)
+
 struct Capabilities {
   uint8_t protocol_version = 0;
-  uint8_t flags = 0;  // bit 0: can train
+  uint8_t flags = 0;  // kCanTrain, kCanBench
   uint16_t max_payload = 0;
   uint32_t session_id = 0;
   uint32_t ram_bytes = 0;  // model + dataset + training arena share this pool
@@ -170,6 +175,35 @@ struct ErrorReply {
   uint8_t request_type = 0;
   ErrorCode code = ErrorCode::kNone;
   char message[200] = {};
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+
+// BENCH: time the uploaded model's inference on the board (serial/firmware/
+// inference_bench.h). The board fills the inputs itself from `seed`
+// (fill_bench_inputs), so the host can run the same input and compare.
+constexpr uint32_t kMaxBenchRuns = 10000;
+struct BenchRequest {
+  uint32_t runs = 100;  // timed inferences, 1..kMaxBenchRuns
+  uint32_t seed = 1;    // of the inputs the board fills
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);  // false when short or runs is out of range
+};
+
+// The first bytes of output 0 the reply carries (the whole output's CRC-32
+// covers the rest).
+constexpr size_t kBenchOutputBytes = 64;
+struct BenchReply {
+  uint32_t runs = 0;
+  uint32_t clock_hz = 0;  // the board's clock (0 = host simulation)
+  uint32_t arena_bytes = 0;
+  uint64_t total_us = 0;  // all timed runs
+  uint32_t min_us = 0, median_us = 0, max_us = 0;
+  uint8_t output_type = 0;    // TensorType of output 0
+  uint32_t output_bytes = 0;  // its whole size
+  uint32_t output_crc32 = 0;  // over all output_bytes
+  uint8_t output_count = 0;   // first bytes carried below (<= kBenchOutputBytes)
+  uint8_t output[kBenchOutputBytes] = {};
   void write(WireWriter& w) const;
   bool read(WireReader& r);
 };

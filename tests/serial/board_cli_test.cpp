@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -104,6 +105,7 @@ void train_and_download(const std::string& pty, const std::string& tag) {
       std::string::npos)
       << info.output;
   EXPECT_NE(info.output.find("custom GRUWB_GRU"), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("can bench:        yes"), std::string::npos) << info.output;
 
   Result train = run("board train --port " + pty + " --model " + kModel + " --data " + kData +
                      " --samples 16 --epochs 1 --batch 4 --lr 0.002 --seed 5 --metric-every 8"
@@ -173,6 +175,61 @@ TEST(BoardCli, SimulatedBoardTrainsLikeTheHost) {
       bad.output.find("board train: --checkpoint-every 'x' must be an integer in 0..16777216"),
       std::string::npos)
       << bad.output;
+}
+
+// `gruwb board bench` on the simulated board: the line names the board, count, median, arena
+// and host figure, and the board's output equals the host's run of the same inputs; --json
+// carries the same; bad requests fail with one line.
+TEST(BoardCli, SimulatedBoardBenchesInference) {
+  Server sim;
+  std::string pty;
+  ASSERT_TRUE(
+      sim.start({GRUWB_CLI, "board-sim"}, std::regex("serving on (/dev/pts/[0-9]+)"), &pty));
+  Result bench = run("board bench " + kModel + " --port " + pty + " --runs 20");
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  std::printf("%s", bench.output.c_str());
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      bench.output, m,
+      std::regex("board host-sim \\(simulated: this computer's clock\\): gesture_gru_fused.tflite, "
+                 "20 inferences, median ([0-9,]+) us \\(min ([0-9,]+), max ([0-9,]+)\\), arena "
+                 "([0-9,]+) B; host ([0-9,]+) us; output equals the host's bit for bit\n")))
+      << bench.output;
+  const auto number = [](std::string text) {
+    text.erase(std::remove(text.begin(), text.end(), ','), text.end());
+    return std::stol(text);
+  };
+  const long median = number(m[1]), low = number(m[2]), high = number(m[3]);
+  EXPECT_LE(low, median);
+  EXPECT_LE(median, high);
+  EXPECT_GT(median, 0);
+  EXPECT_LT(median, 1000000);  // a 60-step GRU(60) is no second of host CPU
+  // The arena is the one `gruwb bench` plans for the model on the host.
+  Result host = run("bench " + kModel + " --json --repetitions 1 --min-time 0.01");
+  ASSERT_EQ(host.exit_code, 0) << host.output;
+  std::smatch arena;
+  ASSERT_TRUE(std::regex_search(host.output, arena, std::regex("\"arena_bytes\": ([0-9]+)")))
+      << host.output;
+  EXPECT_EQ(number(m[4]), std::stol(arena[1]));
+
+  Result json = run("board bench " + kModel + " --port " + pty + " --runs 3 --json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_NE(json.output.find("\"runs\": 3,"), std::string::npos) << json.output;
+  EXPECT_NE(json.output.find("\"simulated\": true,"), std::string::npos) << json.output;
+  EXPECT_NE(json.output.find("\"instructions_per_inference\": null,"), std::string::npos)
+      << json.output;
+  EXPECT_NE(json.output.find("\"output_identical\": true,"), std::string::npos) << json.output;
+  EXPECT_EQ(json.output.find("upload"), std::string::npos) << json.output;  // JSON only
+
+  Result runs = run("board bench " + kModel + " --port " + pty + " --runs 0");
+  EXPECT_EQ(runs.exit_code, 2);
+  EXPECT_EQ(runs.output.rfind("gruwb: board bench: --runs '0' must be an integer in 1..10000\n", 0),
+            0u)
+      << runs.output;
+  Result no_model = run("board bench " + kData + " --port " + pty);
+  EXPECT_EQ(no_model.exit_code, 2);
+  EXPECT_EQ(no_model.output.find('\n'), no_model.output.size() - 1) << no_model.output;
+  EXPECT_NE(no_model.output.find(kData + ": "), std::string::npos) << no_model.output;
 }
 
 TEST(BoardCli, LibserialportPathAndErrors) {

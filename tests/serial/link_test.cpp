@@ -14,6 +14,8 @@
 
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_writer.h"
+#include "serial/firmware/inference_bench.h"
+#include "serial/firmware/pcg32.h"
 #include "serial/link/board_client.h"
 #include "serial/link/board_run.h"
 #include "serial/link/dataset_blob.h"
@@ -560,6 +562,174 @@ TEST(BoardLink, BoardRejectsWrongOrderAndSizes) {
   ConfigureReply reply;
   EXPECT_FALSE(rig.client->configure(adam_settings(1), &reply, &error));
   EXPECT_NE(error.find("150 input values per sample"), std::string::npos) << error;
+}
+
+// The bench inputs are the documented formula over pcg_basic's stream: a
+// host or a third-party board can rebuild them (docs/serial-protocol.md).
+TEST(BoardLink, BenchInputsFollowTheDocumentedGenerator) {
+  Pcg32 reference(42, 54);  // pcg32-demo: pcg32_srandom_r(&rng, 42u, 54u)
+  EXPECT_EQ(reference.next(), 0xa15c02b7u);
+  EXPECT_EQ(reference.next(), 0x7b47f409u);
+  EXPECT_EQ(reference.next(), 0xba1d3330u);
+  const auto model = model_bytes();
+  Model view;
+  ASSERT_TRUE(Model::load(model.data(), model.size(), &view).ok());
+  std::vector<uint8_t> arena(1 << 20);
+  auto interpreter = std::make_unique<Interpreter>();
+  ASSERT_TRUE(interpreter->prepare(view, arena.data(), arena.size()).ok());
+  fill_bench_inputs(*interpreter, 9);
+  const Tensor* input = interpreter->input(0);
+  ASSERT_EQ(input->elements(), 180);  // 1 x 60 x 3
+  Pcg32 rng(9, 0x42454e43);
+  float low = 1, high = -1;
+  for (int i = 0; i < 180; ++i) {
+    const double expected = std::ldexp(static_cast<double>(rng.next() >> 8), -23) - 1.0;
+    ASSERT_EQ(input->f32()[i], static_cast<float>(expected)) << i;
+    low = std::min(low, input->f32()[i]);
+    high = std::max(high, input->f32()[i]);
+  }
+  EXPECT_GE(low, -1.f);
+  EXPECT_LT(high, 1.f);
+  EXPECT_LT(low, -0.9f);  // spread over the range
+  EXPECT_GT(high, 0.9f);
+}
+
+// BENCH on the in-process board: its clock advances 100 us per read, so each
+// timed inference (two reads) is exactly 100 us; the outputs must be the host's
+// run of the same seed's inputs (same CPU, same code: bit for bit), a softmax
+// over the 4 classes.
+TEST(BoardLink, BenchTimesTheUploadedModelLikeTheHost) {
+  Rig rig;
+  std::string error;
+  ASSERT_TRUE(rig.client->hello(nullptr, &error)) << error;
+  EXPECT_TRUE(rig.client->capabilities().flags & kCanBench);
+  BenchRequest request;
+  request.runs = 37;
+  request.seed = 9;
+  BenchReply reply;
+  EXPECT_FALSE(rig.client->bench(request, &reply, &error));
+  EXPECT_EQ(error, "board: BENCH: no model: no model uploaded");
+
+  const auto model = model_bytes();
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model, nullptr, nullptr, &error)) << error;
+  ASSERT_TRUE(rig.client->bench(request, &reply, &error)) << error;
+  EXPECT_EQ(reply.runs, 37u);
+  EXPECT_EQ(reply.clock_hz, 1000000u);
+  EXPECT_EQ(reply.median_us, 100u);
+  EXPECT_EQ(reply.min_us, 100u);
+  EXPECT_EQ(reply.max_us, 100u);
+  EXPECT_EQ(reply.total_us, 3700u);
+  BenchReply host;
+  ASSERT_TRUE(bench_on_host(model, request, &host, &error)) << error;
+  EXPECT_EQ(reply.arena_bytes, host.arena_bytes);
+  EXPECT_GT(reply.arena_bytes, 1000u);
+  EXPECT_EQ(reply.output_type, 0);     // FLOAT32
+  ASSERT_EQ(reply.output_bytes, 16u);  // 4 classes
+  ASSERT_EQ(reply.output_count, 16);
+  EXPECT_EQ(reply.output_crc32, host.output_crc32);
+  EXPECT_EQ(memcmp(reply.output, host.output, 16), 0);
+  float probabilities[4];
+  memcpy(probabilities, reply.output, 16);
+  float sum = 0;
+  for (float p : probabilities) {
+    EXPECT_GT(p, 0.f);
+    sum += p;
+  }
+  EXPECT_NEAR(sum, 1.f, 1e-5f);
+  // Another seed is another input: another output.
+  BenchRequest other = request;
+  other.seed = 10;
+  BenchReply moved;
+  ASSERT_TRUE(rig.client->bench(other, &moved, &error)) << error;
+  EXPECT_NE(moved.output_crc32, reply.output_crc32);
+  bool identical = false;
+  double difference = 1;
+  ASSERT_TRUE(compare_bench_outputs(reply, host, &difference, &identical, &error)) << error;
+  EXPECT_TRUE(identical);
+  EXPECT_EQ(difference, 0.0);
+  ASSERT_TRUE(compare_bench_outputs(moved, host, &difference, &identical, &error)) << error;
+  EXPECT_FALSE(identical);
+  EXPECT_GT(difference, 0.0);
+
+  // Broken requests: one-line errors, nothing run.
+  RawReply raw = raw_request(rig, MessageType::kBench, 7001, {1, 0, 0});
+  EXPECT_EQ(raw.type, static_cast<uint8_t>(MessageType::kError));
+  EXPECT_EQ(raw.error, "BENCH: payload of 3 bytes, needs runs:u32 and seed:u32");
+  raw = raw_request(rig, MessageType::kBench, 7002, {0, 0, 0, 0, 1, 0, 0, 0});
+  EXPECT_EQ(raw.error, "BENCH: runs must be 1..10000, not 0");
+  raw = raw_request(rig, MessageType::kBench, 7003, {0x11, 0x27, 0, 0, 1, 0, 0, 0});  // 10001
+  EXPECT_EQ(raw.error, "BENCH: runs must be 1..10000, not 10001");
+  // A board too small for the arena says what it needed.
+  Rig small(Faults{}, Faults{}, 1, 52 * 1024);
+  ASSERT_TRUE(small.client->hello(nullptr, &error)) << error;
+  ASSERT_TRUE(small.client->upload(UploadKind::kModel, model, nullptr, nullptr, &error)) << error;
+  EXPECT_FALSE(small.client->bench(request, &reply, &error));
+  EXPECT_NE(error.find("BENCH: out of memory: inference needs " + std::to_string(host.arena_bytes) +
+                       " bytes of arena, "),
+            std::string::npos)
+      << error;
+}
+
+// A configured run is left as it was: BENCH before START and while paused
+// (refused while training), then the run ends exactly as the host's.
+TEST(BoardLink, BenchLeavesAConfiguredRunAsItWas) {
+  Rig rig;
+  std::string error;
+  ASSERT_TRUE(rig.client->hello(nullptr, &error)) << error;
+  const auto model = model_bytes();
+  const auto data = dataset_blob(8);
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model, nullptr, nullptr, &error)) << error;
+  ASSERT_TRUE(rig.client->upload(UploadKind::kDataset, data, nullptr, nullptr, &error)) << error;
+  TrainingSettings settings = adam_settings(2);
+  settings.metric_every = 2;
+  ConfigureReply configured;
+  ASSERT_TRUE(rig.client->configure(settings, &configured, &error)) << error;
+  BenchRequest request;
+  request.runs = 5;
+  BenchReply reply;
+  ASSERT_TRUE(rig.client->bench(request, &reply, &error)) << error;
+  BenchReply host;
+  ASSERT_TRUE(bench_on_host(model, request, &host, &error)) << error;
+  EXPECT_EQ(reply.output_crc32, host.output_crc32);
+
+  std::vector<Metric> metrics;
+  rig.client->set_event_handler([&](const Event& e) {
+    if (e.type == MessageType::kMetric) metrics.push_back(e.metric);
+  });
+  ASSERT_TRUE(rig.client->control(MessageType::kStart, nullptr, &error)) << error;
+  // While it trains: refused with the reason.
+  EXPECT_FALSE(rig.client->bench(request, &reply, &error));
+  EXPECT_EQ(error,
+            "board: BENCH: wrong state: a run is training: PAUSE or STOP it first (the run is "
+            "kept)");
+  ASSERT_TRUE(rig.client->wait_events(
+      10000, [&](const Event& e) { return e.type != MessageType::kMetric; }, &error))
+      << error;
+  ASSERT_TRUE(rig.client->control(MessageType::kPause, nullptr, &error)) << error;
+  // Paused: the host may make sure the board has the model (no upload, no
+  // change), bench, and train on.
+  UploadReport report;
+  ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model, nullptr, &report, &error)) << error;
+  EXPECT_EQ(report.payload_bytes, 0u);
+  ASSERT_TRUE(rig.client->bench(request, &reply, &error)) << error;
+  EXPECT_EQ(reply.output_crc32, host.output_crc32);  // the model as uploaded, not as trained
+  ASSERT_TRUE(rig.client->control(MessageType::kStart, nullptr, &error)) << error;
+  ASSERT_TRUE(rig.client->wait_events(
+      20000,
+      [&](const Event& e) {
+        return !(e.type == MessageType::kMetric && (e.metric.flags & kMetricRunDone));
+      },
+      &error))
+      << error;
+  std::vector<uint8_t> weights;
+  ASSERT_TRUE(rig.client->download(0, &weights, &error)) << error;
+  ReferenceRun reference;
+  ASSERT_TRUE(run_on_host(model, data, settings, &reference, &error)) << error;
+  double max_relative = 1;
+  ASSERT_TRUE(compare_weight_blobs(weights, reference.weights, &max_relative, &error)) << error;
+  EXPECT_EQ(max_relative, 0.0);
+  ASSERT_FALSE(metrics.empty());
+  EXPECT_EQ(metrics.back().loss, reference.metrics.back().loss);
 }
 
 }  // namespace

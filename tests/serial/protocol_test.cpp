@@ -194,5 +194,92 @@ TEST(Messages, SettingsRoundTripAndTruncation) {
   EXPECT_FALSE(back.read(bad_reader));
 }
 
+TEST(Messages, BenchRoundTripAndBrokenPayloads) {
+  BenchRequest request;
+  request.runs = 250;
+  request.seed = 0xDEADBEEF;
+  uint8_t buffer[kMaxPayload];
+  WireWriter w(buffer, sizeof buffer);
+  request.write(w);
+  ASSERT_TRUE(w.ok);
+  EXPECT_EQ(w.size(), 8u);  // runs:u32, seed:u32 (docs/serial-protocol.md)
+  BenchRequest back;
+  WireReader r(buffer, w.size());
+  ASSERT_TRUE(back.read(r));
+  EXPECT_EQ(back.runs, 250u);
+  EXPECT_EQ(back.seed, 0xDEADBEEFu);
+  for (size_t n = 0; n < w.size(); ++n) {
+    WireReader shorter(buffer, n);
+    BenchRequest t;
+    EXPECT_FALSE(t.read(shorter)) << n;
+  }
+  // Runs outside 1..kMaxBenchRuns are refused.
+  for (uint32_t runs : {0u, kMaxBenchRuns + 1, 0xFFFFFFFFu}) {
+    BenchRequest bad;
+    bad.runs = runs;
+    WireWriter bw(buffer, sizeof buffer);
+    bad.write(bw);
+    WireReader br(buffer, bw.size());
+    BenchRequest t;
+    EXPECT_FALSE(t.read(br)) << runs;
+  }
+
+  BenchReply reply;
+  reply.runs = 100;
+  reply.clock_hz = 25000000;
+  reply.arena_bytes = 10176;
+  reply.total_us = 0x123456789ull;  // over 32 bits
+  reply.min_us = 4000;
+  reply.median_us = 4100;
+  reply.max_us = 5000;
+  reply.output_type = 0;
+  reply.output_bytes = 16;
+  reply.output_crc32 = 0xCBF43926;
+  reply.output_count = 16;
+  for (int i = 0; i < 16; ++i) reply.output[i] = static_cast<uint8_t>(i * 7 + 1);
+  WireWriter rw(buffer, sizeof buffer);
+  reply.write(rw);
+  ASSERT_TRUE(rw.ok);
+  EXPECT_EQ(rw.size(), 42u + 16u);
+  BenchReply got;
+  WireReader rr(buffer, rw.size());
+  ASSERT_TRUE(got.read(rr));
+  EXPECT_EQ(got.runs, 100u);
+  EXPECT_EQ(got.clock_hz, 25000000u);
+  EXPECT_EQ(got.arena_bytes, 10176u);
+  EXPECT_EQ(got.total_us, 0x123456789ull);
+  EXPECT_EQ(got.min_us, 4000u);
+  EXPECT_EQ(got.median_us, 4100u);
+  EXPECT_EQ(got.max_us, 5000u);
+  EXPECT_EQ(got.output_bytes, 16u);
+  EXPECT_EQ(got.output_crc32, 0xCBF43926u);
+  ASSERT_EQ(got.output_count, 16);
+  EXPECT_EQ(memcmp(got.output, reply.output, 16), 0);
+  for (size_t n = 0; n < rw.size(); ++n) {
+    WireReader shorter(buffer, n);
+    BenchReply t;
+    EXPECT_FALSE(t.read(shorter)) << n;
+  }
+  // More output bytes announced than the output has, or than a reply
+  // carries, and a median outside [min, max] are no reply.
+  BenchReply odd = reply;
+  odd.output_bytes = 8;
+  WireWriter ow(buffer, sizeof buffer);
+  odd.write(ow);
+  WireReader orr(buffer, ow.size());
+  EXPECT_FALSE(got.read(orr));
+  buffer[41] = static_cast<uint8_t>(kBenchOutputBytes + 1);  // the count byte
+  WireReader big(buffer, sizeof buffer);
+  EXPECT_FALSE(got.read(big));
+  odd = reply;
+  odd.median_us = 6000;
+  WireWriter mw(buffer, sizeof buffer);
+  odd.write(mw);
+  WireReader mr(buffer, mw.size());
+  EXPECT_FALSE(got.read(mr));
+  EXPECT_STREQ(message_type_name(0x0B), "BENCH");
+  EXPECT_STREQ(message_type_name(0x8B), "BENCH_REPLY");
+}
+
 }  // namespace
 }  // namespace gruwb::serial

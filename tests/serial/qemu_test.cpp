@@ -217,6 +217,37 @@ TEST(QemuBoard, Mps2An386TrainsLikeTheHost) {
   // bit for some inputs (research/qemu-mcu.md), which can flip a near tie of
   // the untrained model's class probabilities. Allow one sample of 16.
   EXPECT_LE(std::fabs(metrics[0].accuracy - host.metrics[0].accuracy), 1.0 / 16 + 1e-6);
+
+  // Inference latency (BENCH) of the uploaded model beside the finished run:
+  // board time at 1 ns per instruction, so median us x 1000 = instructions per
+  // inference. The output equals the host's run of the same inputs up to
+  // newlib's expf/tanhf last bits.
+  BenchRequest bench;
+  bench.runs = 20;
+  BenchReply board_bench;
+  ASSERT_TRUE(client.bench(bench, &board_bench, &error, 1000)) << error;
+  BenchReply host_bench;
+  ASSERT_TRUE(bench_on_host(model, bench, &host_bench, &error)) << error;
+  bool identical = false;
+  double difference = 1;
+  ASSERT_TRUE(compare_bench_outputs(board_bench, host_bench, &difference, &identical, &error))
+      << error;
+  std::printf(
+      "bench: %u inferences, median %u us (min %u, max %u) = %.2f M instructions per inference, "
+      "arena %u bytes; host %u us (arena %u bytes); output %s (max difference %.3g)\n",
+      board_bench.runs, board_bench.median_us, board_bench.min_us, board_bench.max_us,
+      board_bench.median_us / 1e3, board_bench.arena_bytes, host_bench.median_us,
+      host_bench.arena_bytes, identical ? "bit-identical" : "differs", difference);
+  EXPECT_EQ(board_bench.runs, 20u);
+  EXPECT_EQ(board_bench.clock_hz, 25000000u);
+  // Without a cache or interrupts in the timed loop, every run takes nearly
+  // the same instructions (SysTick wraps: a few us).
+  EXPECT_LE(board_bench.max_us - board_bench.min_us, board_bench.median_us / 100 + 5);
+  // One training sample (forward + backward + update) costs more than one inference.
+  EXPECT_LT(board_bench.median_us, 1e6 / metrics[0].samples_per_second);
+  EXPECT_GT(board_bench.median_us, 100u);
+  // (The arenas differ: the board's tensor and op tables hold 32-bit pointers.)
+  EXPECT_LE(difference, 1e-5);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <qcustomplot.h>
 
+#include <QPushButton>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <atomic>
@@ -83,6 +85,19 @@ void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
   QVERIFY(workspace.waitForIdle(5000));
   QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
   QVERIFY2(panel->statusText().startsWith("uploaded 49088 bytes"), qPrintable(panel->statusText()));
+
+  // Bench: the model is on the board already; the status line gets the one-line result.
+  QPushButton* bench = panel->findChild<QPushButton*>("boardBench");
+  QVERIFY(bench && bench->isEnabled());
+  workspace.bench(10);
+  QVERIFY(workspace.waitForIdle(5000));
+  QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+  QVERIFY2(QRegularExpression("^board host-sim \\(simulated: this computer's clock\\): "
+                              "gesture_gru_fused.tflite, 10 inferences, median [0-9,]+ us .*"
+                              "output equals the host's bit for bit$")
+               .match(panel->statusText())
+               .hasMatch(),
+           qPrintable(panel->statusText()));
 
   gruwb::views::BoardStageSettings stage;
   stage.stage = "all";
