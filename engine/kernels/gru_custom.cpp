@@ -31,7 +31,6 @@ namespace {
 
 enum Input { kX = 0, kInputKernel, kRecurrentKernel, kBias, kState };
 
-
 struct Options {
   const IntegerGru* integer = nullptr;  // full-integer models only
   bool reset_after = true;
