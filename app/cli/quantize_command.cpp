@@ -1,5 +1,5 @@
 // gruwb quantize MODEL --data DATASET -o OUT [--mode int8|int16x8|dynamic] [--samples N]
-//                [--float-io | --integer-io] [--raw] [--json]
+//                [--float-io | --integer-io] [--raw] [--length POLICY] [--json]
 
 #include "app/cli/command.h"
 #include "app/core/inspect.h"
@@ -14,7 +14,7 @@ int run(const std::vector<std::string>& args) {
   const std::vector<OptionSpec> spec = {
       {"-o", true},        {"--output", true},    {"--data", true},        {"--mode", true},
       {"--samples", true}, {"--float-io", false}, {"--integer-io", false}, {"--raw", false},
-      {"--json", false}};
+      {"--length", true},  {"--json", false}};
   if (!parse_args(kQuantizeCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.size() != 1) {
     return usage_error(
@@ -50,6 +50,11 @@ int run(const std::vector<std::string>& args) {
     return usage_error(message, &kQuantizeCommand);
   }
   request.normalize = !parsed.has("--raw");
+  const std::string length = parsed.value("--length", "resample");
+  if (!app::parse_length_policy(length, &request.length_policy)) {
+    return usage_error("quantize: --length '" + length + "' must be exact, crop, pad or resample",
+                       &kQuantizeCommand);
+  }
   request.json = parsed.has("--json");
   std::string out, err;
   return finish(app::run_quantize(request, &out, &err), out, err);
@@ -61,7 +66,8 @@ const Command kQuantizeCommand = {
     "quantize",
     "Post-training quantization (int8, int16x8 or dynamic range) with representative data",
     "Usage: gruwb quantize MODEL --data DATASET -o OUT [--mode int8|int16x8|dynamic]\n"
-    "                      [--samples N] [--float-io | --integer-io] [--raw] [--json]\n"
+    "                      [--samples N] [--float-io | --integer-io] [--raw]\n"
+    "                      [--length exact|crop|pad|resample] [--json]\n"
     "\n"
     "Quantizes a float model as TensorFlow Lite's converter does with a\n"
     "representative dataset. The engine runs MODEL on the samples and records\n"
@@ -82,8 +88,9 @@ const Command kQuantizeCommand = {
     "\n"
     "Options:\n"
     "  --data DATASET     Representative inputs: a .npy (N, ...) of model inputs, or\n"
-    "                     a dataset (docs/datasets.md), its training split resampled\n"
-    "                     to the model's T and normalised with its statistics\n"
+    "                     a dataset (docs/datasets.md): its training split brought\n"
+    "                     to the model's T (--length) and normalised with its\n"
+    "                     statistics\n"
     "  -o, --output OUT   The model to write; .circle or .tflite picks the format\n"
     "  --mode MODE        int8 (default), int16x8 or dynamic\n"
     "  --samples N        Representative samples, evenly spaced over the data\n"
@@ -92,6 +99,8 @@ const Command kQuantizeCommand = {
     "                     the edges (default, TFLite's inference_input_type float)\n"
     "  --integer-io       int8 (int16) model inputs and outputs\n"
     "  --raw              Do not normalise a dataset's values\n"
+    "  --length POLICY    A dataset's series of another length than T: exact, crop,\n"
+    "                     pad or resample (default resample)\n"
     "  --json             Print the report as JSON\n"
     "  -h, --help         Show this help\n"
     "\n"

@@ -129,6 +129,7 @@ int run_quantize(const QuantizeRequest& r, std::string* out, std::string* err) {
     PrepareOptions prepare;
     prepare.timesteps = shape[1];
     prepare.normalize_data = r.normalize;
+    prepare.length_policy = r.length_policy;
     PreparedData data;
     if (!prepare_dataset(files, prepare, &data, err)) return kExitBadInput;
     if (data.features != shape[2]) {

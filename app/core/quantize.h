@@ -40,6 +40,8 @@ struct QuantizeRequest {
   std::string output_path;  // its extension (.tflite/.circle) picks the format
   DatasetQuantizeOptions options;
   bool normalize = true;  // datasets (not .npy): normalise with the training statistics
+  // Datasets: how series of another length reach the model's T (calibration data only).
+  LengthPolicy length_policy = LengthPolicy::kResample;
   bool json = false;
 };
 

@@ -283,11 +283,11 @@ void append_bytes(std::vector<uint8_t>* out, const std::vector<T>& values) {
 // Symmetric int8 weights, one scale per slice along `dimension` (channels = 1: per tensor).
 Params quantize_weights(const std::vector<float>& w, const std::vector<int32_t>& shape,
                         int32_t dimension, bool per_channel, std::vector<uint8_t>* out) {
-  int64_t outer = 1, inner = 1;
+  // Element i lies in channel (i / inner) % channels, inner = the product of the dims after
+  // `dimension`.
+  int64_t inner = 1;
   const int32_t channels = per_channel ? shape[static_cast<size_t>(dimension)] : 1;
-  for (int32_t d = 0; d < dimension; ++d) outer *= shape[static_cast<size_t>(d)];
   for (size_t d = static_cast<size_t>(dimension) + 1; d < shape.size(); ++d) inner *= shape[d];
-  if (!per_channel) outer = 1, inner = static_cast<int64_t>(w.size());
   auto channel_of = [&](size_t i) {
     return per_channel ? static_cast<int32_t>((static_cast<int64_t>(i) / inner) % channels) : 0;
   };
@@ -306,7 +306,6 @@ Params quantize_weights(const std::vector<float>& w, const std::vector<int32_t>&
     q[i] = static_cast<int8_t>(std::max(-127.f, std::min(127.f, v)));
   }
   append_bytes(out, q);
-  (void)outer;
   return p;
 }
 
@@ -445,7 +444,7 @@ class Quantizer {
         ++class_size_[root];
         Range& r = class_range_[root];
         r.add(range(s, t));
-        if (is_float_constant(s, t) && class_size_[root] > 0) {
+        if (is_float_constant(s, t)) {
           for (float v : float_values(def_, tensor(s, t))) r.add(v);
         }
       }
@@ -477,7 +476,7 @@ class Quantizer {
   }
 
   // Why the op cannot turn integer ("" when it can).
-  std::string why_float(int s, const fb::OperatorT& op, Kind kind, int32_t code) {
+  std::string why_float(int s, const fb::OperatorT& op, Kind kind) {
     std::string reason;
     if (kind == Kind::kGru) {
       if (!integer_gru_available(&reason)) return reason;
@@ -534,7 +533,6 @@ class Quantizer {
       }
       default: break;
     }
-    (void)code;
     return "";
   }
 
@@ -551,7 +549,7 @@ class Quantizer {
       const std::string name = name_of(def_, op);
       const Kind kind = kind_of(code, name);
       if (!touches_float && kind != Kind::kWhile) continue;
-      std::string reason = why_float(s, op, kind, code);
+      std::string reason = why_float(s, op, kind);
       if (reason.empty() && kind == Kind::kLstm &&
           !cal_.lstm_cell_max.count({s, static_cast<int>(o)})) {
         reason = "not reached by the representative samples";
