@@ -267,6 +267,14 @@ Params asymmetric_int8(Range r) {
   return per_tensor(static_cast<float>(scale),
                     static_cast<int64_t>(std::round(std::max(qmin, std::min(qmax, zp)))));
 }
+// int8 with zero point 0 for the LSTM's output, which its hidden state variable shares: a
+// runtime that clears variables to 0 bytes (rather than to the zero point) then starts from
+// h = 0 as the float model does.
+Params zero_centred_int8(Range r) {
+  const double scale = std::max({std::fabs(static_cast<double>(r.lo)) / 128.0,
+                                 std::fabs(static_cast<double>(r.hi)) / 127.0, 1e-9});
+  return per_tensor(static_cast<float>(scale), 0);
+}
 // Symmetric int16 activations (16x8): zero point 0.
 Params symmetric_int16(Range r) {
   const double m =
@@ -570,6 +578,9 @@ class Quantizer {
       }
       if (reason.empty() && kind == Kind::kFixedOutput)
         set_fixed(s, op.outputs[0], fixed_output(code));
+      if (reason.empty() && kind == Kind::kLstm) {
+        set_fixed(s, op.outputs[0], zero_centred_int8(range(s, op.outputs[0])));
+      }
       if (reason.empty() && kind == Kind::kWhile) plan_while(s, op);
       if (!reason.empty()) {
         decision_[static_cast<size_t>(s)][o] = 2;
