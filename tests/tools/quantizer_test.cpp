@@ -443,3 +443,64 @@ TEST(QuantizerTest, BadSamplesGiveOneLineErrors) {
 
 }  // namespace
 }  // namespace gruwb
+
+namespace gruwb {
+namespace {
+
+// Every shared model with float inputs either quantizes into a file our reader accepts or
+// fails with one line; nothing crashes (WHILE nests, CALL_ONCE, resource variables, LSTMs).
+TEST(QuantizerTest, SharedModelsQuantizeOrSayWhyInOneLine) {
+  const std::string shared = GRUWB_SHARED_DIR;
+  int tried = 0, quantized = 0;
+  for (const char* dir : {"/data/models/tflite/", "/data/models/real/"}) {
+    for (const char* name :
+         {"litert_call_once_mul.tflite", "litert_multi_subgraphs_while.tflite",
+          "litert_nested_while.tflite", "litert_unidirectional_sequence_lstm_24inputs.tflite",
+          "one_onert_micro_unidir_lstm_float.circle", "one_vscode_while_000.circle",
+          "tflm_hello_world_float.tflite", "tflm_mnist_fused_lstm_float.tflite",
+          "tflm_mnist_fused_lstm_int8.tflite", "breizhn_dtln_model_1.tflite",
+          "casonka_networkfilter_lstm.tflite", "casonka_networkfilter_simplernn.tflite",
+          "mycroftai_plugin_wake_word_precise_lite_hey_mycroft.tflite"}) {
+      std::vector<uint8_t> bytes;
+      std::string error;
+      if (!tools::read_file_bytes(shared + dir + name, &bytes, &error)) continue;
+      tools::LoadedModel loaded;
+      ASSERT_TRUE(tools::load_model_bytes(bytes, name, &loaded, &error)) << error;
+      tools::ModelRunner runner;
+      if (!runner.prepare(loaded.model, &error)) continue;
+      std::vector<tools::RepresentativeSample> samples(3);
+      bool float_inputs = true;
+      uint32_t state = 9;
+      for (tools::RepresentativeSample& s : samples) {
+        for (int i = 0; i < runner.input_count(); ++i) {
+          const Tensor* in = runner.interpreter().input(i);
+          float_inputs &= in->type == TensorType::FLOAT32;
+          s.emplace_back(static_cast<size_t>(in->elements()));
+          for (float& v : s.back()) {
+            state = state * 1664525u + 1013904223u;
+            v = static_cast<float>(state >> 8) / 16777216.f;  // [0, 1): also valid for the
+          }                                                   // WHILE models' conditions
+        }
+      }
+      if (!float_inputs) continue;
+      ++tried;
+      QuantizeResult result;
+      if (tools::quantize_model(bytes, samples, {}, &result, &error)) {
+        ++quantized;
+        std::printf("%s: %d quantized, %d float, %s\n", name, result.quantized_count(),
+                    result.float_count(),
+                    result.diff_measured
+                        ? ("max diff " + std::to_string(result.max_abs_diff)).c_str()
+                        : result.diff_note.c_str());
+      } else {
+        std::printf("%s: %s\n", name, error.c_str());
+        EXPECT_EQ(error.find('\n'), std::string::npos) << name;
+        EXPECT_FALSE(error.empty()) << name;
+      }
+    }
+  }
+  std::printf("%d of %d shared models quantized\n", quantized, tried);
+}
+
+}  // namespace
+}  // namespace gruwb
