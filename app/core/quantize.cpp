@@ -168,7 +168,7 @@ std::string quantize_report_text(const QuantizeRequest& r, const tools::Quantize
            o.quantized ? "quantized" : "float: ", o.quantized && !o.reason.empty() ? " (" : "",
            o.reason.c_str(), o.quantized && !o.reason.empty() ? ")" : "");
     if (o.engine_refuses) {
-      out += "      (this engine has no integer kernel for it yet; real TFLite runs it)\n";
+      out += "      (this engine cannot run it integer yet; real TFLite does)\n";
     }
   }
   append(&out, "weights: %llu -> %llu bytes\n", ull(result.weight_bytes_before),
