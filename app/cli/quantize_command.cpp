@@ -1,5 +1,5 @@
 // gruwb quantize MODEL --data DATASET -o OUT [--mode int8|int16x8|dynamic] [--samples N]
-//                [--float-io | --integer-io] [--raw] [--length POLICY] [--json]
+//                [--float-io | --integer-io] [--raw] [--length POLICY] [--per-tensor] [--json]
 
 #include "app/cli/command.h"
 #include "app/core/inspect.h"
@@ -12,9 +12,9 @@ int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
   const std::vector<OptionSpec> spec = {
-      {"-o", true},        {"--output", true},    {"--data", true},        {"--mode", true},
-      {"--samples", true}, {"--float-io", false}, {"--integer-io", false}, {"--raw", false},
-      {"--length", true},  {"--json", false}};
+      {"-o", true},        {"--output", true},      {"--data", true},        {"--mode", true},
+      {"--samples", true}, {"--float-io", false},   {"--integer-io", false}, {"--raw", false},
+      {"--length", true},  {"--per-tensor", false}, {"--json", false}};
   if (!parse_args(kQuantizeCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.size() != 1) {
     return usage_error(
@@ -50,6 +50,7 @@ int run(const std::vector<std::string>& args) {
     return usage_error(message, &kQuantizeCommand);
   }
   request.normalize = !parsed.has("--raw");
+  request.options.quantize.per_channel = !parsed.has("--per-tensor");
   const std::string length = parsed.value("--length", "resample");
   if (!app::parse_length_policy(length, &request.length_policy)) {
     return usage_error("quantize: --length '" + length + "' must be exact, crop, pad or resample",
@@ -67,7 +68,7 @@ const Command kQuantizeCommand = {
     "Post-training quantization (int8, int16x8 or dynamic range) with representative data",
     "Usage: gruwb quantize MODEL --data DATASET -o OUT [--mode int8|int16x8|dynamic]\n"
     "                      [--samples N] [--float-io | --integer-io] [--raw]\n"
-    "                      [--length exact|crop|pad|resample] [--json]\n"
+    "                      [--length exact|crop|pad|resample] [--per-tensor] [--json]\n"
     "\n"
     "Quantizes a float model as TensorFlow Lite's converter does with a\n"
     "representative dataset. The engine runs MODEL on the samples and records\n"
@@ -101,6 +102,9 @@ const Command kQuantizeCommand = {
     "  --raw              Do not normalise a dataset's values\n"
     "  --length POLICY    A dataset's series of another length than T: exact, crop,\n"
     "                     pad or resample (default resample)\n"
+    "  --per-tensor       One weight scale per FC/conv weight tensor instead of one\n"
+    "                     per output channel: older TFLite builds' hybrid (dynamic)\n"
+    "                     FULLY_CONNECTED reads only the first scale\n"
     "  --json             Print the report as JSON\n"
     "  -h, --help         Show this help\n"
     "\n"

@@ -856,7 +856,7 @@ class Quantizer {
         depthwise ? static_cast<int32_t>(tensor(s, op.inputs[1]).shape.size()) - 1 : 0;
     const float input_scale = tensor(s, op.inputs[0]).quantization->scale[0];
     Params w;
-    op.inputs[1] = quantize_weight(g, s, op.inputs[1], dimension, true, &w);
+    op.inputs[1] = quantize_weight(g, s, op.inputs[1], dimension, options_.per_channel, &w);
     if (op.inputs.size() > 2 && op.inputs[2] >= 0) {
       op.inputs[2] = quantize_bias(g, s, op.inputs[2], input_scale, w, int16_);
     }
@@ -930,7 +930,7 @@ class Quantizer {
 
 // ---- Dynamic range (hybrid) ------------------------------------------------------------------
 
-void quantize_dynamic(ModelDef* def, QuantizeResult* result) {
+void quantize_dynamic(ModelDef* def, bool fc_per_channel, QuantizeResult* result) {
   for (size_t s = 0; s < def->subgraphs.size(); ++s) {
     GraphWriter g(def, static_cast<int>(s));
     for (size_t o = 0; o < def->subgraphs[s]->operators.size(); ++o) {
@@ -941,7 +941,7 @@ void quantize_dynamic(ModelDef* def, QuantizeResult* result) {
       bool per_channel = false;
       if (code == static_cast<int32_t>(Op::FULLY_CONNECTED)) {
         weights = {1};
-        per_channel = true;
+        per_channel = fc_per_channel;
       } else if (code == static_cast<int32_t>(Op::UNIDIRECTIONAL_SEQUENCE_LSTM)) {
         weights = {1, 2, 3, 4, 5, 6, 7, 8};  // TFLite's hybrid LSTM reads one scale per tensor
       } else if (code == static_cast<int32_t>(Op::UNIDIRECTIONAL_SEQUENCE_RNN)) {
@@ -1076,7 +1076,7 @@ bool quantize_model(const std::vector<uint8_t>& bytes,
   if (!measure_model(bytes, &result->before, error)) return false;
   result->samples = static_cast<int>(samples.size());
   if (options.mode == QuantizeMode::kDynamic) {
-    quantize_dynamic(&def, result);
+    quantize_dynamic(&def, options.per_channel, result);
   } else {
     Calibration calibration;
     if (!calibrate(model, def, samples, &calibration, error)) return false;

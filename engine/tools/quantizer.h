@@ -38,6 +38,10 @@ struct QuantizeOptions {
   // and outputs are int8 (int16 in kInt16x8).
   bool integer_io = false;
   ModelFormat format = ModelFormat::kTflite;  // of the result
+  // One weight scale per output channel for FC/conv (TFLite's default); false: one per
+  // tensor, for older TFLite builds whose hybrid FULLY_CONNECTED reads a single scale (the
+  // tfjs-tflite oracle outputs the bias alone for a per-channel hybrid FC).
+  bool per_channel = true;
 };
 
 // One representative sample: one float vector per input of subgraph 0, in input order,

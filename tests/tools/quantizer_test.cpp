@@ -420,6 +420,18 @@ TEST(QuantizerTest, DynamicRangeKeepsFloatActivations) {
   EXPECT_EQ(w.type, TensorType::INT8);
   EXPECT_EQ(w.quantization->scale.size(), static_cast<size_t>(w.shape[0]));
   EXPECT_EQ(tensor(q, 0, fc->inputs[0]).type, TensorType::FLOAT32);
+  // --per-tensor: one scale, which older TFLite hybrid FCs read.
+  tools::QuantizeOptions per_tensor = test::quantize_options(QuantizeMode::kDynamic, false);
+  per_tensor.per_channel = false;
+  QuantizeResult one_scale;
+  ASSERT_TRUE(tools::quantize_model(float_bytes, test::representative_data(4, 1), per_tensor,
+                                    &one_scale, &error))
+      << error;
+  const ModelDef p = unpack(one_scale.bytes);
+  const fb::OperatorT* fc1 = find_op(p, 0, BuiltinOperator::FULLY_CONNECTED);
+  EXPECT_EQ(tensor(p, 0, fc1->inputs[1]).quantization->scale.size(), 1u);
+  ASSERT_TRUE(one_scale.diff_measured) << one_scale.diff_note;
+  EXPECT_LT(one_scale.max_abs_diff, 0.03);
 }
 
 TEST(QuantizerTest, BadSamplesGiveOneLineErrors) {
