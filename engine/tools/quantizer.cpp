@@ -560,7 +560,10 @@ class Quantizer {
       const int32_t code = code_of(def_, op);
       const std::string name = name_of(def_, op);
       const Kind kind = kind_of(code, name);
-      if (!touches_float && kind != Kind::kWhile) continue;
+      if (!touches_float) {
+        if (kind == Kind::kWhile) plan_while(s, op);  // an integer loop: its body may hold floats
+        continue;
+      }
       std::string reason = why_float(s, op, kind);
       if (reason.empty() && kind == Kind::kLstm &&
           !cal_.lstm_cell_max.count({s, static_cast<int>(o)})) {
