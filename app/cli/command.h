@@ -80,6 +80,7 @@ extern const Command kGradCommand;
 extern const Command kTrainCommand;
 extern const Command kFuseCommand;
 extern const Command kExportCommand;
+extern const Command kQuantizeCommand;
 extern const Command kCorpusCommand;
 
 }  // namespace gruwb::cli

@@ -14,9 +14,9 @@
 namespace gruwb::cli {
 
 const Command* const kCommands[] = {
-    &kInspectCommand, &kRunCommand,   &kBenchCommand,   &kBuildCommand,  &kGradCommand,
-    &kTrainCommand,   &kFuseCommand,  &kCorpusCommand,  &kExportCommand, &kExperimentCommand,
-    &kDataCommand,    &kBoardCommand, &kBoardSimCommand};
+    &kInspectCommand,    &kRunCommand,  &kBenchCommand,    &kBuildCommand,   &kGradCommand,
+    &kTrainCommand,      &kFuseCommand, &kQuantizeCommand, &kCorpusCommand,  &kExportCommand,
+    &kExperimentCommand, &kDataCommand, &kBoardCommand,    &kBoardSimCommand};
 
 const Command* find_command(const std::string& name) {
   for (const Command* command : kCommands) {
