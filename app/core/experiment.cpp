@@ -159,16 +159,21 @@ bool deploy_figures(const std::vector<uint8_t>& bytes, DeployFigures* out, std::
 bool quantization_stage(const std::string& mode, const std::vector<uint8_t>& source,
                         const PreparedSplit& representative, const TrainingData& test,
                         int32_t output, StageRun* run, std::string* error) {
-  QuantizeOptions options;
-  if (!parse_quantize_mode(mode, &options.mode, error)) return false;
-  QuantizeResult quantized;
+  DatasetQuantizeOptions options;
+  if (!tools::parse_quantize_mode(mode, &options.quantize.mode)) {
+    *error = "quantization mode '" + mode + "': expected int8, int16x8 or dynamic";
+    return false;
+  }
+  tools::QuantizeResult quantized;
   if (!quantize_for_dataset(source, representative, options, &quantized, error)) {
     *error = "quantize (" + mode + "): " + *error;
     return false;
   }
   QuantizationFigures& q = run->quantization;
   q.mode = mode;
-  q.kept_float = quantized.kept_float;
+  for (const tools::QuantizedOpOutcome& op : quantized.ops) {
+    if (!op.quantized) q.kept_float.push_back(op.name + ": " + op.reason);
+  }
   if (!deploy_figures(source, &q.source, error) ||
       !deploy_figures(quantized.bytes, &q.quantized, error)) {
     return false;
