@@ -171,8 +171,13 @@ bool quantization_stage(const std::string& mode, const std::vector<uint8_t>& sou
   }
   QuantizationFigures& q = run->quantization;
   q.mode = mode;
+  // Each (op, reason) once: a loop body repeats the same ops.
   for (const tools::QuantizedOpOutcome& op : quantized.ops) {
-    if (!op.quantized) q.kept_float.push_back(op.name + ": " + op.reason);
+    const std::string kept = op.name + ": " + op.reason;
+    if (!op.quantized && std::find(q.kept_float.begin(), q.kept_float.end(), kept) ==
+                             q.kept_float.end()) {
+      q.kept_float.push_back(kept);
+    }
   }
   if (!deploy_figures(source, &q.source, error) ||
       !deploy_figures(quantized.bytes, &q.quantized, error)) {
