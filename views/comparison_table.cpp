@@ -41,7 +41,7 @@ QTableWidgetItem* cell(const QString& text, bool number) {
 
 const char* const kStageHeaders[] = {"Experiment",     "Stage",           "Accuracy",
                                      "Cross entropy",  "\u0394 accuracy", "Trainable params",
-                                     "Training memory"};
+                                     "Training memory", "Deployed model"};
 const char* const kCellHeaders[] = {"Cell",        "Accuracy",    "Parameters",
                                     "Fused model", "WHILE model", "Latency"};
 
@@ -157,6 +157,18 @@ QJsonObject stage_result_to_json(const StageResult& r) {
     confusion.append(counts);
   }
   o["confusion"] = confusion;
+  if (r.quantized) {
+    QJsonObject q;
+    q["from"] = r.quantized_from;
+    q["model_bytes_before"] = double(r.model_bytes_before);
+    q["model_bytes_after"] = double(r.model_bytes_after);
+    q["arena_bytes_before"] = double(r.arena_bytes_before);
+    q["arena_bytes_after"] = double(r.arena_bytes_after);
+    q["latency_us_before"] = r.latency_us_before;
+    q["latency_us_after"] = r.latency_us_after;
+    q["kept_float"] = QJsonArray::fromStringList(r.kept_float);
+    o["quantization"] = q;
+  }
   return o;
 }
 
@@ -176,6 +188,18 @@ StageResult stage_result_from_json(const QJsonObject& o) {
     QVector<qint64> counts;
     for (const QJsonValue& c : row.toArray()) counts << qint64(c.toDouble());
     r.confusion << counts;
+  }
+  if (o.contains("quantization")) {
+    const QJsonObject q = o["quantization"].toObject();
+    r.quantized = true;
+    r.quantized_from = q["from"].toString();
+    r.model_bytes_before = qint64(q["model_bytes_before"].toDouble());
+    r.model_bytes_after = qint64(q["model_bytes_after"].toDouble());
+    r.arena_bytes_before = qint64(q["arena_bytes_before"].toDouble());
+    r.arena_bytes_after = qint64(q["arena_bytes_after"].toDouble());
+    r.latency_us_before = q["latency_us_before"].toDouble();
+    r.latency_us_after = q["latency_us_after"].toDouble();
+    for (const QJsonValue& k : q["kept_float"].toArray()) r.kept_float << k.toString();
   }
   return r;
 }
@@ -317,6 +341,25 @@ void ComparisonTable::refreshStageTable() {
     QTableWidgetItem* memory = cell(bytesText(r.training_memory_bytes), true);
     memory->setToolTip(tr("%1 bytes").arg(r.training_memory_bytes));
     stage_table_->setItem(i, kMemoryColumn, memory);
+    QTableWidgetItem* deploy = cell(QStringLiteral("\u2013"), true);
+    if (r.quantized) {
+      deploy->setText(QStringLiteral("%1 \u2192 %2, %3 \u2192 %4 \u00b5s")
+                          .arg(bytesText(r.model_bytes_before), bytesText(r.model_bytes_after))
+                          .arg(r.latency_us_before, 0, 'f', 1)
+                          .arg(r.latency_us_after, 0, 'f', 1));
+      deploy->setToolTip(
+          tr("Quantized from stage %1\nModel: %2 \u2192 %3 bytes\nArena: %4 \u2192 %5 bytes\n"
+             "Latency (one inference, this machine): %6 \u2192 %7 \u00b5s\nKept in float: %8")
+              .arg(r.quantized_from)
+              .arg(r.model_bytes_before)
+              .arg(r.model_bytes_after)
+              .arg(r.arena_bytes_before)
+              .arg(r.arena_bytes_after)
+              .arg(r.latency_us_before, 0, 'f', 1)
+              .arg(r.latency_us_after, 0, 'f', 1)
+              .arg(r.kept_float.isEmpty() ? tr("nothing") : r.kept_float.join("; ")));
+    }
+    stage_table_->setItem(i, kDeployColumn, deploy);
   }
   stage_table_->resizeColumnsToContents();
 }

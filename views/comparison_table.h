@@ -28,6 +28,13 @@ struct StageResult {
   qint64 training_memory_bytes = 0;  // engine arena for training
   QStringList class_names;
   QVector<QVector<qint64>> confusion;  // rows: true class, columns: predicted
+  // Quantization stages (int8, ...): the model before and after.
+  bool quantized = false;
+  QString quantized_from;  // the stage whose model was quantized
+  qint64 model_bytes_before = 0, model_bytes_after = 0;
+  qint64 arena_bytes_before = 0, arena_bytes_after = 0;
+  double latency_us_before = 0, latency_us_after = 0;
+  QStringList kept_float;  // ops left in float
 };
 
 struct CellResult {
@@ -83,6 +90,7 @@ class ComparisonTable : public QWidget {
     kDeltaColumn,
     kParametersColumn,
     kMemoryColumn,
+    kDeployColumn,  // quantization stages: model bytes and latency before -> after
     kColumnCount
   };
 

@@ -177,6 +177,23 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   last_row->addWidget(last_box_);
   last_row->addWidget(last_spin_);
   last_row->addStretch(1);
+  quantize_box_ = new QCheckBox(tr("Then quantize"));
+  quantize_box_->setObjectName("quantizeStage");
+  quantize_box_->setToolTip(
+      tr("Post-training quantization of the last training stage's model, calibrated on the "
+         "training split and scored on the test split: the accuracy it costs, the bytes, arena "
+         "and latency it saves (gruwb quantize)"));
+  quantize_mode_box_ = new QComboBox;
+  quantize_mode_box_->setObjectName("quantizeMode");
+  quantize_mode_box_->addItem(tr("int8"), "int8");
+  quantize_mode_box_->addItem(tr("int16x8"), "int16x8");
+  quantize_mode_box_->addItem(tr("dynamic range"), "dynamic");
+  quantize_mode_box_->setEnabled(false);
+  connect(quantize_box_, &QCheckBox::toggled, quantize_mode_box_, &QWidget::setEnabled);
+  auto* quantize_row = new QHBoxLayout;
+  quantize_row->addWidget(quantize_box_);
+  quantize_row->addWidget(quantize_mode_box_);
+  quantize_row->addStretch(1);
   auto* stages = new QGroupBox(tr("Stages"));
   auto* stages_layout = new QVBoxLayout(stages);
   stages_layout->setSpacing(2);
@@ -186,6 +203,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   stages_layout->addLayout(last_row);
   stages_layout->addWidget(custom_box_);
   stages_layout->addWidget(custom_list_);
+  stages_layout->addLayout(quantize_row);
 
   optimizer_box_ = new QComboBox;
   optimizer_box_->addItem("Adam", "adam");
@@ -323,6 +341,7 @@ ExperimentSettings ExperimentPanel::settings() const {
     const QStringList names = checkedWeights();
     if (!names.isEmpty()) s.stages << custom_stage(names);
   }
+  if (quantize_box_->isChecked()) s.stages << quantize_mode_box_->currentData().toString();
   s.optimizer = optimizer_box_->currentData().toString();
   s.learning_rate = lr_spin_->value();
   s.batch_size = batch_spin_->value();
@@ -348,8 +367,13 @@ void ExperimentPanel::setSettings(const ExperimentSettings& s) {
   all_box_->setChecked(s.stages.contains("all"));
   last_box_->setChecked(false);
   custom_box_->setChecked(false);
+  quantize_box_->setChecked(false);
   for (const QString& stage : s.stages) {
-    if (stage.startsWith("last:")) {
+    const int mode = quantize_mode_box_->findData(stage);
+    if (mode >= 0) {
+      quantize_box_->setChecked(true);
+      quantize_mode_box_->setCurrentIndex(mode);
+    } else if (stage.startsWith("last:")) {
       last_box_->setChecked(true);
       last_spin_->setValue(stage.mid(5).toInt());
     } else if (stage.startsWith("names:")) {

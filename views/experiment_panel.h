@@ -130,6 +130,8 @@ class ExperimentPanel : public QWidget {
   QCheckBox* last_box_ = nullptr;
   QSpinBox* last_spin_ = nullptr;
   QCheckBox* custom_box_ = nullptr;
+  QCheckBox* quantize_box_ = nullptr;    // a last stage: int8, int16x8 or dynamic
+  QComboBox* quantize_mode_box_ = nullptr;
   QListWidget* custom_list_ = nullptr;
   QCheckBox* cells_box_ = nullptr;        // compare GRU / LSTM / SimpleRNN (build spec only)
   QComboBox* loss_output_box_ = nullptr;  // "" = automatic, else an output name

@@ -103,6 +103,10 @@ std::string result_text(const app::ExperimentResult& result,
                     std::to_string(static_cast<int>(result.seconds + 0.5)) + " s)\n";
   for (const std::string& note : result.data_notes) out += "  " + note + "\n";
   out += "\n" + app::plain_table(app::headline_header(result), app::headline_table(result));
+  const auto quantization_rows = app::quantization_table(result);
+  if (!quantization_rows.empty()) {
+    out += "\n" + app::plain_table(app::quantization_header(result), quantization_rows);
+  }
   if (!result.cells.empty()) {
     out += "\n" + app::plain_table(app::cells_header(), app::cells_table(result));
   }
@@ -284,7 +288,10 @@ const Command kExperimentCommand = {
     "Trains the stages one after another, each from the SAME initial weights, for\n"
     "K seeds, evaluates each on the test split and prints the headline table\n"
     "(test accuracy and cross entropy as mean ± std over seeds, change vs the\n"
-    "previous stage, trainable parameters, training memory).\n"
+    "previous stage, trainable parameters, training memory). A quantization stage\n"
+    "(int8, int16x8, dynamic) quantizes the model the previous stage trained,\n"
+    "calibrated on the training split, and adds a table of accuracy, bytes, arena\n"
+    "and latency before and after.\n"
     "\n"
     "Model:\n"
     "  --model M            A .tflite/.circle classifier with input [1,T,F]\n"
@@ -308,7 +315,9 @@ const Command kExperimentCommand = {
     "                       model, data or none. Statistics from the training split\n"
     "Stages:\n"
     "  --stages LIST        init (evaluate only), fc (last Dense), all, last:N,\n"
-    "                       names:TENSOR;TENSOR (default init,fc,all)\n"
+    "                       names:TENSOR;TENSOR (default init,fc,all); int8,\n"
+    "                       int16x8, dynamic: post-training quantization of the\n"
+    "                       previous stage's model (e.g. init,fc,all,int8)\n"
     "  --epochs E           Epochs per training stage (default 20)\n"
     "  --optimizer O        adam (default) or sgd\n"
     "  --lr LR              Learning rate (default 0.005)\n"

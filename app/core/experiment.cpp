@@ -15,7 +15,10 @@
 #include <type_traits>
 
 #include "app/core/bench.h"
+#include "app/core/inference_eval.h"
 #include "app/core/inspect.h"
+#include "app/core/quantize.h"
+#include "engine/tools/fuser.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
@@ -103,8 +106,12 @@ bool parse_build(const std::string& text, tools::BuildSpec* spec, std::string* e
   return true;
 }
 
+const char kStageScopes[] =
+    "expected init, fc, all, last:N, names:TENSOR;TENSOR, int8, int16x8 or dynamic";
+
 bool stage_scope_ok(const std::string& scope) {
   if (scope == "init" || scope == "fc" || scope == "all") return true;
+  if (is_quantization_scope(scope)) return true;
   int n = 0;
   if (scope.rfind("last:", 0) == 0) return parse_positive(scope.substr(5), &n);
   return scope.rfind("names:", 0) == 0 && scope.size() > 6;
@@ -139,6 +146,50 @@ bool measure_latency(const std::vector<uint8_t>& bytes, double* us, uint64_t* ar
   return true;
 }
 
+bool deploy_figures(const std::vector<uint8_t>& bytes, DeployFigures* out, std::string* error) {
+  tools::ModelSizeFigures size;
+  if (!tools::measure_model(bytes, &size, error)) return false;
+  out->model_bytes = size.bytes;
+  out->weight_bytes = size.data_bytes;
+  return measure_latency(bytes, &out->latency_us, &out->arena_bytes, error);
+}
+
+// A quantization stage: `source` (the model a previous stage ended with)
+// calibrated on the training split, quantized, scored on the test split.
+bool quantization_stage(const std::string& mode, const std::vector<uint8_t>& source,
+                        const PreparedSplit& representative, const TrainingData& test,
+                        int32_t output, StageRun* run, std::string* error) {
+  DatasetQuantizeOptions options;
+  if (!tools::parse_quantize_mode(mode, &options.quantize.mode)) {
+    *error = "quantization mode '" + mode + "': expected int8, int16x8 or dynamic";
+    return false;
+  }
+  tools::QuantizeResult quantized;
+  if (!quantize_for_dataset(source, representative, options, &quantized, error)) {
+    *error = "quantize (" + mode + "): " + *error;
+    return false;
+  }
+  QuantizationFigures& q = run->quantization;
+  q.mode = mode;
+  // Each (op, reason) once: a loop body repeats the same ops.
+  for (const tools::QuantizedOpOutcome& op : quantized.ops) {
+    const std::string kept = op.name + ": " + op.reason;
+    if (!op.quantized && std::find(q.kept_float.begin(), q.kept_float.end(), kept) ==
+                             q.kept_float.end()) {
+      q.kept_float.push_back(kept);
+    }
+  }
+  if (!deploy_figures(source, &q.source, error) ||
+      !deploy_figures(quantized.bytes, &q.quantized, error)) {
+    return false;
+  }
+  run->quantized = true;
+  run->evaluated = evaluate_inference(quantized.bytes, test, output, &run->test_loss,
+                                      &run->test_classes, error);
+  run->test_accuracy = run->test_classes.accuracy;
+  return run->evaluated;
+}
+
 Figure figure(const std::vector<double>& values) {
   Figure f;
   f.count = static_cast<int>(values.size());
@@ -151,6 +202,10 @@ Figure figure(const std::vector<double>& values) {
 }
 
 }  // namespace
+
+bool is_quantization_scope(const std::string& scope) {
+  return scope == "int8" || scope == "int16x8" || scope == "dynamic";
+}
 
 const char* experiment_status_name(ExperimentStatus status) {
   switch (status) {
@@ -167,7 +222,7 @@ bool parse_stages(const std::string& text, const StageSpec& defaults, std::vecto
   out->clear();
   for (const std::string& name : split(text, ',')) {
     if (!stage_scope_ok(name)) {
-      *error = "stage '" + name + "': expected init, fc, all, last:N or names:TENSOR;TENSOR";
+      *error = "stage '" + name + "': " + kStageScopes;
       return false;
     }
     StageSpec stage = defaults;
@@ -218,7 +273,7 @@ bool check_experiment_spec(const ExperimentSpec& spec, std::string* error) {
   }
   for (const StageSpec& s : spec.stages) {
     if (!stage_scope_ok(s.scope)) {
-      *error = "stage '" + s.scope + "': expected init, fc, all, last:N or names:TENSOR;TENSOR";
+      *error = "stage '" + s.scope + "': " + kStageScopes;
       return false;
     }
     if (s.epochs < 0 || s.batch_size < 1 || !(s.learning_rate > 0) || s.patience < 0) {
@@ -246,12 +301,21 @@ void summarize(ExperimentResult* result) {
     StageSummary row;
     row.cell = key.first;
     row.stage = key.second;
-    std::vector<double> accuracy, loss;
+    std::vector<double> accuracy, loss, source_accuracy;
     double epochs = 0;
     int runs = 0;
     for (const StageRun& run : result->runs) {
       if (run.cell != key.first || run.stage != key.second) continue;
       if (run.evaluated) accuracy.push_back(run.test_accuracy), loss.push_back(run.test_loss);
+      if (run.quantized) {
+        if (!row.quantized) row.quantization = run.quantization;
+        row.quantized = true;
+        if (run.quantization.source_evaluated) {
+          source_accuracy.push_back(run.quantization.source_accuracy);
+        }
+        ++runs;
+        continue;
+      }
       if (row.stage != "init") {
         row.trainable_parameters = run.training.trainable_parameters;
         row.memory = run.training.memory;
@@ -262,6 +326,7 @@ void summarize(ExperimentResult* result) {
     }
     row.accuracy = figure(accuracy);
     row.loss = figure(loss);
+    row.source_accuracy = figure(source_accuracy);
     row.epochs_run = runs ? static_cast<int>(std::lround(epochs / runs)) : 0;
     for (auto it = result->summary.rbegin(); it != result->summary.rend(); ++it) {
       if (it->cell == row.cell && it->accuracy.count > 0 && row.accuracy.count > 0) {
@@ -383,6 +448,20 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
       static_cast<int>(cells.size()) * spec.seeds * static_cast<int>(spec.stages.size());
   int index = 0;
   bool cancelled = false;
+  // Records a finished run (saved at once) and tells the caller.
+  const auto finish_run = [&](StageRun run, Clock::time_point run_start) {
+    run.seconds = seconds_since(run_start);
+    result.runs.push_back(std::move(run));
+    save();
+    ExperimentEvent finished;
+    finished.kind = ExperimentEvent::Kind::kRunFinished;
+    finished.run = index;
+    finished.runs = total;
+    finished.progress = static_cast<double>(index + 1) / total;
+    finished.message = result.runs.back().error;
+    notify(finished);
+    ++index;
+  };
   for (const std::string& cell : cells) {
     tools::BuildSpec cell_spec = build;
     if (!spec.build.empty()) {
@@ -402,6 +481,11 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
           return fail("build spec '" + spec.build + "' (" + cell + "): " + error);
         }
       }
+      // The model the last stage ended with: what a quantization stage quantizes.
+      std::vector<uint8_t> latest = initial;
+      std::string latest_stage = "initial";
+      bool latest_evaluated = false;
+      double latest_accuracy = 0.0;
       for (const StageSpec& stage : spec.stages) {
         if (cancel && cancel->load()) {
           cancelled = true;
@@ -419,6 +503,17 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         started.message = cell + " " + stage.name + " seed " + std::to_string(seed);
         notify(started);
         const auto run_start = Clock::now();
+        if (is_quantization_scope(stage.scope)) {
+          run.quantization.source_stage = latest_stage;
+          run.quantization.source_evaluated = latest_evaluated;
+          run.quantization.source_accuracy = latest_accuracy;
+          if (!quantization_stage(stage.scope, latest, data.train, test, std::max(loss_output, 0),
+                                  &run, &error)) {
+            run.error = error;
+          }
+          finish_run(std::move(run), run_start);
+          continue;
+        }
         TrainingRunSpec ts;
         ts.model_bytes = initial;
         ts.model_label = spec.model_path.empty() ? "built " + cell + " model" : spec.model_path;
@@ -469,20 +564,16 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         if (ok && !cancelled) {
           run.evaluated = session.evaluate(test, &run.test_loss, &run.test_classes, &error);
           run.test_accuracy = run.test_classes.accuracy;
-          ok = run.evaluated;
+          ok = run.evaluated &&
+               session.trained_model(session.model_format(), &latest, &error);
+          if (ok) {
+            latest_stage = stage.name;
+            latest_evaluated = true;
+            latest_accuracy = run.test_accuracy;
+          }
         }
         if (!ok) run.error = error;
-        run.seconds = seconds_since(run_start);
-        result.runs.push_back(std::move(run));
-        save();
-        ExperimentEvent finished;
-        finished.kind = ExperimentEvent::Kind::kRunFinished;
-        finished.run = index;
-        finished.runs = total;
-        finished.progress = static_cast<double>(index + 1) / total;
-        finished.message = result.runs.back().error;
-        notify(finished);
-        ++index;
+        finish_run(std::move(run), run_start);
         if (cancelled) break;
       }
     }
@@ -628,6 +719,26 @@ void write_epoch(tools::JsonWriter& json, const EpochMetrics& e) {
   json.end_object();
 }
 
+void write_deploy(tools::JsonWriter& json, const char* key, const DeployFigures& d) {
+  json.key(key).begin_object();
+  json.key("model_bytes").value(d.model_bytes);
+  json.key("weight_bytes").value(d.weight_bytes);
+  json.key("arena_bytes").value(d.arena_bytes);
+  json.key("latency_us").value(d.latency_us);
+  json.end_object();
+}
+
+void write_quantization(tools::JsonWriter& json, const QuantizationFigures& q) {
+  json.key("quantization").begin_object();
+  json.key("mode").value(q.mode);
+  json.key("source_stage").value(q.source_stage);
+  if (q.source_evaluated) json.key("source_accuracy").value(q.source_accuracy);
+  write_deploy(json, "source", q.source);
+  write_deploy(json, "quantized", q.quantized);
+  json.key("kept_float").array(q.kept_float);
+  json.end_object();
+}
+
 }  // namespace
 
 std::string experiment_spec_json(const ExperimentSpec& spec) {
@@ -670,6 +781,10 @@ std::string experiment_result_json(const ExperimentResult& r) {
     json.key("training_memory");
     write_training_memory(json, s.memory);
     json.key("epochs_run").value(s.epochs_run);
+    if (s.quantized) {
+      write_quantization(json, s.quantization);
+      write_figure(json, "source_test_accuracy", s.source_accuracy);
+    }
     json.end_object();
   }
   json.end_array();
@@ -708,6 +823,7 @@ std::string experiment_result_json(const ExperimentResult& r) {
     json.key("epochs").begin_array();
     for (const EpochMetrics& e : run.training.epochs) write_epoch(json, e);
     json.end_array();
+    if (run.quantized) write_quantization(json, run.quantization);
     json.end_object();
   }
   json.end_array();
@@ -904,6 +1020,22 @@ class ResultReader {
            member(o, path, "samples_per_second", &out->samples_per_second) &&
            member(o, path, "gradients", &out->gradients);
   }
+  bool read(const QJsonValue& v, const std::string& path, DeployFigures* out) {
+    QJsonObject o;
+    return read(v, path, &o) && member(o, path, "model_bytes", &out->model_bytes) &&
+           member(o, path, "weight_bytes", &out->weight_bytes) &&
+           member(o, path, "arena_bytes", &out->arena_bytes) &&
+           member(o, path, "latency_us", &out->latency_us);
+  }
+  bool read(const QJsonValue& v, const std::string& path, QuantizationFigures* out) {
+    QJsonObject o;
+    return read(v, path, &o) && member(o, path, "mode", &out->mode) &&
+           member(o, path, "source_stage", &out->source_stage) &&
+           optional(o, path, "source_accuracy", &out->source_accuracy, &out->source_evaluated) &&
+           member(o, path, "source", &out->source) &&
+           member(o, path, "quantized", &out->quantized) &&
+           member(o, path, "kept_float", &out->kept_float);
+  }
   bool read(const QJsonValue& v, const std::string& path, StageRun* out) {
     QJsonObject o;
     return read(v, path, &o) && member(o, path, "cell", &out->cell) &&
@@ -916,7 +1048,8 @@ class ResultReader {
            member(o, path, "trainable_parameters", &out->training.trainable_parameters) &&
            member(o, path, "best_epoch", &out->training.best_epoch) &&
            member(o, path, "training_memory", &out->training.memory) &&
-           member(o, path, "epochs", &out->training.epochs);
+           member(o, path, "epochs", &out->training.epochs) &&
+           optional(o, path, "quantization", &out->quantization, &out->quantized);
   }
   bool read(const QJsonValue& v, const std::string& path, StageSummary* out) {
     QJsonObject o;
@@ -928,7 +1061,9 @@ class ResultReader {
                     optional(o, path, "delta_loss", &out->delta_loss) &&
                     member(o, path, "trainable_parameters", &out->trainable_parameters) &&
                     member(o, path, "training_memory", &out->memory) &&
-                    member(o, path, "epochs_run", &out->epochs_run);
+                    member(o, path, "epochs_run", &out->epochs_run) &&
+                    optional(o, path, "quantization", &out->quantization, &out->quantized) &&
+                    optional(o, path, "source_test_accuracy", &out->source_accuracy);
     out->training_memory_bytes = out->memory.total;
     return ok;
   }

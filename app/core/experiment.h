@@ -62,11 +62,35 @@ struct ExperimentSpec {
   std::vector<std::string> compare_cells;
 };
 
-// "init,fc,all" with shared training settings -> stages.
+// Whether a stage scope quantizes rather than trains (int8, int16x8, dynamic).
+bool is_quantization_scope(const std::string& scope);
+
+// "init,fc,all,int8" with shared training settings -> stages.
 bool parse_stages(const std::string& text, const StageSpec& defaults, std::vector<StageSpec>* out,
                   std::string* error);
 // Checks names, numbers and that exactly one of model_path/build is set.
 bool check_experiment_spec(const ExperimentSpec& spec, std::string* error);
+
+// What a model costs on a board: file, weights, inference arena, host latency.
+struct DeployFigures {
+  uint64_t model_bytes = 0;
+  uint64_t weight_bytes = 0;  // constant buffers
+  uint64_t arena_bytes = 0;   // inference
+  double latency_us = 0.0;    // one inference on this machine, median (bench.h)
+};
+
+// A quantization stage (scope int8, int16x8 or dynamic) quantizes the model
+// the previous training stage of the same cell and seed ended with (or the
+// initial model), calibrated on the training split, and scores it on the test
+// split like any stage; these are the before/after figures.
+struct QuantizationFigures {
+  std::string mode;          // "int8", "int16x8", "dynamic"
+  std::string source_stage;  // the stage whose model was quantized ("initial" if none)
+  bool source_evaluated = false;
+  double source_accuracy = 0.0;  // that model's test accuracy
+  DeployFigures source, quantized;
+  std::vector<std::string> kept_float;  // ops left in float, with why
+};
 
 // One stage of one seed (and cell).
 struct StageRun {
@@ -78,6 +102,8 @@ struct StageRun {
   double test_loss = 0.0;
   double test_accuracy = 0.0;
   ClassMetrics test_classes;
+  bool quantized = false;  // a quantization stage: `quantization` is valid
+  QuantizationFigures quantization;
   double seconds = 0.0;
   std::string error;  // this run failed (the others go on)
 };
@@ -97,6 +123,11 @@ struct StageSummary {
   uint64_t training_memory_bytes = 0;  // TrainingMemory::total
   TrainingMemory memory;
   int epochs_run = 0;  // mean epochs actually trained (early stopping)
+  // Quantization stages: the first seed's figures (sizes do not depend on
+  // the seed), with the source's accuracy as the mean over seeds.
+  bool quantized = false;
+  QuantizationFigures quantization;
+  Figure source_accuracy;
 };
 
 // Cell comparison: figures of each cell's model (same weights in both layouts).

@@ -133,9 +133,10 @@ std::vector<std::vector<std::string>> headline_table(const ExperimentResult& res
     row.push_back(figure_text(s.loss));
     row.push_back(s.has_delta ? signed_text(s.delta_accuracy) : "-");
     row.push_back(s.has_delta ? signed_text(s.delta_loss) : "-");
-    row.push_back(s.stage == "init" ? "-" : std::to_string(s.trainable_parameters));
-    row.push_back(s.stage == "init" ? "-" : bytes_text(s.training_memory_bytes));
-    row.push_back(std::to_string(s.epochs_run));
+    const bool trains = s.stage != "init" && !s.quantized;
+    row.push_back(trains ? std::to_string(s.trainable_parameters) : "-");
+    row.push_back(trains ? bytes_text(s.training_memory_bytes) : "-");
+    row.push_back(s.quantized ? "-" : std::to_string(s.epochs_run));
     rows.push_back(row);
   }
   return rows;
@@ -152,6 +153,45 @@ std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result
     rows.push_back({c.cell, figure_text(c.accuracy), std::to_string(c.parameters),
                     std::to_string(c.fused_bytes), std::to_string(c.while_bytes),
                     std::to_string(c.arena_bytes), format("%.1f", c.latency_us)});
+  }
+  return rows;
+}
+
+std::vector<std::string> quantization_header(const ExperimentResult& result) {
+  std::vector<std::string> header;
+  if (result.cells.size() > 1) header.push_back("cell");
+  for (const char* h : {"stage", "from", "accuracy before", "accuracy after", "Δ accuracy",
+                        "model bytes", "weight bytes", "arena bytes", "latency (µs)",
+                        "kept float"}) {
+    header.push_back(h);
+  }
+  return header;
+}
+
+std::vector<std::vector<std::string>> quantization_table(const ExperimentResult& result) {
+  std::vector<std::vector<std::string>> rows;
+  const auto change = [](double before, double after, const char* fmt) {
+    return format(fmt, before) + " -> " + format(fmt, after);
+  };
+  for (const StageSummary& s : result.summary) {
+    if (!s.quantized) continue;
+    const QuantizationFigures& q = s.quantization;
+    std::vector<std::string> row;
+    if (result.cells.size() > 1) row.push_back(s.cell);
+    row.push_back(s.stage);
+    row.push_back(q.source_stage);
+    const bool both = s.source_accuracy.count > 0 && s.accuracy.count > 0;
+    row.push_back(s.source_accuracy.count > 0 ? figure_text(s.source_accuracy) : "-");
+    row.push_back(s.accuracy.count > 0 ? figure_text(s.accuracy) : "-");
+    row.push_back(both ? signed_text(s.accuracy.mean - s.source_accuracy.mean) : "-");
+    row.push_back(change(double(q.source.model_bytes), double(q.quantized.model_bytes), "%.0f"));
+    row.push_back(change(double(q.source.weight_bytes), double(q.quantized.weight_bytes), "%.0f"));
+    row.push_back(change(double(q.source.arena_bytes), double(q.quantized.arena_bytes), "%.0f"));
+    row.push_back(change(q.source.latency_us, q.quantized.latency_us, "%.1f"));
+    std::string kept;
+    for (const std::string& k : q.kept_float) kept += (kept.empty() ? "" : "; ") + k;
+    row.push_back(kept.empty() ? "none" : kept);
+    rows.push_back(row);
   }
   return rows;
 }
@@ -237,7 +277,10 @@ std::string stages_text(const ExperimentSpec& spec) {
   for (const StageSpec& s : spec.stages) {
     if (!text.empty()) text += "; ";
     text += s.name;
-    if (s.scope != "init") {
+    if (is_quantization_scope(s.scope)) {
+      text += " (post-training quantization of the previous stage's model, calibrated on the "
+              "training split)";
+    } else if (s.scope != "init") {
       text += std::string(" (") + (s.optimizer == Optimizer::kSgd ? "SGD" : "Adam") + " lr " +
               format("%g", s.learning_rate) + ", batch " + std::to_string(s.batch_size) + ", " +
               std::to_string(s.epochs) + " epochs" +
@@ -333,7 +376,7 @@ std::string report_html(const ExperimentResult& r, bool plot_images) {
   html += "<ul>\n<li>Model: " + escape_html(model_text(spec)) + "</li>\n";
   html += "<li>Data: " + escape_html(spec.data_path) + " &#8212; " + escape_html(data_text(r)) +
           "</li>\n";
-  html += "<li>Stages (all from the same initial weights): " + escape_html(stages_text(spec)) +
+  html += "<li>Stages (training stages all from the same initial weights): " + escape_html(stages_text(spec)) +
           "</li>\n";
   html += "<li>Seeds: " + std::to_string(spec.seeds) + " (from " + std::to_string(spec.first_seed) +
           "); figures are mean ± std over seeds</li>\n</ul>\n";
@@ -344,6 +387,13 @@ std::string report_html(const ExperimentResult& r, bool plot_images) {
   }
   html +=
       "<h2>Results on the test split</h2>\n" + html_table(headline_header(r), headline_table(r));
+  const auto quantization_rows = quantization_table(r);
+  if (!quantization_rows.empty()) {
+    html += "<h2>Quantization</h2>\n" + html_table(quantization_header(r), quantization_rows);
+    html +=
+        "<p class=\"note\">Before = the model the stage quantized, after = the quantized model "
+        "(first seed's sizes; latency of one inference on this machine).</p>\n";
+  }
   if (!r.cells.empty()) {
     html += "<h2>Cells</h2>\n" + html_table(cells_header(), cells_table(r));
     html +=
@@ -390,11 +440,15 @@ std::string report_markdown(const ExperimentResult& r) {
         (r.error.empty() ? "" : " — " + r.error) + ". Started " + r.started + ", " +
         format("%.1f", r.seconds) + " s.\n\n";
   md += "- Model: " + model_text(spec) + "\n- Data: " + spec.data_path + " — " + data_text(r) +
-        "\n- Stages (all from the same initial weights): " + stages_text(spec) +
+        "\n- Stages (training stages all from the same initial weights): " + stages_text(spec) +
         "\n- Seeds: " + std::to_string(spec.seeds) + " (from " + std::to_string(spec.first_seed) +
         "); figures are mean ± std over seeds\n";
   for (const std::string& note : r.data_notes) md += "- Data preparation: " + note + "\n";
   md += "\n## Results on the test split\n\n" + md_table(headline_header(r), headline_table(r));
+  const auto quantization_rows = quantization_table(r);
+  if (!quantization_rows.empty()) {
+    md += "\n## Quantization\n\n" + md_table(quantization_header(r), quantization_rows);
+  }
   if (!r.cells.empty()) md += "\n## Cells\n\n" + md_table(cells_header(), cells_table(r));
   md += "\n## All runs\n\n" + md_table(kRunsHeader, runs_table(r));
   return md;

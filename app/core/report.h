@@ -20,6 +20,11 @@ std::vector<std::vector<std::string>> headline_table(const ExperimentResult& res
 std::vector<std::string> cells_header();
 std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result);
 
+// Quantization stages (empty without them): the model before and after,
+// accuracy, bytes, arena and latency, the ops kept in float.
+std::vector<std::string> quantization_header(const ExperimentResult& result);
+std::vector<std::vector<std::string>> quantization_table(const ExperimentResult& result);
+
 // A line plot of one per-epoch metric ("train_loss", "val_loss",
 // "train_accuracy", "val_accuracy"), one line per (cell, stage), mean over
 // seeds; "" when no run has that metric.

@@ -670,6 +670,18 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
     r.cross_entropy_std = s.loss.std;
     r.trainable_parameters = s.trainable_parameters;
     r.training_memory_bytes = qint64(s.training_memory_bytes);
+    if (s.quantized) {
+      const app::QuantizationFigures& qf = s.quantization;
+      r.quantized = true;
+      r.quantized_from = q(qf.source_stage);
+      r.model_bytes_before = qint64(qf.source.model_bytes);
+      r.model_bytes_after = qint64(qf.quantized.model_bytes);
+      r.arena_bytes_before = qint64(qf.source.arena_bytes);
+      r.arena_bytes_after = qint64(qf.quantized.arena_bytes);
+      r.latency_us_before = qf.source.latency_us;
+      r.latency_us_after = qf.quantized.latency_us;
+      for (const std::string& k : qf.kept_float) r.kept_float << q(k);
+    }
     for (const std::string& name : result.class_names) r.class_names << q(name);
     for (const app::StageRun& sr : result.runs) {
       if (sr.stage != s.stage || sr.cell != s.cell || !sr.evaluated) continue;

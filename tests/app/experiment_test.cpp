@@ -248,3 +248,65 @@ TEST(Experiment, ModelFileWithItsOwnTimesteps) {
 
 }  // namespace
 }  // namespace gruwb::app
+
+// A quantization stage quantizes the model the stage before it trained
+// (calibrated on the training split) and scores it by plain inference: the
+// int8 model's weights are about 4x smaller and it predicts nearly what the
+// float model predicts. The inference-only scoring is checked against the
+// trainer's own evaluation on the float model.
+TEST(Experiment, Int8StageQuantizesThePreviousStagesModel) {
+  ExperimentSpec spec = small_spec("all,int8");
+  spec.build = "cell=lstm,units=16";
+  spec.stages[0].epochs = 3;
+  const ExperimentResult result = run_experiment(spec, nullptr, nullptr);
+  ASSERT_EQ(result.status, ExperimentStatus::kCompleted) << result.error;
+  ASSERT_EQ(result.runs.size(), 2u);
+  const StageRun& trained = result.runs[0];
+  const StageRun& int8 = result.runs[1];
+  ASSERT_TRUE(int8.quantized);
+  EXPECT_FALSE(trained.quantized);
+  const QuantizationFigures& q = int8.quantization;
+  EXPECT_EQ(q.mode, "int8");
+  EXPECT_EQ(q.source_stage, "all");
+  ASSERT_TRUE(q.source_evaluated);
+  EXPECT_EQ(q.source_accuracy, trained.test_accuracy);
+  EXPECT_LT(q.quantized.model_bytes, q.source.model_bytes);
+  // int8 weights (4x smaller) plus per-channel scales and int32 biases.
+  EXPECT_LT(q.quantized.weight_bytes * 10, q.source.weight_bytes * 4) << q.quantized.weight_bytes;
+  EXPECT_GT(q.quantized.latency_us, 0.0);
+  EXPECT_GT(q.quantized.arena_bytes, 0u);
+  ASSERT_TRUE(int8.evaluated) << int8.error;
+  EXPECT_EQ(int8.test_classes.samples, 40);
+  EXPECT_NEAR(int8.test_accuracy, trained.test_accuracy, 0.1);
+  EXPECT_EQ(int8.training.epochs.size(), 0u);
+
+  ASSERT_EQ(result.summary.size(), 2u);
+  const StageSummary& row = result.summary[1];
+  EXPECT_TRUE(row.quantized);
+  EXPECT_TRUE(row.has_delta);
+  EXPECT_NEAR(row.delta_accuracy, int8.test_accuracy - trained.test_accuracy, 1e-12);
+  EXPECT_EQ(row.source_accuracy.count, 1);
+
+  // The figures survive the result JSON.
+  ExperimentResult parsed;
+  std::string error;
+  ASSERT_TRUE(parse_experiment_result(experiment_result_json(result), "r.json", &parsed, &error))
+      << error;
+  ASSERT_TRUE(parsed.runs[1].quantized);
+  EXPECT_EQ(parsed.runs[1].quantization.quantized.model_bytes, q.quantized.model_bytes);
+  EXPECT_EQ(parsed.runs[1].quantization.source_stage, "all");
+  ASSERT_TRUE(parsed.summary[1].quantized);
+  EXPECT_EQ(parsed.summary[1].quantization.source.weight_bytes, q.source.weight_bytes);
+}
+
+TEST(Experiment, QuantizationStageNamesAreStages) {
+  std::vector<StageSpec> stages;
+  std::string error;
+  ASSERT_TRUE(parse_stages("init,fc,int8,all,dynamic,int16x8", StageSpec(), &stages, &error))
+      << error;
+  EXPECT_EQ(stages[2].scope, "int8");
+  EXPECT_TRUE(is_quantization_scope(stages[4].scope));
+  EXPECT_FALSE(is_quantization_scope(stages[3].scope));
+  EXPECT_FALSE(parse_stages("all,int4", StageSpec(), &stages, &error));
+  EXPECT_NE(error.find("int8, int16x8 or dynamic"), std::string::npos) << error;
+}

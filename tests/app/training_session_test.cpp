@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "app/core/inference_eval.h"
 #include "app/core/train.h"
 #include "engine/tools/initializers.h"
 #include "engine/tools/model_builder.h"
@@ -400,6 +401,48 @@ TEST(TrainingSessionTest, BadDataAndSettingsAreNamed) {
   // Unprepared sessions fail politely.
   TrainingSession fresh;
   EXPECT_EQ(fresh.run().outcome, TrainingOutcome::kFailed);
+}
+
+}  // namespace
+}  // namespace gruwb::app
+
+namespace gruwb::app {
+namespace {
+
+// Scoring by plain inference (what experiments use for models the trainer
+// cannot load, such as int8 ones) gives the trainer's own figures on a
+// trained float model: the same confusion matrix, the same cross entropy.
+TEST(TrainingSessionTest, InferenceEvaluationMatchesTheTrainers) {
+  TrainingRunSpec spec;
+  spec.model_bytes = golden_model_bytes();
+  spec.config.learning_rate = 0.02f;
+  spec.config.batch_size = 8;
+  spec.epochs = 3;
+  TrainingData train = toy_data(60, 3), test = toy_data(30, 4);
+  TrainingSession session;
+  std::string error;
+  ASSERT_TRUE(session.prepare(spec, train, nullptr, &error)) << error;
+  ASSERT_EQ(session.run(nullptr).outcome, TrainingOutcome::kCompleted);
+  double trainer_loss = 0.0, inference_loss = 0.0;
+  ClassMetrics trainer_classes, inference_classes;
+  ASSERT_TRUE(session.evaluate(test, &trainer_loss, &trainer_classes, &error)) << error;
+  std::vector<uint8_t> trained;
+  ASSERT_TRUE(session.trained_model(ModelFormat::kTflite, &trained, &error)) << error;
+  ASSERT_TRUE(evaluate_inference(trained, test, 0, &inference_loss, &inference_classes, &error))
+      << error;
+  EXPECT_EQ(inference_classes.confusion, trainer_classes.confusion);
+  EXPECT_EQ(inference_classes.samples, 30);
+  EXPECT_NEAR(inference_loss, trainer_loss, 1e-5 * std::max(1.0, trainer_loss));
+
+  // Wrong sample size and a missing output: one line each.
+  TrainingData wrong = test;
+  wrong.sample_shape = {4, 3};
+  wrong.inputs.resize(30 * 12);
+  EXPECT_FALSE(evaluate_inference(trained, wrong, 0, &inference_loss, nullptr, &error));
+  EXPECT_NE(error.find("samples of 12 values, the model's input takes 15"), std::string::npos)
+      << error;
+  EXPECT_FALSE(evaluate_inference(trained, test, 3, &inference_loss, nullptr, &error));
+  EXPECT_EQ(error, "the model has no output 3");
 }
 
 }  // namespace
