@@ -13,6 +13,7 @@
 #include "engine/runtime/op_profiler.h"
 #include "engine/runtime/op_resolver.h"
 #include "engine/tools/dequantize.h"
+#include "engine/tools/gru_quantization.h"
 #include "engine/tools/graph_writer.h"
 #include "engine/tools/model_runner.h"
 
@@ -353,11 +354,82 @@ Kind kind_of(int32_t code, const std::string& name) {
   }
 }
 
-// Where the integer GRU (engine/tools/gru_quantization) will plug in: today every GRU stays
-// float between a DEQUANTIZE and a QUANTIZE, each op on its best kernel.
+// The rewrite keeps every GRU float between a DEQUANTIZE and a QUANTIZE; integer_grus() then
+// turns each GRUWB_GRU into the integer GRU (gru_quantization.h) with its own QUANTIZE of x and
+// DEQUANTIZE of h, so the int8 x it gets back from its neighbour's DEQUANTIZE is requantized
+// at the same calibrated scale (exact) and only its output is rounded once more.
 bool integer_gru_available(std::string* reason) {
-  *reason = "no integer GRU kernel yet: the GRU stays float (DEQUANTIZE before, QUANTIZE after)";
+  *reason = "the GRU stays float (DEQUANTIZE before, QUANTIZE after)";
   return false;
+}
+
+// One GRU op of the float model with its calibrated ranges, in file order per subgraph.
+struct GruSite {
+  int subgraph = 0;
+  int nth = 0;  // among the subgraph's GRU ops
+  Range x, h;
+};
+
+std::vector<GruSite> gru_sites(const ModelDef& def, const Calibration& calibration) {
+  std::vector<GruSite> sites;
+  for (size_t s = 0; s < def.subgraphs.size(); ++s) {
+    int nth = 0;
+    for (const auto& op : def.subgraphs[s]->operators) {
+      const fb::OperatorCodeT& c = *def.operator_codes[op->opcode_index];
+      if (c.custom_code != "GRUWB_GRU" || op->inputs.empty() || op->outputs.empty()) continue;
+      GruSite site;
+      site.subgraph = static_cast<int>(s);
+      site.nth = nth++;
+      const auto& ranges = calibration.ranges[s];
+      const auto at = [&](int32_t t) {
+        return t >= 0 && static_cast<size_t>(t) < ranges.size() ? ranges[static_cast<size_t>(t)]
+                                                                 : Range();
+      };
+      site.x = at(op->inputs[0]);
+      site.h = at(op->outputs[0]);
+      sites.push_back(site);
+    }
+  }
+  return sites;
+}
+
+// int8 mode: every GRUWB_GRU the samples reached becomes the integer GRU; the outcome says
+// which did and why the others stayed float.
+void integer_grus(ModelDef* def, const std::vector<GruSite>& sites, QuantizeResult* result) {
+  for (const GruSite& site : sites) {
+    int nth = 0, index = -1;
+    const auto& ops = def->subgraphs[static_cast<size_t>(site.subgraph)]->operators;
+    for (size_t o = 0; o < ops.size() && index < 0; ++o) {
+      if (def->operator_codes[ops[o]->opcode_index]->custom_code != "GRUWB_GRU") continue;
+      if (nth++ == site.nth) index = static_cast<int>(o);
+    }
+    QuantizedOpOutcome* outcome = nullptr;
+    for (QuantizedOpOutcome& op : result->ops) {
+      if (op.subgraph == site.subgraph && op.name == "GRUWB_GRU" && !op.quantized) {
+        outcome = &op;
+        break;
+      }
+    }
+    if (index < 0 || !outcome) continue;
+    if (!site.x.seen()) {
+      outcome->reason = "the GRU stays float: not reached by the representative samples";
+      continue;
+    }
+    GruCalibration calibration;
+    calibration.x_min = std::min(site.x.lo, 0.f);
+    calibration.x_max = std::max(site.x.hi, 0.f);
+    calibration.output_min = site.h.seen() ? std::min(site.h.lo, 0.f) : 0.f;
+    calibration.output_max = site.h.seen() ? std::max(site.h.hi, 0.f) : 0.f;
+    calibration.float_boundaries = true;
+    std::string why;
+    if (quantize_gru_op(def, site.subgraph, index, calibration, &why)) {
+      outcome->quantized = true;
+      outcome->reason = "integer GRU: int8 x and weights, int16 state";
+      outcome->engine_refuses = false;
+    } else {
+      outcome->reason = "the GRU stays float: " + why;
+    }
+  }
 }
 
 class Quantizer {
@@ -1083,10 +1155,12 @@ bool quantize_model(const std::vector<uint8_t>& bytes,
   } else {
     Calibration calibration;
     if (!calibrate(model, def, samples, &calibration, error)) return false;
+    const std::vector<GruSite> grus = gru_sites(def, calibration);
     Quantizer quantizer(&def, calibration, options, result);
     quantizer.index_lstms();
     quantizer.plan();
     quantizer.rewrite();
+    if (options.mode == QuantizeMode::kInt8) integer_grus(&def, grus, result);
     // The plan visits a loop's body before the rest of its caller: report in file order.
     std::stable_sort(result->ops.begin(), result->ops.end(),
                      [](const QuantizedOpOutcome& a, const QuantizedOpOutcome& b) {
