@@ -77,9 +77,9 @@ bool evaluate_inference(const std::vector<uint8_t>& model_bytes, const TrainingD
         for (int64_t e = 0; e < per_sample; ++e) {
           const int32_t q_value = std::clamp(quantize_value(x[e], q.scale, q.zero_point), lo, hi);
           if (is_signed) {
-            static_cast<int8_t*>(input->data)[e] = static_cast<int8_t>(q_value);
+            reinterpret_cast<int8_t*>(input->data)[e] = static_cast<int8_t>(q_value);
           } else {
-            static_cast<uint8_t*>(input->data)[e] = static_cast<uint8_t>(q_value);
+            input->data[e] = static_cast<uint8_t>(q_value);
           }
         }
         break;

@@ -249,6 +249,9 @@ TEST(Experiment, ModelFileWithItsOwnTimesteps) {
 }  // namespace
 }  // namespace gruwb::app
 
+namespace gruwb::app {
+namespace {
+
 // A quantization stage quantizes the model the stage before it trained
 // (calibrated on the training split) and scores it by plain inference: the
 // int8 model's weights are about 4x smaller and it predicts nearly what the
@@ -310,3 +313,6 @@ TEST(Experiment, QuantizationStageNamesAreStages) {
   EXPECT_FALSE(parse_stages("all,int4", StageSpec(), &stages, &error));
   EXPECT_NE(error.find("int8, int16x8 or dynamic"), std::string::npos) << error;
 }
+
+}  // namespace
+}  // namespace gruwb::app

@@ -374,7 +374,9 @@ TEST(QuantizerTest, WhileLoopCarriesIntegers) {
 }
 
 // A GRU stays float between DEQUANTIZE and QUANTIZE; the rest runs integer, on our engine.
-TEST(QuantizerTest, GruStaysFloatInAMixedModel) {
+// int8 mode turns the fused GRU into the integer GRU (int8 weights, int16 state) between its
+// own QUANTIZE and DEQUANTIZE; int16x8 has no integer GRU and keeps it float.
+TEST(QuantizerTest, GruBecomesTheIntegerGru) {
   tools::BuildSpec spec;
   spec.cell = tools::RnnCell::kGru;
   spec.timesteps = test::kQuantT;
@@ -391,8 +393,8 @@ TEST(QuantizerTest, GruStaysFloatInAMixedModel) {
   for (const tools::QuantizedOpOutcome& o : result.ops) {
     if (o.name == "GRUWB_GRU") {
       gru_reported = true;
-      EXPECT_FALSE(o.quantized);
-      EXPECT_NE(o.reason.find("GRU stays float"), std::string::npos) << o.reason;
+      EXPECT_TRUE(o.quantized) << o.reason;
+      EXPECT_NE(o.reason.find("integer GRU"), std::string::npos) << o.reason;
     }
   }
   EXPECT_TRUE(gru_reported);
@@ -402,6 +404,21 @@ TEST(QuantizerTest, GruStaysFloatInAMixedModel) {
   EXPECT_TRUE(find_op(q, 0, BuiltinOperator::QUANTIZE));
   EXPECT_EQ(tensor(q, 0, find_op(q, 0, BuiltinOperator::FULLY_CONNECTED)->inputs[1]).type,
             TensorType::INT8);
+  const fb::OperatorT* gru = nullptr;
+  for (const auto& op : q.subgraphs[0]->operators) {
+    if (q.operator_codes[op->opcode_index]->custom_code == "GRUWB_GRU") gru = op.get();
+  }
+  ASSERT_NE(gru, nullptr);
+  EXPECT_EQ(tensor(q, 0, gru->inputs[0]).type, TensorType::INT8);
+  EXPECT_EQ(tensor(q, 0, gru->inputs[1]).type, TensorType::INT8);
+  EXPECT_EQ(tensor(q, 0, gru->inputs[2]).type, TensorType::INT8);
+
+  const QuantizeResult wide = quantize(float_bytes, QuantizeMode::kInt16x8);
+  for (const tools::QuantizedOpOutcome& o : wide.ops) {
+    if (o.name == "GRUWB_GRU") {
+      EXPECT_FALSE(o.quantized);
+    }
+  }
 }
 
 TEST(QuantizerTest, DynamicRangeKeepsFloatActivations) {
