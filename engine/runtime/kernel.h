@@ -128,12 +128,17 @@ struct OpCostQuery {
 #define GRUWB_BACKWARD(...) nullptr
 #endif
 
-// Integer kernels in this build: CMake's GRUWB_INTEGER (default ON; OFF in
-// firmware builds). With it OFF, kernels that run float and int8 link only
-// their float form and register integer_activations = false, so full-integer
-// models are refused by op name (docs/integer-kernels.md).
-#ifndef GRUWB_INTEGER
-#define GRUWB_INTEGER 1
+// Integer kernels in this build, per kernel: GRUWB_INTEGER_FORM(FULLY_CONNECTED)
+// is 1 when CMake's GRUWB_INTEGER is ON (the host default) or GRUWB_FW_OPS lists
+// the op as FULLY_CONNECTED:int8 (engine/op_table.cmake writes the generated
+// header). A kernel without its integer form links only its float form and
+// registers integer_activations = false, so full-integer models are refused by
+// op name (docs/integer-kernels.md, docs/firmware.md).
+#if __has_include("engine/kernels/integer_forms.h")
+#include "engine/kernels/integer_forms.h"
+#define GRUWB_INTEGER_FORM(name) GRUWB_INTEGER_##name
+#else  // a build outside CMake: every integer form
+#define GRUWB_INTEGER_FORM(name) 1
 #endif
 
 struct KernelRegistration {

@@ -440,6 +440,8 @@ AnalyzerReport analyze_model(const Model& model, const std::string& path) {
   const Interpreter* prepared = r.engine_runs ? &runner.interpreter() : nullptr;
 
   std::set<std::string> unsupported;
+  std::vector<std::string> firmware_ops;  // in order of first use
+  std::set<std::string> integer_ops;
   for (int i = 0; i < model.subgraph_count(); ++i) {
     SubgraphReport s = analyze_subgraph(model, model.subgraph(i), prepared);
     r.parameters += s.parameters;
@@ -447,8 +449,25 @@ AnalyzerReport analyze_model(const Model& model, const std::string& path) {
       if (!op.engine_supported && unsupported.insert(op.name).second) {
         r.unsupported_ops.push_back(op.name);
       }
+      const std::string name = op.custom_code.empty() ? op.name : op.custom_code;
+      if (std::find(firmware_ops.begin(), firmware_ops.end(), name) == firmware_ops.end()) {
+        firmware_ops.push_back(name);
+      }
+      for (const auto* side : {&op.inputs, &op.outputs}) {
+        for (int32_t t : *side) {
+          if (t < 0 || t >= static_cast<int32_t>(s.tensors.size())) continue;
+          const TensorReport& tensor = s.tensors[static_cast<size_t>(t)];
+          const bool integer =
+              tensor.type == "INT8" || tensor.type == "UINT8" || tensor.type == "INT16";
+          if (integer && !tensor.is_constant) integer_ops.insert(name);
+        }
+      }
     }
     r.subgraphs.push_back(std::move(s));
+  }
+  for (const std::string& name : firmware_ops) {
+    r.firmware_ops += (r.firmware_ops.empty() ? "" : ",") + name;
+    if (integer_ops.count(name)) r.firmware_ops += ":int8";
   }
   // Per inference: the subgraphs no op calls (subgraph 0, and any other entry
   // point). A called subgraph's MACs are in its caller's op already, times
@@ -661,6 +680,7 @@ std::string report_to_text(const AnalyzerReport& r) {
     }
     out += format("%24s: ", "Engine cannot run") + r.engine_error + "\n";
   }
+  out += format("%24s: GRUWB_FW_OPS=", "Firmware op table") + r.firmware_ops + "\n";
   if (r.recurrent_cells > 0) {
     out += format("%24s: %d of %d recurrent cells (gruwb fuse)\n", "Can fuse", r.fusable_cells,
                   r.recurrent_cells);
@@ -806,6 +826,7 @@ std::string report_to_json(const AnalyzerReport& r) {
   json.key("parameters").value(r.parameters);
   json.key("macs").value(r.macs);
   json.key("unsupported_ops").array(r.unsupported_ops);
+  json.key("firmware_ops").value(r.firmware_ops);
   json.key("engine_runs").value(r.engine_runs);
   json.key("engine_error").value(r.engine_error);
   json.key("recurrent_cells").value(r.recurrent_cells);

@@ -104,6 +104,10 @@ struct AnalyzerReport {
   uint64_t macs = 0;
   std::vector<SubgraphReport> subgraphs;
   std::vector<std::string> unsupported_ops;  // op names the engine cannot run (unique)
+  // The GRUWB_FW_OPS a firmware needs for this model (docs/firmware.md): its ops in order of
+  // first use, as kernel_list.h names them, NAME:int8 where an op reads or writes an
+  // int8/uint8/int16 activation (its integer form).
+  std::string firmware_ops;
   // "Runs" means the engine's prepare succeeds (every op has a kernel AND every kernel
   // accepts its types and shapes); otherwise engine_error is prepare's one-line reason.
   bool engine_runs = false;
