@@ -39,8 +39,8 @@ QTableWidgetItem* cell(const QString& text, bool number) {
   return item;
 }
 
-const char* const kStageHeaders[] = {"Experiment",     "Stage",           "Accuracy",
-                                     "Cross entropy",  "\u0394 accuracy", "Trainable params",
+const char* const kStageHeaders[] = {"Experiment",      "Stage",           "Accuracy",
+                                     "Cross entropy",   "\u0394 accuracy", "Trainable params",
                                      "Training memory", "Deployed model"};
 const char* const kCellHeaders[] = {"Cell",        "Accuracy",    "Parameters",
                                     "Fused model", "WHILE model", "Latency"};

@@ -174,8 +174,8 @@ bool quantization_stage(const std::string& mode, const std::vector<uint8_t>& sou
   // Each (op, reason) once: a loop body repeats the same ops.
   for (const tools::QuantizedOpOutcome& op : quantized.ops) {
     const std::string kept = op.name + ": " + op.reason;
-    if (!op.quantized && std::find(q.kept_float.begin(), q.kept_float.end(), kept) ==
-                             q.kept_float.end()) {
+    if (!op.quantized &&
+        std::find(q.kept_float.begin(), q.kept_float.end(), kept) == q.kept_float.end()) {
       q.kept_float.push_back(kept);
     }
   }
@@ -184,8 +184,8 @@ bool quantization_stage(const std::string& mode, const std::vector<uint8_t>& sou
     return false;
   }
   run->quantized = true;
-  run->evaluated = evaluate_inference(quantized.bytes, test, output, &run->test_loss,
-                                      &run->test_classes, error);
+  run->evaluated =
+      evaluate_inference(quantized.bytes, test, output, &run->test_loss, &run->test_classes, error);
   run->test_accuracy = run->test_classes.accuracy;
   return run->evaluated;
 }
@@ -564,8 +564,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         if (ok && !cancelled) {
           run.evaluated = session.evaluate(test, &run.test_loss, &run.test_classes, &error);
           run.test_accuracy = run.test_classes.accuracy;
-          ok = run.evaluated &&
-               session.trained_model(session.model_format(), &latest, &error);
+          ok = run.evaluated && session.trained_model(session.model_format(), &latest, &error);
           if (ok) {
             latest_stage = stage.name;
             latest_evaluated = true;

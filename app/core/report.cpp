@@ -160,9 +160,9 @@ std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result
 std::vector<std::string> quantization_header(const ExperimentResult& result) {
   std::vector<std::string> header;
   if (result.cells.size() > 1) header.push_back("cell");
-  for (const char* h : {"stage", "from", "accuracy before", "accuracy after", "Δ accuracy",
-                        "model bytes", "weight bytes", "arena bytes", "latency (µs)",
-                        "kept float"}) {
+  for (const char* h :
+       {"stage", "from", "accuracy before", "accuracy after", "Δ accuracy", "model bytes",
+        "weight bytes", "arena bytes", "latency (µs)", "kept float"}) {
     header.push_back(h);
   }
   return header;
@@ -278,8 +278,9 @@ std::string stages_text(const ExperimentSpec& spec) {
     if (!text.empty()) text += "; ";
     text += s.name;
     if (is_quantization_scope(s.scope)) {
-      text += " (post-training quantization of the previous stage's model, calibrated on the "
-              "training split)";
+      text +=
+          " (post-training quantization of the previous stage's model, calibrated on the "
+          "training split)";
     } else if (s.scope != "init") {
       text += std::string(" (") + (s.optimizer == Optimizer::kSgd ? "SGD" : "Adam") + " lr " +
               format("%g", s.learning_rate) + ", batch " + std::to_string(s.batch_size) + ", " +
@@ -376,8 +377,8 @@ std::string report_html(const ExperimentResult& r, bool plot_images) {
   html += "<ul>\n<li>Model: " + escape_html(model_text(spec)) + "</li>\n";
   html += "<li>Data: " + escape_html(spec.data_path) + " &#8212; " + escape_html(data_text(r)) +
           "</li>\n";
-  html += "<li>Stages (training stages all from the same initial weights): " + escape_html(stages_text(spec)) +
-          "</li>\n";
+  html += "<li>Stages (training stages all from the same initial weights): " +
+          escape_html(stages_text(spec)) + "</li>\n";
   html += "<li>Seeds: " + std::to_string(spec.seeds) + " (from " + std::to_string(spec.first_seed) +
           "); figures are mean ± std over seeds</li>\n</ul>\n";
   if (!r.data_notes.empty()) {

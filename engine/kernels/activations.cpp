@@ -73,16 +73,16 @@ Status prepare(OpContext& ctx) {
 }
 
 Status prepare_logistic(OpContext& ctx) {
-  if (GRUWB_INTEGER && ctx.input_count() == 1 && ctx.input(0) && is_8bit(ctx.input(0)->type) &&
-      ctx.output_count() == 1) {
+  if (GRUWB_INTEGER_FORM(LOGISTIC) && ctx.input_count() == 1 && ctx.input(0) &&
+      is_8bit(ctx.input(0)->type) && ctx.output_count() == 1) {
     return prepare_lookup_table(ctx, logistic_of);
   }
   return prepare(ctx);
 }
 
 Status prepare_tanh(OpContext& ctx) {
-  if (GRUWB_INTEGER && ctx.input_count() == 1 && ctx.input(0) && is_8bit(ctx.input(0)->type) &&
-      ctx.output_count() == 1) {
+  if (GRUWB_INTEGER_FORM(TANH) && ctx.input_count() == 1 && ctx.input(0) &&
+      is_8bit(ctx.input(0)->type) && ctx.output_count() == 1) {
     return prepare_lookup_table(ctx, tanh_of);
   }
   return prepare(ctx);
@@ -90,7 +90,10 @@ Status prepare_tanh(OpContext& ctx) {
 
 template <typename F>
 Status eval(OpContext& ctx) {
-  if (GRUWB_INTEGER && ctx.input(0)->type != TensorType::FLOAT32) return eval_lookup_table(ctx);
+  if ((GRUWB_INTEGER_FORM(LOGISTIC) || GRUWB_INTEGER_FORM(TANH)) &&
+      ctx.input(0)->type != TensorType::FLOAT32) {
+    return eval_lookup_table(ctx);
+  }
   const float* x = ctx.input(0)->f32();
   float* y = ctx.output(0)->f32();
   int64_t n = ctx.output(0)->elements();
@@ -197,24 +200,26 @@ Status backward_leaky_relu(OpContext& ctx) {
 
 }  // namespace
 
-extern const KernelRegistration kLogisticKernel = {static_cast<int32_t>(BuiltinOperator::LOGISTIC),
-                                                   nullptr,
-                                                   prepare_logistic,
-                                                   eval<LogisticFn>,
-                                                   GRUWB_BACKWARD(backward<LogisticFn>),
-                                                   /*cost=*/nullptr,
-                                                   /*weight_inputs=*/0,
-                                                   /*dynamic_inputs=*/false,
-                                                   /*integer_activations=*/GRUWB_INTEGER != 0};
-extern const KernelRegistration kTanhKernel = {static_cast<int32_t>(BuiltinOperator::TANH),
-                                               nullptr,
-                                               prepare_tanh,
-                                               eval<TanhFn>,
-                                               GRUWB_BACKWARD(backward<TanhFn>),
-                                               /*cost=*/nullptr,
-                                               /*weight_inputs=*/0,
-                                               /*dynamic_inputs=*/false,
-                                               /*integer_activations=*/GRUWB_INTEGER != 0};
+extern const KernelRegistration kLogisticKernel = {
+    static_cast<int32_t>(BuiltinOperator::LOGISTIC),
+    nullptr,
+    prepare_logistic,
+    eval<LogisticFn>,
+    GRUWB_BACKWARD(backward<LogisticFn>),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(LOGISTIC) != 0};
+extern const KernelRegistration kTanhKernel = {
+    static_cast<int32_t>(BuiltinOperator::TANH),
+    nullptr,
+    prepare_tanh,
+    eval<TanhFn>,
+    GRUWB_BACKWARD(backward<TanhFn>),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(TANH) != 0};
 extern const KernelRegistration kReluKernel = {static_cast<int32_t>(BuiltinOperator::RELU), nullptr,
                                                prepare, eval<ReluFn>,
                                                GRUWB_BACKWARD(backward<ReluFn>)};

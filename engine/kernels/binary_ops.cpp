@@ -38,6 +38,13 @@ Activation fused_activation(const OpContext& ctx) {
 
 enum class IntegerOp { kNone, kAdd, kSub, kMul };
 
+// Whether this build links the op's integer form (GRUWB_FW_OPS ADD:int8, ...; kernel.h).
+constexpr bool integer_form_linked(IntegerOp op) {
+  return (op == IntegerOp::kAdd && GRUWB_INTEGER_FORM(ADD)) ||
+         (op == IntegerOp::kSub && GRUWB_INTEGER_FORM(SUB)) ||
+         (op == IntegerOp::kMul && GRUWB_INTEGER_FORM(MUL));
+}
+
 // Full-integer ADD/SUB/MUL's constants, computed once at prepare.
 struct IntegerArithmetic {
   IntegerOp op = IntegerOp::kNone;
@@ -170,7 +177,7 @@ Status prepare_binary(OpContext& ctx, bool comparison, Activation activation,
   GRUWB_RETURN_IF_ERROR(check_activation(activation));
   const Tensor* a = ctx.input(0);
   const Tensor* b = ctx.input(1);
-  if (GRUWB_INTEGER && integer_op != IntegerOp::kNone && is_integer_activation(a->type)) {
+  if (integer_form_linked(integer_op) && is_integer_activation(a->type)) {
     Shape shape;
     GRUWB_RETURN_IF_ERROR(broadcast_shapes(a->shape, b->shape, &shape));
     return prepare_integer_arithmetic(ctx, integer_op, activation, shape, pot_scale_int16);
@@ -254,7 +261,7 @@ template <typename Options, typename F>
 Status eval_arithmetic(OpContext& ctx) {
   const Tensor* a = ctx.input(0);
   Tensor* out = ctx.output(0);
-  if (GRUWB_INTEGER && integer_op_of<F>() != IntegerOp::kNone && is_integer_activation(a->type)) {
+  if (integer_form_linked(integer_op_of<F>()) && is_integer_activation(a->type)) {
     return eval_integer_arithmetic(ctx);
   }
   if (a->type == TensorType::INT32) {
@@ -441,7 +448,7 @@ constexpr KernelRegistration arithmetic() {
           /*cost=*/nullptr,
           /*weight_inputs=*/0,
           /*dynamic_inputs=*/false,
-          /*integer_activations=*/GRUWB_INTEGER && integer_op_of<F>() != IntegerOp::kNone};
+          /*integer_activations=*/integer_form_linked(integer_op_of<F>())};
 }
 
 template <BuiltinOperator kOp, typename F>

@@ -64,7 +64,7 @@ Status prepare(OpContext& ctx) {
   }
   Tensor* output = ctx.output(0);
   output->type = first->type;
-  if (GRUWB_INTEGER && output->type == TensorType::UINT8) {
+  if (GRUWB_INTEGER_FORM(CONCATENATION) && output->type == TensorType::UINT8) {
     TensorQuantization q;
     for (int i = 0; i <= ctx.input_count(); ++i) {
       const Tensor* t = i < ctx.input_count() ? ctx.input(i) : output;
@@ -135,7 +135,7 @@ Status eval(OpContext& ctx) {
       const Tensor* input = ctx.input(i);
       const size_t chunk = static_cast<size_t>(input->shape.dims[p.axis] * inner) * element_bytes;
       const uint8_t* from = input->data + static_cast<size_t>(o) * chunk;
-      if (GRUWB_INTEGER && output->type == TensorType::UINT8) {
+      if (GRUWB_INTEGER_FORM(CONCATENATION) && output->type == TensorType::UINT8) {
         requantize_uint8(input, output, from, out, chunk);
       } else {
         memcpy(out, from, chunk);

@@ -42,7 +42,7 @@ Status prepare(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   const Tensor* filter = ctx.input(1);
   const Tensor* bias = ctx.input(2);
-  const bool integer = GRUWB_INTEGER && input->type == TensorType::INT8;
+  const bool integer = GRUWB_INTEGER_FORM(CONV_2D) && input->type == TensorType::INT8;
   if (!integer) {
     GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
     GRUWB_RETURN_IF_ERROR(expect_float(filter, "filter"));
@@ -117,7 +117,7 @@ void for_each_tap(const ConvGeometry& g, F f) {
 
 Status eval(OpContext& ctx) {
   const ConvGeometry g = geometry(ctx);
-  if (GRUWB_INTEGER && ctx.input(0)->type == TensorType::INT8) {
+  if (GRUWB_INTEGER_FORM(CONV_2D) && ctx.input(0)->type == TensorType::INT8) {
     return eval_integer_conv(ctx, g.out_c, [&](auto f) { for_each_tap(g, f); });
   }
   return eval_taps(ctx, g.out_c, g.activation, [&](auto f) { for_each_tap(g, f); });
@@ -130,14 +130,15 @@ Status backward(OpContext& ctx) {
 
 }  // namespace
 
-extern const KernelRegistration kConv2dKernel = {static_cast<int32_t>(BuiltinOperator::CONV_2D),
-                                                 nullptr,
-                                                 prepare,
-                                                 eval,
-                                                 GRUWB_BACKWARD(backward),
-                                                 /*cost=*/nullptr,
-                                                 input_bits(1, 2),  // filter and bias train
-                                                 /*dynamic_inputs=*/false,
-                                                 /*integer_activations=*/GRUWB_INTEGER != 0};
+extern const KernelRegistration kConv2dKernel = {
+    static_cast<int32_t>(BuiltinOperator::CONV_2D),
+    nullptr,
+    prepare,
+    eval,
+    GRUWB_BACKWARD(backward),
+    /*cost=*/nullptr,
+    input_bits(1, 2),  // filter and bias train
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(CONV_2D) != 0};
 
 }  // namespace gruwb

@@ -70,7 +70,7 @@ Status prepare(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   const Tensor* filter = ctx.input(1);
   const Tensor* bias = ctx.input(2);
-  const bool integer = GRUWB_INTEGER && input->type == TensorType::INT8;
+  const bool integer = GRUWB_INTEGER_FORM(DEPTHWISE_CONV_2D) && input->type == TensorType::INT8;
   if (!integer) {
     GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
     GRUWB_RETURN_IF_ERROR(expect_float(filter, "filter"));
@@ -119,7 +119,7 @@ Status prepare(OpContext& ctx) {
 
 Status eval(OpContext& ctx) {
   const DepthwiseGeometry g = geometry(ctx);
-  if (GRUWB_INTEGER && ctx.input(0)->type == TensorType::INT8) {
+  if (GRUWB_INTEGER_FORM(DEPTHWISE_CONV_2D) && ctx.input(0)->type == TensorType::INT8) {
     return eval_integer_conv(ctx, g.out_c, [&](auto f) { for_each_tap(g, f); });
   }
   return eval_taps(ctx, g.out_c, g.activation, [&](auto f) { for_each_tap(g, f); });
@@ -141,6 +141,6 @@ extern const KernelRegistration kDepthwiseConv2dKernel = {
     /*cost=*/nullptr,
     input_bits(1, 2),  // filter and bias train
     /*dynamic_inputs=*/false,
-    /*integer_activations=*/GRUWB_INTEGER != 0};
+    /*integer_activations=*/GRUWB_INTEGER_FORM(DEPTHWISE_CONV_2D) != 0};
 
 }  // namespace gruwb

@@ -144,8 +144,8 @@ Status prepare(OpContext& ctx) {
   const Tensor* weights = ctx.input(1);
   const Tensor* bias = ctx.input(2);
   Tensor* output = ctx.output(0);
-  const bool integer =
-      GRUWB_INTEGER && (input->type == TensorType::INT8 || input->type == TensorType::INT16);
+  const bool integer = GRUWB_INTEGER_FORM(FULLY_CONNECTED) &&
+                       (input->type == TensorType::INT8 || input->type == TensorType::INT16);
   if (!integer) GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
   const auto* options = ctx.op().options<fb::FullyConnectedOptions>();
   Activation activation = options ? options->fused_activation_function() : Activation::NONE;
@@ -211,7 +211,7 @@ Status prepare(OpContext& ctx) {
 }
 
 Status eval(OpContext& ctx) {
-  if (GRUWB_INTEGER &&
+  if (GRUWB_INTEGER_FORM(FULLY_CONNECTED) &&
       (ctx.input(0)->type == TensorType::INT8 || ctx.input(0)->type == TensorType::INT16)) {
     return eval_integer(ctx);
   }
@@ -329,6 +329,6 @@ extern const KernelRegistration kFullyConnectedKernel = {
     cost,
     input_bits(1, 2),
     /*dynamic_inputs=*/false,
-    /*integer_activations=*/GRUWB_INTEGER != 0};
+    /*integer_activations=*/GRUWB_INTEGER_FORM(FULLY_CONNECTED) != 0};
 
 }  // namespace gruwb

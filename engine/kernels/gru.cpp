@@ -87,7 +87,7 @@ Status prepare(OpContext& ctx) {
   const Tensor* recurrent_kernel = ctx.input(kRecurrentKernel);
   const Tensor* state = ctx.input(kState);
   Tensor* output = ctx.output(0);
-  const bool integer = GRUWB_INTEGER && x->type == TensorType::INT8;
+  const bool integer = GRUWB_INTEGER_FORM(GRU) && x->type == TensorType::INT8;
   if (!integer) GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
   if (x->shape.rank != 3) return shape_error(x, "input", "[time,batch,features]");
   if (!recurrent_kernel || recurrent_kernel->shape.rank != 2) {
@@ -152,7 +152,7 @@ Status prepare(OpContext& ctx) {
 }
 
 Status eval(OpContext& ctx) {
-  if (GRUWB_INTEGER && ctx.input(kX)->type == TensorType::INT8) {
+  if (GRUWB_INTEGER_FORM(GRU) && ctx.input(kX)->type == TensorType::INT8) {
     eval_integer_gru(ctx, *static_cast<const IntegerGru*>(ctx.user_data()), ctx.input(kX),
                      ctx.input(kState), ctx.output(0));
     return Status();
@@ -250,6 +250,6 @@ extern const KernelRegistration kGruKernel = {static_cast<int32_t>(BuiltinOperat
                                               cost,
                                               input_range(1, 4),
                                               /*dynamic_inputs=*/false,
-                                              /*integer_activations=*/GRUWB_INTEGER != 0};
+                                              /*integer_activations=*/GRUWB_INTEGER_FORM(GRU) != 0};
 
 }  // namespace gruwb

@@ -168,7 +168,7 @@ Status prepare(OpContext& ctx) {
 
   const Tensor* x = ctx.input(kX);
   const Tensor* recurrent_kernel = ctx.input(kRecurrentKernel);
-  const bool integer = GRUWB_INTEGER && x->type == TensorType::INT8;
+  const bool integer = GRUWB_INTEGER_FORM(GRUWB_GRU) && x->type == TensorType::INT8;
   if (!integer) GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
   SequenceLayout layout;
   GRUWB_RETURN_IF_ERROR(sequence_layout(x, options->time_major, &layout));
@@ -253,7 +253,7 @@ GruCell make_cell(OpContext& ctx, const Options& options) {
 
 Status eval(OpContext& ctx) {
   const Options& options = *static_cast<const Options*>(ctx.user_data());
-  if (GRUWB_INTEGER && options.integer) {
+  if (GRUWB_INTEGER_FORM(GRUWB_GRU) && options.integer) {
     eval_integer_gru(ctx, *options.integer, ctx.input(kX), ctx.input(kState), ctx.output(0));
     return Status();
   }
@@ -337,14 +337,15 @@ OpCost cost(const OpCostQuery& q) {
 
 }  // namespace
 
-extern const KernelRegistration kGruCustomKernel = {kOpCustom,
-                                                    "GRUWB_GRU",
-                                                    prepare,
-                                                    eval,
-                                                    GRUWB_BACKWARD(backward),
-                                                    cost,
-                                                    input_range(1, 3),
-                                                    /*dynamic_inputs=*/false,
-                                                    /*integer_activations=*/GRUWB_INTEGER != 0};
+extern const KernelRegistration kGruCustomKernel = {
+    kOpCustom,
+    "GRUWB_GRU",
+    prepare,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_range(1, 3),
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(GRUWB_GRU) != 0};
 
 }  // namespace gruwb

@@ -63,7 +63,8 @@ Status prepare(OpContext& ctx) {
 
 bool is_integer(TensorType type) {
   int32_t min = 0, max = 0;
-  return GRUWB_INTEGER && integer_range(type, &min, &max);
+  return (GRUWB_INTEGER_FORM(MAX_POOL_2D) || GRUWB_INTEGER_FORM(AVERAGE_POOL_2D)) &&
+         integer_range(type, &min, &max);
 }
 
 // The output clamp of an integer pool: [min, max] in user data.
@@ -224,7 +225,7 @@ extern const KernelRegistration kMaxPool2dKernel = {
     /*cost=*/nullptr,
     /*weight_inputs=*/0,
     /*dynamic_inputs=*/false,
-    /*integer_activations=*/GRUWB_INTEGER != 0};
+    /*integer_activations=*/GRUWB_INTEGER_FORM(MAX_POOL_2D) != 0};
 extern const KernelRegistration kAveragePool2dKernel = {
     static_cast<int32_t>(BuiltinOperator::AVERAGE_POOL_2D),
     nullptr,
@@ -234,6 +235,6 @@ extern const KernelRegistration kAveragePool2dKernel = {
     /*cost=*/nullptr,
     /*weight_inputs=*/0,
     /*dynamic_inputs=*/false,
-    /*integer_activations=*/GRUWB_INTEGER != 0};
+    /*integer_activations=*/GRUWB_INTEGER_FORM(AVERAGE_POOL_2D) != 0};
 
 }  // namespace gruwb

@@ -82,7 +82,7 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 1, 1));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
   const Tensor* input = ctx.input(0);
-  if (GRUWB_INTEGER && input->shape.rank >= 1 && input->type != TensorType::FLOAT32) {
+  if (GRUWB_INTEGER_FORM(SOFTMAX) && input->shape.rank >= 1 && input->type != TensorType::FLOAT32) {
     return prepare_integer(ctx);
   }
   GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
@@ -95,7 +95,8 @@ Status prepare(OpContext& ctx) {
 }
 
 Status eval(OpContext& ctx) {
-  if (GRUWB_INTEGER && ctx.input(0)->type != TensorType::FLOAT32) return eval_integer(ctx);
+  if (GRUWB_INTEGER_FORM(SOFTMAX) && ctx.input(0)->type != TensorType::FLOAT32)
+    return eval_integer(ctx);
   const Tensor* input = ctx.input(0);
   const auto* options = ctx.op().options<fb::SoftmaxOptions>();
   float beta = options ? options->beta() : 1.f;
@@ -141,14 +142,15 @@ Status backward(OpContext& ctx) {
 
 }  // namespace
 
-extern const KernelRegistration kSoftmaxKernel = {static_cast<int32_t>(BuiltinOperator::SOFTMAX),
-                                                  nullptr,
-                                                  prepare,
-                                                  eval,
-                                                  GRUWB_BACKWARD(backward),
-                                                  /*cost=*/nullptr,
-                                                  /*weight_inputs=*/0,
-                                                  /*dynamic_inputs=*/false,
-                                                  /*integer_activations=*/GRUWB_INTEGER != 0};
+extern const KernelRegistration kSoftmaxKernel = {
+    static_cast<int32_t>(BuiltinOperator::SOFTMAX),
+    nullptr,
+    prepare,
+    eval,
+    GRUWB_BACKWARD(backward),
+    /*cost=*/nullptr,
+    /*weight_inputs=*/0,
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(SOFTMAX) != 0};
 
 }  // namespace gruwb

@@ -144,7 +144,7 @@ Status prepare(OpContext& ctx) {
   }
   Tensor* output = ctx.output(0);
   set_output_shape(output, make_shape({l.batches, l.units}));
-  if (GRUWB_INTEGER && input->type == TensorType::INT8) return prepare_integer(ctx, l);
+  if (GRUWB_INTEGER_FORM(SVDF) && input->type == TensorType::INT8) return prepare_integer(ctx, l);
   GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
   GRUWB_RETURN_IF_ERROR(expect_float(feature, "weights_feature"));
   GRUWB_RETURN_IF_ERROR(expect_float(time, "weights_time"));
@@ -246,7 +246,8 @@ Status eval_integer(OpContext& ctx, const SvdfLayout& l) {
 
 Status eval(OpContext& ctx) {
   const SvdfLayout l = layout_of(ctx);
-  if (GRUWB_INTEGER && ctx.input(kInput)->type == TensorType::INT8) return eval_integer(ctx, l);
+  if (GRUWB_INTEGER_FORM(SVDF) && ctx.input(kInput)->type == TensorType::INT8)
+    return eval_integer(ctx, l);
   return eval_float(ctx, l);
 }
 
@@ -264,14 +265,15 @@ OpCost cost(const OpCostQuery& q) {
 
 }  // namespace
 
-extern const KernelRegistration kSvdfKernel = {static_cast<int32_t>(BuiltinOperator::SVDF),
-                                               nullptr,
-                                               prepare,
-                                               eval,
-                                               /*backward=*/nullptr,
-                                               cost,
-                                               input_bits(1, 2, 3),
-                                               /*dynamic_inputs=*/false,
-                                               /*integer_activations=*/GRUWB_INTEGER != 0};
+extern const KernelRegistration kSvdfKernel = {
+    static_cast<int32_t>(BuiltinOperator::SVDF),
+    nullptr,
+    prepare,
+    eval,
+    /*backward=*/nullptr,
+    cost,
+    input_bits(1, 2, 3),
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(SVDF) != 0};
 
 }  // namespace gruwb

@@ -123,7 +123,8 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_input_count(ctx, 20, 24));
   GRUWB_RETURN_IF_ERROR(expect_outputs(ctx, 1));
   const Tensor* x = ctx.input(kX);
-  if (GRUWB_INTEGER && x && x->type == TensorType::INT8) return prepare_integer_lstm(ctx);
+  if (GRUWB_INTEGER_FORM(UNIDIRECTIONAL_SEQUENCE_LSTM) && x && x->type == TensorType::INT8)
+    return prepare_integer_lstm(ctx);
   GRUWB_RETURN_IF_ERROR(expect_float(x, "input"));
   if (x->shape.rank != 3) return shape_error(x, "input", "rank 3 ([batch,time,features])");
   const auto* options = ctx.op().options<fb::UnidirectionalSequenceLSTMOptions>();
@@ -261,7 +262,8 @@ struct LstmWeights {
 };
 
 Status eval(OpContext& ctx) {
-  if (GRUWB_INTEGER && ctx.input(kX)->type == TensorType::INT8) return eval_integer_lstm(ctx);
+  if (GRUWB_INTEGER_FORM(UNIDIRECTIONAL_SEQUENCE_LSTM) && ctx.input(kX)->type == TensorType::INT8)
+    return eval_integer_lstm(ctx);
   const auto* options = ctx.op().options<fb::UnidirectionalSequenceLSTMOptions>();
   const Activation activation = options ? options->fused_activation_function() : Activation::NONE;
   const float cell_clip = options ? options->cell_clip() : 0.f;
@@ -522,6 +524,6 @@ extern const KernelRegistration kUnidirectionalSequenceLstmKernel = {
     cost,
     input_range(1, 23) & ~input_bits(18, 19),  // 18, 19: states
     /*dynamic_inputs=*/false,
-    /*integer_activations=*/GRUWB_INTEGER != 0};
+    /*integer_activations=*/GRUWB_INTEGER_FORM(UNIDIRECTIONAL_SEQUENCE_LSTM) != 0};
 
 }  // namespace gruwb

@@ -13,8 +13,8 @@
 #include "engine/runtime/op_profiler.h"
 #include "engine/runtime/op_resolver.h"
 #include "engine/tools/dequantize.h"
-#include "engine/tools/gru_quantization.h"
 #include "engine/tools/graph_writer.h"
+#include "engine/tools/gru_quantization.h"
 #include "engine/tools/model_runner.h"
 
 namespace gruwb::tools {
@@ -383,7 +383,7 @@ std::vector<GruSite> gru_sites(const ModelDef& def, const Calibration& calibrati
       const auto& ranges = calibration.ranges[s];
       const auto at = [&](int32_t t) {
         return t >= 0 && static_cast<size_t>(t) < ranges.size() ? ranges[static_cast<size_t>(t)]
-                                                                 : Range();
+                                                                : Range();
       };
       site.x = at(op->inputs[0]);
       site.h = at(op->outputs[0]);

@@ -258,7 +258,8 @@ class GoldenModelTest : public testing::TestWithParam<std::string> {
     // The real int8 models end in an int8 FULLY_CONNECTED too. DTLN's feeds a LOGISTIC whose
     // slope reaches 0.25 * 0.0388 / (1/256) = 2.5 output steps per input step, so one FC step
     // can show as up to 3 (5 of its 771 fresh outputs differ, by 1 or 2).
-    if ((is_int8_fixture(GetParam()) && requantized_by_xnnpack(file)) || is_real_model(GetParam())) {
+    if ((is_int8_fixture(GetParam()) && requantized_by_xnnpack(file)) ||
+        is_real_model(GetParam())) {
       g_integer_steps.tolerance = file.find("dtln") != std::string::npos ? 3 : 1;
     }
   }
