@@ -421,8 +421,27 @@ void integer_grus(ModelDef* def, const std::vector<GruSite>& sites, QuantizeResu
     calibration.output_min = site.h.seen() ? std::min(site.h.lo, 0.f) : 0.f;
     calibration.output_max = site.h.seen() ? std::max(site.h.hi, 0.f) : 0.f;
     calibration.float_boundaries = true;
+    // Weight and bias bytes (inputs 1-3) before and after, for the report's weight figures.
+    const auto weight_bytes = [&](int at) {
+      uint64_t bytes = 0;
+      const fb::SubGraphT& sg = *def->subgraphs[static_cast<size_t>(site.subgraph)];
+      const fb::OperatorT& op = *sg.operators[static_cast<size_t>(at)];
+      for (size_t i = 1; i < op.inputs.size() && i <= 3; ++i) {
+        if (op.inputs[i] < 0) continue;
+        bytes += def->buffers[sg.tensors[static_cast<size_t>(op.inputs[i])]->buffer]->data.size();
+      }
+      return bytes;
+    };
+    const uint64_t before = weight_bytes(index);
     std::string why;
     if (quantize_gru_op(def, site.subgraph, index, calibration, &why)) {
+      result->weight_bytes_before += before;
+      // With float boundaries a QUANTIZE of x now precedes the op.
+      const auto& moved = def->subgraphs[static_cast<size_t>(site.subgraph)]->operators;
+      const bool shifted =
+          def->operator_codes[moved[static_cast<size_t>(index)]->opcode_index]->custom_code !=
+          "GRUWB_GRU";
+      result->weight_bytes_after += weight_bytes(shifted ? index + 1 : index);
       outcome->quantized = true;
       outcome->reason = "integer GRU: int8 x and weights, int16 state";
       outcome->engine_refuses = false;

@@ -677,3 +677,20 @@ TEST(AnalyzerTest, FusionOutlookOfAStreamingModelNamesStateful) {
 
 }  // namespace
 }  // namespace gruwb::tools
+
+namespace gruwb::tools {
+namespace {
+
+// The GRUWB_FW_OPS line names each op once, in order of first use, with :int8 where the op
+// reads or writes integer activations (the kernel's integer form); a float model has none.
+TEST(AnalyzerTest, FirmwareOpTableNamesTheIntegerForms) {
+  EXPECT_EQ(analyze("tflm_micro_speech_quantized_legacy_opcodes.tflite").firmware_ops,
+            "RESHAPE:int8,DEPTHWISE_CONV_2D:int8,FULLY_CONNECTED:int8,SOFTMAX:int8");
+  const AnalyzerReport hello = analyze("tflm_hello_world_float.tflite");
+  EXPECT_EQ(hello.firmware_ops, "FULLY_CONNECTED");
+  EXPECT_NE(report_to_text(hello).find("Firmware op table: GRUWB_FW_OPS=FULLY_CONNECTED"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace gruwb::tools
