@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "app/core/inspect.h"
+#include "app/core/text_table.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/npy.h"
@@ -75,16 +76,6 @@ double unrolled_ratio(const std::vector<BuildFigures>& layouts) {
   const BuildFigures* unrolled = find_layout(layouts, tools::RnnLayout::kUnrolled);
   if (!fused || !unrolled || fused->model_bytes == 0) return 0;
   return static_cast<double>(unrolled->model_bytes) / static_cast<double>(fused->model_bytes);
-}
-
-void append(std::string* out, const char* format, ...) __attribute__((format(printf, 2, 3)));
-void append(std::string* out, const char* format, ...) {
-  char line[256];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(line, sizeof line, format, args);
-  va_end(args);
-  *out += line;
 }
 
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }

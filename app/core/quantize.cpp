@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/core/inspect.h"
+#include "app/core/text_table.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
@@ -11,22 +12,6 @@
 
 namespace gruwb::app {
 namespace {
-
-void append(std::string* out, const char* format, ...) __attribute__((format(printf, 2, 3)));
-void append(std::string* out, const char* format, ...) {
-  va_list args, again;
-  va_start(args, format);
-  va_copy(again, args);
-  const int n = std::vsnprintf(nullptr, 0, format, args);
-  va_end(args);
-  if (n > 0) {
-    std::string line(static_cast<size_t>(n) + 1, '\0');
-    std::vsnprintf(&line[0], line.size(), format, again);
-    line.resize(static_cast<size_t>(n));
-    *out += line;
-  }
-  va_end(again);
-}
 
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
 

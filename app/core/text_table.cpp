@@ -1,8 +1,25 @@
 #include "app/core/text_table.h"
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 
 namespace gruwb::app {
+
+void append(std::string* out, const char* format, ...) {
+  va_list args, again;
+  va_start(args, format);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  if (n > 0) {
+    std::string line(static_cast<size_t>(n) + 1, '\0');
+    std::vsnprintf(&line[0], line.size(), format, again);
+    line.resize(static_cast<size_t>(n));
+    *out += line;
+  }
+  va_end(again);
+}
 
 std::string plain_table(const std::vector<std::string>& header,
                         const std::vector<std::vector<std::string>>& rows) {
