@@ -165,7 +165,7 @@ Status prepare_gate(OpContext& ctx, int g, const TensorQuantization& x_q,
     const int32_t guard = static_cast<int32_t>(10000 * l_q.scale);
     gate.variance_guard = guard > 1 ? guard : 1;
   }
-  TensorQuantization w_q, r_q, b_q;
+  TensorQuantization w_q, r_q;
   const Tensor* w = ctx.input(kInputWeights + g);
   const Tensor* r = ctx.input(kRecurrentWeights + g);
   const Tensor* bias = ctx.input(kGateBias + g);
