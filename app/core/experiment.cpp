@@ -146,12 +146,15 @@ bool measure_latency(const std::vector<uint8_t>& bytes, double* us, uint64_t* ar
   return true;
 }
 
-bool deploy_figures(const std::vector<uint8_t>& bytes, DeployFigures* out, std::string* error) {
-  tools::ModelSizeFigures size;
-  if (!tools::measure_model(bytes, &size, error)) return false;
+// The quantizer measured both files (bytes, constant data, arena); only the
+// host latency is left to measure.
+bool deploy_figures(const std::vector<uint8_t>& bytes, const tools::ModelSizeFigures& size,
+                    DeployFigures* out, std::string* error) {
   out->model_bytes = size.bytes;
   out->weight_bytes = size.data_bytes;
-  return measure_latency(bytes, &out->latency_us, &out->arena_bytes, error);
+  out->arena_bytes = size.arena_bytes;
+  uint64_t bench_arena = 0;
+  return measure_latency(bytes, &out->latency_us, &bench_arena, error);
 }
 
 // A quantization stage: `source` (the model a previous stage ended with)
@@ -179,8 +182,8 @@ bool quantization_stage(const std::string& mode, const std::vector<uint8_t>& sou
       q.kept_float.push_back(kept);
     }
   }
-  if (!deploy_figures(source, &q.source, error) ||
-      !deploy_figures(quantized.bytes, &q.quantized, error)) {
+  if (!deploy_figures(source, quantized.before, &q.source, error) ||
+      !deploy_figures(quantized.bytes, quantized.after, &q.quantized, error)) {
     return false;
   }
   run->quantized = true;

@@ -26,7 +26,9 @@ std::string where(const tools::DetectedCell& c) {
   return text;
 }
 
-void write_figures(tools::JsonWriter& json, const tools::ModelSizeFigures& f) {
+}  // namespace
+
+void write_model_size_figures(tools::JsonWriter& json, const tools::ModelSizeFigures& f) {
   json.begin_object();
   json.key("bytes").value(f.bytes);
   json.key("data_bytes").value(f.data_bytes);
@@ -37,8 +39,6 @@ void write_figures(tools::JsonWriter& json, const tools::ModelSizeFigures& f) {
   if (!f.arena_error.empty()) json.key("arena_error").value(f.arena_error);
   json.end_object();
 }
-
-}  // namespace
 
 std::string fuse_report_text(const FuseRequest& r, const tools::FuseResult& result) {
   std::string out;
@@ -132,9 +132,9 @@ std::string fuse_report_json(const FuseRequest& r, const tools::FuseResult& resu
     json.key("lowering_note").value(result.lowering_note);
   }
   json.key("before");
-  write_figures(json, result.before);
+  write_model_size_figures(json, result.before);
   json.key("after");
-  write_figures(json, result.after);
+  write_model_size_figures(json, result.after);
   json.end_object();
   return json.take() + "\n";
 }

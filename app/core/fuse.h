@@ -9,6 +9,10 @@
 
 #include "engine/tools/fuser.h"
 
+namespace gruwb::tools {
+class JsonWriter;
+}
+
 namespace gruwb::app {
 
 struct FuseRequest {
@@ -27,5 +31,9 @@ int run_fuse(const FuseRequest& request, std::string* out, std::string* err);
 
 std::string fuse_report_text(const FuseRequest& request, const tools::FuseResult& result);
 std::string fuse_report_json(const FuseRequest& request, const tools::FuseResult& result);
+
+// {bytes, data_bytes, subgraphs, ops, tensors, arena_bytes[, arena_error]}: the one JSON form of
+// a model's size figures (fuse and quantize reports).
+void write_model_size_figures(tools::JsonWriter& json, const tools::ModelSizeFigures& f);
 
 }  // namespace gruwb::app

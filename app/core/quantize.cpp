@@ -3,6 +3,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "app/core/fuse.h"
 #include "app/core/inspect.h"
 #include "app/core/text_table.h"
 #include "engine/tools/json_writer.h"
@@ -50,17 +51,6 @@ bool load_npy_inputs(const std::string& path, PreparedSplit* out, std::string* e
   out->x.assign(values.begin(), values.end());
   out->labels.assign(static_cast<size_t>(x.shape[0]), 0);
   return true;
-}
-
-void write_figures(tools::JsonWriter& json, const tools::ModelSizeFigures& f) {
-  json.begin_object();
-  json.key("bytes").value(f.bytes);
-  json.key("data_bytes").value(f.data_bytes);
-  json.key("ops").value(f.ops);
-  json.key("tensors").value(f.tensors);
-  json.key("arena_bytes").value(f.arena_bytes);
-  if (!f.arena_error.empty()) json.key("arena_error").value(f.arena_error);
-  json.end_object();
 }
 
 }  // namespace
@@ -198,9 +188,9 @@ std::string quantize_report_json(const QuantizeRequest& r, const tools::Quantize
   json.key("weight_bytes_before").value(result.weight_bytes_before);
   json.key("weight_bytes_after").value(result.weight_bytes_after);
   json.key("before");
-  write_figures(json, result.before);
+  write_model_size_figures(json, result.before);
   json.key("after");
-  write_figures(json, result.after);
+  write_model_size_figures(json, result.after);
   if (result.diff_measured) {
     json.key("max_abs_diff").value(result.max_abs_diff);
   } else {
