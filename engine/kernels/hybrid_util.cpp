@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "engine/kernels/quant_util.h"
+
 namespace gruwb {
 
 void quantize_row(const float* x, int32_t n, bool asymmetric, QuantizedRow* row) {
@@ -23,7 +25,7 @@ void quantize_row(const float* x, int32_t n, bool asymmetric, QuantizedRow* row)
     row->scale = range / 127.f;
     const float inverse = 127.f / range;
     for (int32_t i = 0; i < n; ++i) {
-      const int32_t v = static_cast<int32_t>(std::round(x[i] * inverse));
+      const int32_t v = round_saturated(x[i] * inverse);
       q[i] = static_cast<int8_t>(v > 127 ? 127 : v < -127 ? -127 : v);
     }
     return;
@@ -47,7 +49,7 @@ void quantize_row(const float* x, int32_t n, bool asymmetric, QuantizedRow* row)
   const float inverse = 1.f / row->scale;
   const float offset = static_cast<float>(row->zero_point);
   for (int32_t i = 0; i < n; ++i) {
-    const int32_t v = static_cast<int32_t>(std::round(offset + x[i] * inverse));
+    const int32_t v = round_saturated(offset + x[i] * inverse);
     q[i] = static_cast<int8_t>(v > 127 ? 127 : v < -128 ? -128 : v);
   }
 }

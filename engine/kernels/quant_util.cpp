@@ -89,7 +89,8 @@ Status expect_same_quantization(const Tensor* input, const Tensor* output) {
 }
 
 int32_t quantize_value(float value, float scale, int32_t zero_point) {
-  return zero_point + static_cast<int32_t>(std::round(value / scale));
+  const int64_t q = static_cast<int64_t>(round_saturated(value / scale)) + zero_point;
+  return q > INT32_MAX ? INT32_MAX : (q < INT32_MIN ? INT32_MIN : static_cast<int32_t>(q));
 }
 
 bool integer_range(TensorType type, int32_t* min, int32_t* max) {

@@ -7,6 +7,7 @@
 // QuantizeMultiplier, gemmlowp's nudged high multiply, round-half-up-in-
 // magnitude shifts), which is what makes int8 outputs bit-exact.
 
+#include <cmath>
 #include <cstdint>
 
 #include "engine/runtime/tensor.h"
@@ -20,6 +21,17 @@ struct QuantizedMultiplier {
   int32_t shift = 0;
 };
 QuantizedMultiplier quantize_multiplier(double real);
+
+// round(v) (half away from zero) as an int32, saturating, NaN giving 0. A
+// plain cast of a float outside int32's range is undefined and CPUs differ
+// (x86 gives INT32_MIN, Arm saturates): values from users reach QUANTIZE and
+// the hybrid kernels, and a board must compute what the host computes.
+inline int32_t round_saturated(float v) {
+  if (!(v == v)) return 0;
+  if (v >= 2147483648.f) return INT32_MAX;
+  if (v < -2147483648.f) return INT32_MIN;
+  return static_cast<int32_t>(std::round(v));
+}
 
 // gemmlowp's SaturatingRoundingDoublingHighMul: round(a * b / 2^31), with
 // INT32_MIN * INT32_MIN saturating to INT32_MAX.

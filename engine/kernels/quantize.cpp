@@ -68,8 +68,8 @@ Status eval_quantize(OpContext& ctx) {
     tensor_quantization(output, &out);
     const float* x = input->f32();
     for (int64_t i = 0; i < n; ++i) {
-      int32_t q = static_cast<int32_t>(std::round(x[i] / out.scale)) + out.zero_point;
-      set_integer_at(output, i, q < min ? min : (q > max ? max : q));
+      const int64_t q = static_cast<int64_t>(round_saturated(x[i] / out.scale)) + out.zero_point;
+      set_integer_at(output, i, static_cast<int32_t>(q < min ? min : (q > max ? max : q)));
     }
     return Status();
   }

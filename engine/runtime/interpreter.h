@@ -163,6 +163,10 @@ class Interpreter {
 
   int input_count() const;
   int output_count() const;
+  // Write every input before every invoke(): as in TensorFlow Lite Micro, the
+  // planner gives an input's memory to later tensors once its last reader
+  // has run, so after invoke() the inputs may hold anything (RAM matters more
+  // on a board than keeping inputs). Outputs stay valid until the next invoke.
   Tensor* input(int i);
   Tensor* output(int i);
   Status invoke();

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 
 namespace gruwb {
 namespace {
@@ -111,6 +112,22 @@ TEST(QuantUtilTest, QuantizeValueRoundsHalfAwayFromZero) {
   EXPECT_EQ(quantize_value(0.25f, 0.5f, 0), 1);    // 0.5 -> 1
   EXPECT_EQ(quantize_value(-0.25f, 0.5f, 0), -1);  // -0.5 -> -1
   EXPECT_EQ(quantize_value(6.f, 0.1f, -10), 50);
+}
+
+// Float inputs from users may be NaN, infinite or huge: the result must be
+// the same on every CPU (a plain cast is undefined there; x86 and Arm differ).
+TEST(QuantUtilTest, RoundSaturatedIsDefinedForEveryFloat) {
+  EXPECT_EQ(round_saturated(2.5f), 3);
+  EXPECT_EQ(round_saturated(-2.5f), -3);
+  EXPECT_EQ(round_saturated(std::numeric_limits<float>::quiet_NaN()), 0);
+  EXPECT_EQ(round_saturated(std::numeric_limits<float>::infinity()), INT32_MAX);
+  EXPECT_EQ(round_saturated(-std::numeric_limits<float>::infinity()), INT32_MIN);
+  EXPECT_EQ(round_saturated(3e9f), INT32_MAX);
+  EXPECT_EQ(round_saturated(-3e9f), INT32_MIN);
+  EXPECT_EQ(round_saturated(-2147483648.f), INT32_MIN);
+  EXPECT_EQ(round_saturated(2147483520.f), 2147483520);  // the largest float below 2^31
+  EXPECT_EQ(quantize_value(1e30f, 1e-3f, 5), INT32_MAX);
+  EXPECT_EQ(quantize_value(-1e30f, 1e-3f, -5), INT32_MIN);
 }
 
 }  // namespace
