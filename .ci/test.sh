@@ -150,6 +150,28 @@ fuzz_model_reader() {
     "($(final_stat average_exec_per_sec)/s), no crash; corpus grew by $(final_stat new_units_added) inputs"
 }
 
+# The int8 image must compute what the host computes, bit for bit: the reference GRU quantized by
+# `gruwb quantize`, timed on the emulated board by `gruwb board bench` (exit 1 on any difference).
+int8_board_bench() {
+  local elf=$1 model=build-firmware/gesture_int8.tflite log=build-firmware/qemu-int8.log
+  command -v qemu-system-arm >/dev/null || { echo "qemu-system-arm missing"; return 1; }
+  [ -x build/app/cli/gruwb ] || cmake --build build -j "$jobs" --target gruwb
+  build/app/cli/gruwb quantize resources/samples/gesture_gru_fused.tflite \
+    --data resources/samples/BasicMotionsAcc60_TRAIN.ts -o "$model" || return 1
+  qemu-system-arm -M mps2-an386 -kernel "$elf" -display none -monitor none -serial pty \
+    -icount shift=0 >"$log" 2>&1 &
+  local qemu=$! port="" rc=0
+  for _ in $(seq 50); do
+    port=$(grep -o '/dev/pts/[0-9]*' "$log" | head -1 || true)
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  timeout 300 build/app/cli/gruwb board bench "$model" --port "$port" --runs 5 || rc=$?
+  kill "$qemu" 2>/dev/null || true
+  wait "$qemu" 2>/dev/null || true
+  return $rc
+}
+
 # The board firmware: the same engine + protocol cross-built for QEMU's mps2-an386
 # (Cortex-M4F, 512 KB RAM), its size, then one epoch of training on it over the emulated
 # UART, compared with the host run (tests/serial/qemu_test.cpp).
@@ -167,6 +189,7 @@ firmware_qemu() {
     cmake --build "$dir" -j "$jobs" --target gruwb_fw_mps2_an386
     echo "--- GRUWB_FW_OPS=$ops: arm-none-eabi-size $elf"
     arm-none-eabi-size "$elf"
+    if [ "$ops" = "$int8_ops" ]; then int8_board_bench "$elf" || return 1; fi
   done
   # Where the reference image's flash goes; fails when engine + protocol exceed the 64 KB goal.
   python3 serial/firmware/boards/flash_breakdown.py "${elf%.elf}.map" --by group \
