@@ -250,8 +250,8 @@ TEST(Int8OpsTest, SoftmaxInt8ToInt16) {
 // x = 4096 (1.0) lands on entry 24 exactly: sigmoid(1) = 0.7310586 is 47910.96 in 0.16, the
 // entry is raised by half its chord's sag (0.65) to 47911, and (47911 * 2^9 + 2^9) >> 10 =
 // 23956 in Q15 (plain rounding of 0.7310586 * 32768 would give 23955). 0 -> 0.5 exactly;
-// beyond the table (|x| >= 255/24) LOGISTIC saturates to 32767 and, by its symmetric
-// rounding, to 1 (not 0); TANH to +-32767.
+// +-8 (entry 192): sigmoid(8) = 0.9996646 -> 32757.0, sigmoid(-8) = 0.0003354 -> 10.99 -> 11.
+// TANH reads sigmoid(2x): 16 is beyond the table (255/24), so it saturates to +-32767.
 TEST(Int8OpsTest, Int16LogisticAndTanhInterpolateTflitesTable) {
   for (BuiltinOperator code : {BuiltinOperator::LOGISTIC, BuiltinOperator::TANH}) {
     OpModelBuilder b;
@@ -262,7 +262,7 @@ TEST(Int8OpsTest, Int16LogisticAndTanhInterpolateTflitesTable) {
     ASSERT_EQ(out.size(), 1u);
     const std::vector<int32_t> got = integers(out[0]);
     if (code == BuiltinOperator::LOGISTIC) {
-      EXPECT_EQ(got, (std::vector<int32_t>{16384, 23956, 32767, 1}));
+      EXPECT_EQ(got, (std::vector<int32_t>{16384, 23956, 32757, 11}));
     } else {
       // tanh(1) = 0.7615942 = 24956.3 in Q15; tanh(x) = 2 sigmoid(2x) - 1 reads entry 48.
       EXPECT_EQ(got[0], 0);
