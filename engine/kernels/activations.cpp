@@ -8,6 +8,11 @@
 // kernels: a 256-entry table built at prepare by dequantizing every input
 // value, applying the function in float and quantizing the result to the
 // output's scale and zero point (round half away from zero, clamped).
+// int16 LOGISTIC and TANH (16x8 models) as TFLite's reference integer kernels
+// and TFLite Micro: the input rescaled to 3 * 4096 steps per unit (an int16
+// multiplier and a rounding right shift), then linear interpolation in a
+// 256-entry table of sigmoid(i / 24) in 0.16 fixed point; TANH reads the same
+// table at twice the rate (tanh(x) = 2 sigmoid(2x) - 1).
 
 #include <cmath>
 #include <cstring>
@@ -60,6 +65,122 @@ Status eval_lookup_table(OpContext& ctx) {
 
 bool is_8bit(TensorType type) { return type == TensorType::INT8 || type == TensorType::UINT8; }
 
+struct Int16Activation {
+  uint16_t table[256];  // sigmoid(i / 24) in 0.16
+  int32_t multiplier;   // input * multiplier >> shift: 3 * 4096 steps per unit
+  int32_t shift;
+  bool tanh;
+};
+
+// TFLite's table is documented as sigmoid(i/24) in 0.16 but lies up to ~1.1 above it: each
+// entry is raised by half the sag of the chord to the next one (the largest error of linear
+// interpolation there), as TFLite's gen_lut does for its other tables (there with each term
+// rounded). This formula reproduces all 256 entries (checked against real TFLite over every
+// int16 input, docs/integer-kernels.md).
+void sigmoid_interpolation_table(uint16_t* table) {
+  const double step = 1.0 / 24.0;
+  const auto sigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+  for (int i = 0; i < 256; ++i) {
+    const double x = i * step;
+    const double sag = sigmoid(x + step / 2) - (sigmoid(x) + sigmoid(x + step)) / 2;
+    const double v = std::round(65536.0 * (sigmoid(x) + sag / 2));
+    table[i] = static_cast<uint16_t>(v > 65535.0 ? 65535.0 : v);
+  }
+}
+
+// TFLite's CheckedLog2: the rounded log2 of a scale, and whether it is a power of two.
+bool checked_log2(float x, int32_t* log2) {
+  const float exact = std::log(x) * (1.f / std::log(2.f));
+  const float rounded = std::round(exact);
+  *log2 = static_cast<int32_t>(rounded);
+  return std::fabs(exact - rounded) < 1e-3f;
+}
+
+// int16 in and out, zero points 0, output scale 2^-15 (TFLite's rules).
+Status prepare_int16(OpContext& ctx, bool tanh) {
+  const Tensor* input = ctx.input(0);
+  Tensor* output = ctx.output(0);
+  GRUWB_RETURN_IF_ERROR(expect_type(output, TensorType::INT16, "output"));
+  TensorQuantization in, out;
+  GRUWB_RETURN_IF_ERROR(expect_quantized(input, "input", &in));
+  GRUWB_RETURN_IF_ERROR(expect_quantized(output, "output", &out));
+  int32_t out_log2 = 0;
+  if (in.zero_point != 0 || out.zero_point != 0 || !checked_log2(out.scale, &out_log2) ||
+      out_log2 != -15) {
+    return Status::error(StatusCode::kUnsupported,
+                         "int16 input '%s' and output '%s' need zero point 0 and output scale "
+                         "2^-15 (have %g, %d and %g, %d)",
+                         input->name, output->name, static_cast<double>(in.scale),
+                         static_cast<int>(in.zero_point), static_cast<double>(out.scale),
+                         static_cast<int>(out.zero_point));
+  }
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(Int16Activation), &memory));
+  Int16Activation* data = static_cast<Int16Activation*>(memory);
+  sigmoid_interpolation_table(data->table);
+  data->tanh = tanh;
+  // Q3.12 input (Q3.12 or Q4.11 for TANH): 3 << shift exactly; else the scale times
+  // 3 * 4096 doubled up to [2^14, 2^15), truncated (TFLite's Prepare).
+  int32_t in_log2 = 0;
+  const bool pot = checked_log2(in.scale, &in_log2);
+  const int32_t left = 12 + in_log2;
+  if (pot && (left == 0 || (tanh && left == 1))) {
+    data->multiplier = 3 << left;
+    data->shift = 0;
+  } else {
+    double multiplier = static_cast<double>(in.scale) * 4096.0 * 3.0;
+    int32_t shift = 0;
+    while (multiplier <= 32767.0 / 2.0 && shift <= 30) {
+      ++shift;
+      multiplier *= 2.0;
+    }
+    if (multiplier > 32767.0) {
+      return Status::error(StatusCode::kUnsupported,
+                           "int16 input '%s' scale %g is above 32767 / 12288 (TFLite's limit)",
+                           input->name, static_cast<double>(in.scale));
+    }
+    data->multiplier = static_cast<int32_t>(multiplier);
+    data->shift = shift;
+  }
+  ctx.set_user_data(data);
+  set_output_shape(output, input->shape);
+  return Status();
+}
+
+// TFLite's reference integer Logistic / Tanh for one int16 value.
+int16_t int16_activation(const Int16Activation& p, int32_t x) {
+  const int32_t round = p.shift > 0 ? 1 << (p.shift - 1) : 0;
+  const int32_t v = (x * p.multiplier + round) >> p.shift;
+  const uint32_t a = static_cast<uint32_t>(v < 0 ? -v : v);
+  // 9 (LOGISTIC) or 8 (TANH: twice the rate) fraction bits between table entries.
+  const uint32_t bits = p.tanh ? 8 : 9;
+  const uint32_t index = a >> bits;
+  const uint32_t t = a & ((1u << bits) - 1);
+  const uint32_t ua = index < 255 ? p.table[index] : 0, ub = index < 255 ? p.table[index + 1] : 0;
+  if (!p.tanh) {
+    uint32_t r = index >= 255 ? 0x7FFFu << 10 : (ua << 9) + t * (ub - ua);
+    r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1;
+    return static_cast<int16_t>(r >> 10);
+  }
+  int32_t r = static_cast<int32_t>(index >= 255 ? 0xFFFFu << 8 : (ua << 8) + t * (ub - ua));
+  r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
+  return static_cast<int16_t>(r >> 8);
+}
+
+Status eval_int16(OpContext& ctx) {
+  const Int16Activation& p = *static_cast<const Int16Activation*>(ctx.user_data());
+  const int16_t* x = reinterpret_cast<const int16_t*>(ctx.input(0)->data);
+  int16_t* y = reinterpret_cast<int16_t*>(ctx.output(0)->data);
+  const int64_t n = ctx.output(0)->elements();
+  for (int64_t i = 0; i < n; ++i) y[i] = int16_activation(p, x[i]);
+  return Status();
+}
+
+bool is_int16_input(OpContext& ctx) {
+  return ctx.input_count() == 1 && ctx.input(0) && ctx.input(0)->type == TensorType::INT16 &&
+         ctx.output_count() == 1;
+}
+
 float logistic_of(float x) { return 1.f / (1.f + std::exp(-x)); }
 float tanh_of(float x) { return std::tanh(x); }
 
@@ -77,6 +198,7 @@ Status prepare_logistic(OpContext& ctx) {
       is_8bit(ctx.input(0)->type) && ctx.output_count() == 1) {
     return prepare_lookup_table(ctx, logistic_of);
   }
+  if (GRUWB_INTEGER_FORM(LOGISTIC) && is_int16_input(ctx)) return prepare_int16(ctx, false);
   return prepare(ctx);
 }
 
@@ -85,6 +207,7 @@ Status prepare_tanh(OpContext& ctx) {
       is_8bit(ctx.input(0)->type) && ctx.output_count() == 1) {
     return prepare_lookup_table(ctx, tanh_of);
   }
+  if (GRUWB_INTEGER_FORM(TANH) && is_int16_input(ctx)) return prepare_int16(ctx, true);
   return prepare(ctx);
 }
 
@@ -92,6 +215,7 @@ template <typename F>
 Status eval(OpContext& ctx) {
   if ((GRUWB_INTEGER_FORM(LOGISTIC) || GRUWB_INTEGER_FORM(TANH)) &&
       ctx.input(0)->type != TensorType::FLOAT32) {
+    if (ctx.input(0)->type == TensorType::INT16) return eval_int16(ctx);
     return eval_lookup_table(ctx);
   }
   const float* x = ctx.input(0)->f32();

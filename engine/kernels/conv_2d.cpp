@@ -1,8 +1,9 @@
 // CONV_2D: NHWC input [N,H,W,C], filter [O,KH,KW,C/groups], optional bias
 // [O]; strides, dilations, SAME/VALID padding and a fused activation as in
 // TFLite. Float32 (CRNN front ends). Backward: input, filter and bias.
-// int8 (full-integer models): TFLite's per-channel integer kernel
-// (prepare_integer_conv, conv_util.h), one filter scale per output channel.
+// int8 (full-integer models) and 16x8 (int16 activations, int64 bias): TFLite's
+// per-channel integer kernels (prepare_integer_conv, conv_util.h), one filter
+// scale per output channel.
 
 #include "engine/kernels/conv_util.h"
 
@@ -42,7 +43,8 @@ Status prepare(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   const Tensor* filter = ctx.input(1);
   const Tensor* bias = ctx.input(2);
-  const bool integer = GRUWB_INTEGER_FORM(CONV_2D) && input->type == TensorType::INT8;
+  const bool integer = GRUWB_INTEGER_FORM(CONV_2D) &&
+                       (input->type == TensorType::INT8 || input->type == TensorType::INT16);
   if (!integer) {
     GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
     GRUWB_RETURN_IF_ERROR(expect_float(filter, "filter"));
@@ -117,7 +119,8 @@ void for_each_tap(const ConvGeometry& g, F f) {
 
 Status eval(OpContext& ctx) {
   const ConvGeometry g = geometry(ctx);
-  if (GRUWB_INTEGER_FORM(CONV_2D) && ctx.input(0)->type == TensorType::INT8) {
+  if (GRUWB_INTEGER_FORM(CONV_2D) &&
+      (ctx.input(0)->type == TensorType::INT8 || ctx.input(0)->type == TensorType::INT16)) {
     return eval_integer_conv(ctx, g.out_c, [&](auto f) { for_each_tap(g, f); });
   }
   return eval_taps(ctx, g.out_c, g.activation, [&](auto f) { for_each_tap(g, f); });

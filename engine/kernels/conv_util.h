@@ -109,6 +109,8 @@ Status backward_taps(OpContext& ctx, int32_t channels, Activation activation,
 // nothing), plus the int32 bias, rescaled per output channel by input scale x
 // filter scale / output scale (a quantized multiplier, the product in double),
 // plus the output zero point, clamped to the fused activation's range.
+// 16x8 (int16 input and output, zero points 0, int64 or int32 bias): int64
+// sums and TFLite's int64 requantization (multiply_by_quantized_multiplier_64).
 // Constants computed once at prepare; `channels` multipliers follow the struct.
 struct IntegerConv {
   int32_t input_zero_point = 0;
@@ -116,6 +118,7 @@ struct IntegerConv {
   int32_t output_min = 0;
   int32_t output_max = 0;
   int32_t channels = 0;  // 1 (per tensor) or out_c
+  bool wide = false;     // 16x8
   int accumulators_slot = -1;
   QuantizedMultiplier* multipliers() { return reinterpret_cast<QuantizedMultiplier*>(this + 1); }
   const QuantizedMultiplier* multipliers() const {
@@ -123,17 +126,21 @@ struct IntegerConv {
   }
 };
 
-// Inputs: 0 int8 input, 1 int8 filter (symmetric, 1 or out_c scales), 2
-// optional int32 bias of out_c values; output int8 of `out_shape`.
+// Inputs: 0 int8 (or int16) input, 1 int8 filter (symmetric, 1 or out_c
+// scales), 2 optional int32 (16x8: int64 or int32) bias of out_c values; output
+// of the input's type and `out_shape`.
 inline Status prepare_integer_conv(OpContext& ctx, int32_t out_c, Activation activation,
                                    const Shape& out_shape) {
   const Tensor* input = ctx.input(0);
   const Tensor* filter = ctx.input(1);
   const Tensor* bias = ctx.input(2);
   Tensor* output = ctx.output(0);
+  const bool wide = input->type == TensorType::INT16;
   GRUWB_RETURN_IF_ERROR(expect_type(filter, TensorType::INT8, "filter"));
-  GRUWB_RETURN_IF_ERROR(expect_type(output, TensorType::INT8, "output"));
-  if (bias) GRUWB_RETURN_IF_ERROR(expect_type(bias, TensorType::INT32, "bias"));
+  GRUWB_RETURN_IF_ERROR(expect_type(output, input->type, "output"));
+  if (bias && !(wide && bias->type == TensorType::INT64)) {
+    GRUWB_RETURN_IF_ERROR(expect_type(bias, TensorType::INT32, "bias"));
+  }
   if (ctx.training()) {
     return Status::error(StatusCode::kUnsupported, "training through an int8 %s", ctx.op().name());
   }
@@ -141,10 +148,16 @@ inline Status prepare_integer_conv(OpContext& ctx, int32_t out_c, Activation act
   GRUWB_RETURN_IF_ERROR(expect_quantized(input, "input", &in));
   GRUWB_RETURN_IF_ERROR(expect_quantized(filter, "filter", &w, out_c));
   GRUWB_RETURN_IF_ERROR(expect_quantized(output, "output", &out));
+  if (wide && (in.zero_point != 0 || out.zero_point != 0)) {
+    return Status::error(StatusCode::kUnsupported,
+                         "int16 input '%s' and output '%s' need zero point 0 (symmetric)",
+                         input->name, output->name);
+  }
   void* memory = nullptr;
   GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(
       sizeof(IntegerConv) + sizeof(QuantizedMultiplier) * static_cast<size_t>(w.count), &memory));
   IntegerConv* data = new (memory) IntegerConv();
+  data->wide = wide;
   data->input_zero_point = in.zero_point;
   data->output_zero_point = out.zero_point;
   data->channels = w.count;
@@ -160,17 +173,50 @@ inline Status prepare_integer_conv(OpContext& ctx, int32_t out_c, Activation act
   }
   GRUWB_RETURN_IF_ERROR(activation_range_quantized(
       activation, output->type, out.scale, out.zero_point, &data->output_min, &data->output_max));
-  // One int32 sum per output element: the taps arrive tap by tap.
+  // One sum per output element: the taps arrive tap by tap.
   GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
-      static_cast<size_t>(out_shape.elements()) * sizeof(int32_t), &data->accumulators_slot));
+      static_cast<size_t>(out_shape.elements()) * (wide ? sizeof(int64_t) : sizeof(int32_t)),
+      &data->accumulators_slot));
   ctx.set_user_data(data);
   set_output_shape(output, out_shape);
+  return Status();
+}
+
+// 16x8: int16 x, int8 w, int64 sums.
+template <typename ForEachTap>
+Status eval_integer_conv_16x8(OpContext& ctx, const IntegerConv& data, int32_t out_c,
+                              ForEachTap for_each_tap) {
+  const Tensor* bias = ctx.input(2);
+  const int16_t* x = reinterpret_cast<const int16_t*>(ctx.input(0)->data);
+  const int8_t* w = reinterpret_cast<const int8_t*>(ctx.input(1)->data);
+  Tensor* output = ctx.output(0);
+  int16_t* y = reinterpret_cast<int16_t*>(output->data);
+  int64_t* sums = static_cast<int64_t*>(ctx.scratch(data.accumulators_slot));
+  const int64_t n = output->elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = i % out_c;
+    sums[i] =
+        !bias ? 0
+              : (bias->type == TensorType::INT64 ? reinterpret_cast<const int64_t*>(bias->data)[c]
+                                                 : bias->i32()[c]);
+  }
+  for_each_tap([&](int64_t o, int64_t in, int64_t f) {
+    sums[o] += static_cast<int64_t>(w[f]) * static_cast<int64_t>(x[in]);
+  });
+  const QuantizedMultiplier* multipliers = data.multipliers();
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t c = data.channels > 1 ? static_cast<int32_t>(i % out_c) : 0;
+    int32_t v = multiply_by_quantized_multiplier_64(sums[i], multipliers[c]);
+    v = v < data.output_min ? data.output_min : (v > data.output_max ? data.output_max : v);
+    y[i] = static_cast<int16_t>(v);
+  }
   return Status();
 }
 
 template <typename ForEachTap>
 Status eval_integer_conv(OpContext& ctx, int32_t out_c, ForEachTap for_each_tap) {
   const IntegerConv& data = *static_cast<const IntegerConv*>(ctx.user_data());
+  if (data.wide) return eval_integer_conv_16x8(ctx, data, out_c, for_each_tap);
   const Tensor* bias = ctx.input(2);
   const int8_t* x = reinterpret_cast<const int8_t*>(ctx.input(0)->data);
   const int8_t* w = reinterpret_cast<const int8_t*>(ctx.input(1)->data);

@@ -3,7 +3,7 @@
 // dilations, SAME/VALID padding and a fused activation as in TFLite.
 // Float32. Backward: input, filter and bias.
 // int8 (full-integer models) as TFLite's per-channel integer kernel
-// (prepare_integer_conv, conv_util.h).
+// (prepare_integer_conv, conv_util.h); 16x8 (int16 activations, int64 bias) too.
 
 #include "engine/kernels/conv_util.h"
 
@@ -70,7 +70,8 @@ Status prepare(OpContext& ctx) {
   const Tensor* input = ctx.input(0);
   const Tensor* filter = ctx.input(1);
   const Tensor* bias = ctx.input(2);
-  const bool integer = GRUWB_INTEGER_FORM(DEPTHWISE_CONV_2D) && input->type == TensorType::INT8;
+  const bool integer = GRUWB_INTEGER_FORM(DEPTHWISE_CONV_2D) &&
+                       (input->type == TensorType::INT8 || input->type == TensorType::INT16);
   if (!integer) {
     GRUWB_RETURN_IF_ERROR(expect_float(input, "input"));
     GRUWB_RETURN_IF_ERROR(expect_float(filter, "filter"));
@@ -119,7 +120,8 @@ Status prepare(OpContext& ctx) {
 
 Status eval(OpContext& ctx) {
   const DepthwiseGeometry g = geometry(ctx);
-  if (GRUWB_INTEGER_FORM(DEPTHWISE_CONV_2D) && ctx.input(0)->type == TensorType::INT8) {
+  if (GRUWB_INTEGER_FORM(DEPTHWISE_CONV_2D) &&
+      (ctx.input(0)->type == TensorType::INT8 || ctx.input(0)->type == TensorType::INT16)) {
     return eval_integer_conv(ctx, g.out_c, [&](auto f) { for_each_tap(g, f); });
   }
   return eval_taps(ctx, g.out_c, g.activation, [&](auto f) { for_each_tap(g, f); });

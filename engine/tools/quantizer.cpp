@@ -393,9 +393,11 @@ std::vector<GruSite> gru_sites(const ModelDef& def, const Calibration& calibrati
   return sites;
 }
 
-// int8 mode: every GRUWB_GRU the samples reached becomes the integer GRU; the outcome says
-// which did and why the others stayed float.
-void integer_grus(ModelDef* def, const std::vector<GruSite>& sites, QuantizeResult* result) {
+// Every GRUWB_GRU the samples reached becomes the integer GRU (int8 x: no GRU takes int16 x;
+// int16x8: its int16 Q0.15 state as the output, an int16 activation); the outcome says which
+// did and why the others stayed float.
+void integer_grus(ModelDef* def, const std::vector<GruSite>& sites, bool int16_output,
+                  QuantizeResult* result) {
   for (const GruSite& site : sites) {
     int nth = 0, index = -1;
     const auto& ops = def->subgraphs[static_cast<size_t>(site.subgraph)]->operators;
@@ -420,6 +422,7 @@ void integer_grus(ModelDef* def, const std::vector<GruSite>& sites, QuantizeResu
     calibration.x_max = std::max(site.x.hi, 0.f);
     calibration.output_min = site.h.seen() ? std::min(site.h.lo, 0.f) : 0.f;
     calibration.output_max = site.h.seen() ? std::max(site.h.hi, 0.f) : 0.f;
+    calibration.int16_output = int16_output;
     calibration.float_boundaries = true;
     // Weight and bias bytes (inputs 1-3) before and after, for the report's weight figures.
     const auto weight_bytes = [&](int at) {
@@ -443,7 +446,8 @@ void integer_grus(ModelDef* def, const std::vector<GruSite>& sites, QuantizeResu
           "GRUWB_GRU";
       result->weight_bytes_after += weight_bytes(shifted ? index + 1 : index);
       outcome->quantized = true;
-      outcome->reason = "integer GRU: int8 x and weights, int16 state";
+      outcome->reason = int16_output ? "integer GRU: int8 x and weights, int16 state and output"
+                                     : "integer GRU: int8 x and weights, int16 state";
       outcome->engine_refuses = false;
     } else {
       outcome->reason = "the GRU stays float: " + why;
@@ -569,11 +573,9 @@ class Quantizer {
       const KernelRegistration* k = all_ops().find(
           static_cast<int32_t>(c.builtin_code),
           static_cast<int32_t>(c.builtin_code) == kOpCustom ? c.custom_code.c_str() : nullptr);
-      // Our integer kernels are int8 (docs/integer-kernels.md); only data movement moves
-      // int16 bytes as well.
-      const Kind kind = kind_of(static_cast<int32_t>(c.builtin_code), name);
-      outcome.engine_refuses =
-          !k || !k->integer_activations || (int16_ && kind != Kind::kSameScale);
+      // Every op the plan turns integer has its int8 and int16 (16x8) form in our engine
+      // when its registration says integer_activations (docs/integer-kernels.md).
+      outcome.engine_refuses = !k || !k->integer_activations;
     }
     result_->ops.push_back(outcome);
   }
@@ -1179,7 +1181,7 @@ bool quantize_model(const std::vector<uint8_t>& bytes,
     quantizer.index_lstms();
     quantizer.plan();
     quantizer.rewrite();
-    if (options.mode == QuantizeMode::kInt8) integer_grus(&def, grus, result);
+    integer_grus(&def, grus, options.mode == QuantizeMode::kInt16x8, result);
     // The plan visits a loop's body before the rest of its caller: report in file order.
     std::stable_sort(result->ops.begin(), result->ops.end(),
                      [](const QuantizedOpOutcome& a, const QuantizedOpOutcome& b) {

@@ -11,8 +11,8 @@
 //      activations, int64 FC/conv biases); SOFTMAX/LOGISTIC/TANH outputs take
 //      TFLite's fixed quantization; data movement, pools, CONCATENATION and
 //      loop-carried WHILE values share one quantization with their inputs. Ops
-//      without an integer form (and the GRU: no integer GRU yet) stay float,
-//      with DEQUANTIZE before and QUANTIZE after them;
+//      without an integer form (and the Circle GRU) stay float, with DEQUANTIZE
+//      before and QUANTIZE after them; GRUWB_GRU becomes the integer GRU;
 //   3. measure: sizes and arena before/after, and the largest output
 //      difference float vs quantized over the samples.
 // Mode kDynamic writes hybrid weights instead (int8 weights, float

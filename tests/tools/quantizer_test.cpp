@@ -241,6 +241,22 @@ TEST(QuantizerTest, EngineMatchesTfliteOnQuantizedFcClassifier) {
   }
 }
 
+// 16x8 (FULLY_CONNECTED, TANH, LOGISTIC, SOFTMAX on int16): bit-exact, and nothing is left
+// for our engine to refuse.
+TEST(QuantizerTest, EngineMatchesTfliteOnInt16x8FcClassifier) {
+  GoldenCheck check;
+  std::string refused;
+  ASSERT_TRUE(check_against_tflite("quant_fc_int16x8", 1.f / 32768.f, &check, &refused)) << refused;
+  std::printf("quant_fc_int16x8: %d of %d outputs bit-exact, worst %.3g steps\n", check.exact,
+              check.outputs, check.worst_steps);
+  EXPECT_GT(check.outputs, 0);
+  EXPECT_EQ(check.exact, check.outputs);
+  const QuantizeResult again =
+      quantize(read(fixture("quant_fc_float.tflite")), QuantizeMode::kInt16x8);
+  for (const tools::QuantizedOpOutcome& o : again.ops) EXPECT_FALSE(o.engine_refuses) << o.name;
+  EXPECT_TRUE(again.diff_measured) << again.diff_note;
+}
+
 // TFLite's own run of a quantized file against our float model on the same inputs: the
 // quantization (not only our integer kernels) is right. Returns the largest difference.
 double tflite_quantized_vs_float(const std::string& quantized_stem, const std::string& float_stem) {
@@ -375,7 +391,7 @@ TEST(QuantizerTest, WhileLoopCarriesIntegers) {
 
 // A GRU stays float between DEQUANTIZE and QUANTIZE; the rest runs integer, on our engine.
 // int8 mode turns the fused GRU into the integer GRU (int8 weights, int16 state) between its
-// own QUANTIZE and DEQUANTIZE; int16x8 has no integer GRU and keeps it float.
+// own QUANTIZE and DEQUANTIZE; int16x8 too, with the int16 state as its output.
 TEST(QuantizerTest, GruBecomesTheIntegerGru) {
   tools::BuildSpec spec;
   spec.cell = tools::RnnCell::kGru;
@@ -414,11 +430,23 @@ TEST(QuantizerTest, GruBecomesTheIntegerGru) {
   EXPECT_EQ(tensor(q, 0, gru->inputs[2]).type, TensorType::INT8);
 
   const QuantizeResult wide = quantize(float_bytes, QuantizeMode::kInt16x8);
+  EXPECT_EQ(wide.float_count(), 0);
   for (const tools::QuantizedOpOutcome& o : wide.ops) {
+    EXPECT_FALSE(o.engine_refuses) << o.name;
     if (o.name == "GRUWB_GRU") {
-      EXPECT_FALSE(o.quantized);
+      EXPECT_TRUE(o.quantized) << o.reason;
     }
   }
+  ASSERT_TRUE(wide.diff_measured) << wide.diff_note;
+  EXPECT_LT(wide.max_abs_diff, 0.03);
+  const ModelDef w = unpack(wide.bytes);
+  for (const auto& op : w.subgraphs[0]->operators) {
+    if (w.operator_codes[op->opcode_index]->custom_code != "GRUWB_GRU") continue;
+    EXPECT_EQ(tensor(w, 0, op->inputs[0]).type, TensorType::INT8);
+    EXPECT_EQ(tensor(w, 0, op->outputs[0]).type, TensorType::INT16);
+  }
+  EXPECT_EQ(tensor(w, 0, find_op(w, 0, BuiltinOperator::FULLY_CONNECTED)->inputs[0]).type,
+            TensorType::INT16);
 }
 
 TEST(QuantizerTest, DynamicRangeKeepsFloatActivations) {

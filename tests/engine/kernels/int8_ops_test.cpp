@@ -1,5 +1,6 @@
-// Full-integer ADD, SUB, MUL (int8 and int16), CONV_2D, MAX_POOL_2D, AVERAGE_POOL_2D, uint8
-// CONCATENATION, 16x8 FULLY_CONNECTED, QUANTIZE int16 -> int32 and SOFTMAX int8 -> int16 on
+// Full-integer ADD, SUB, MUL (int8 and int16), CONV_2D (int8, 16x8), MAX_POOL_2D,
+// AVERAGE_POOL_2D, uint8 CONCATENATION, 16x8 FULLY_CONNECTED, QUANTIZE int16 -> int32, SOFTMAX
+// int8 -> int16 and int16, int16 LOGISTIC/TANH on
 // hand-made models, values worked out by hand from TFLite's reference integer kernels (multipliers
 // from QuantizeMultiplier, gemmlowp's rounding doubling high multiply and rounding shift, so ties
 // and double rounding show). Real TFLite's outputs for the same kernels: tests/fixtures/int8
@@ -243,6 +244,98 @@ TEST(Int8OpsTest, SoftmaxInt8ToInt16) {
   ASSERT_EQ(out.size(), 1u);
   // 4/7, 2/7, 1/7 of 32768 = 18724.6, 9362.3, 4681.1.
   EXPECT_EQ(integers(out[0]), (std::vector<int32_t>{18725, 9362, 4681}));
+}
+
+// int16 LOGISTIC / TANH, TFLite's interpolated table. Input scale 2^-12: multiplier 3, so
+// x = 4096 (1.0) lands on entry 24 exactly: sigmoid(1) = 0.7310586 is 47910.96 in 0.16, the
+// entry is raised by half its chord's sag (0.65) to 47911, and (47911 * 2^9 + 2^9) >> 10 =
+// 23956 in Q15 (plain rounding of 0.7310586 * 32768 would give 23955). 0 -> 0.5 exactly;
+// +-8 (entry 192): sigmoid(8) = 0.9996646 -> 32757.0, sigmoid(-8) = 0.0003354 -> 10.99 -> 11.
+// TANH reads sigmoid(2x): 16 is beyond the table (255/24), so it saturates to +-32767.
+TEST(Int8OpsTest, Int16LogisticAndTanhInterpolateTflitesTable) {
+  for (BuiltinOperator code : {BuiltinOperator::LOGISTIC, BuiltinOperator::TANH}) {
+    OpModelBuilder b;
+    int x = quantized_input(b, "x", {1, 4}, TensorType::INT16, 1.f / 4096.f, 0);
+    int y = quantized_output(b, {1, 4}, TensorType::INT16, 1.f / 32768.f, 0);
+    b.op(code, {x}, {y});
+    auto out = run(b, {i16({1, 4}, {0, 4096, 32767, -32768})});
+    ASSERT_EQ(out.size(), 1u);
+    const std::vector<int32_t> got = integers(out[0]);
+    if (code == BuiltinOperator::LOGISTIC) {
+      EXPECT_EQ(got, (std::vector<int32_t>{16384, 23956, 32757, 11}));
+    } else {
+      // tanh(1) = 0.7615942 = 24956.3 in Q15; tanh(x) = 2 sigmoid(2x) - 1 reads entry 48.
+      EXPECT_EQ(got[0], 0);
+      EXPECT_NEAR(got[1], 24956, 1);
+      EXPECT_EQ(got[2], 32767);
+      EXPECT_EQ(got[3], -32767);
+    }
+  }
+}
+
+TEST(Int8OpsTest, Int16LogisticNeedsOutputScale2ToThe15) {
+  OpModelBuilder b;
+  int x = quantized_input(b, "x", {1, 2}, TensorType::INT16, 0.001f, 0);
+  int y = quantized_output(b, {1, 2}, TensorType::INT16, 1.f / 256.f, 0);
+  b.op(BuiltinOperator::LOGISTIC, {x}, {y});
+  EXPECT_NE(prepare_error(b).find("output scale 2^-15"), std::string::npos) << prepare_error(b);
+}
+
+// int16 SOFTMAX of four equal values: each difference 0 reads exp(0) from the table's last
+// interval (entry 511 = 32133, entry 512 = 32767 clamped, offset 127: 32133 + 629 = 32762);
+// the sum 131048 has 15 leading zeros, is normalized to 131048 - 98304 = 32744 for the
+// 1/(1+x) table (entry 511 = 16400, slope -16, offset 104: 16387), and
+// (32762 * 16387 + 2^15) >> 16 = 8192, a quarter in Q15.
+TEST(Int8OpsTest, Int16SoftmaxOfEqualValuesIsAQuarter) {
+  OpModelBuilder b;
+  int x = quantized_input(b, "x", {2, 4}, TensorType::INT16, 0.001f, 0);
+  int y = quantized_output(b, {2, 4}, TensorType::INT16, 1.f / 32768.f, 0);
+  fb::SoftmaxOptionsT options;
+  options.beta = 1.f;
+  b.op(BuiltinOperator::SOFTMAX, {x}, {y}, options);
+  // Second row: -20000 lies 25 units below the others, past the exp table's range [-10, 0]:
+  // it reads exp(-10) = 1.5 in Q15 and gets at most a step; the three others a third each.
+  auto out = run(b, {i16({2, 4}, {7, 7, 7, 7, -20000, 5000, 5000, 5000})});
+  ASSERT_EQ(out.size(), 1u);
+  const std::vector<int32_t> got = integers(out[0]);
+  EXPECT_EQ(std::vector<int32_t>(got.begin(), got.begin() + 4),
+            (std::vector<int32_t>{8192, 8192, 8192, 8192}));
+  EXPECT_LE(got[4], 1);
+  EXPECT_NEAR(got[5], 10923, 2);  // a third
+  EXPECT_EQ(got[5], got[6]);
+}
+
+// 16x8 CONV_2D: int16 x, int8 weights, int64 bias; the int64 requantization as in
+// FULLY_CONNECTED 16x8 (ties up). x scale 0.5, w 0.25, y 1: multiplier 1/8.
+TEST(Int8OpsTest, Conv2d16x8SumsInInt64) {
+  OpModelBuilder b;
+  int x = quantized_input(b, "x", {1, 1, 2, 1}, TensorType::INT16, 0.5f, 0);
+  int w = b.constant_int8("w", {1, 1, 2, 1}, {127, 127}, {0.25f});
+  int bias = b.constant_i64("bias", {1}, {4});
+  int y = quantized_output(b, {1, 1, 1, 1}, TensorType::INT16, 1.f, 0);
+  fb::Conv2DOptionsT options;
+  options.padding = fb::Padding::VALID;
+  options.stride_h = options.stride_w = 1;
+  b.op(BuiltinOperator::CONV_2D, {x, w, bias}, {y}, options);
+  auto out = run(b, {i16({1, 1, 2, 1}, {32767, 32767})});
+  ASSERT_EQ(out.size(), 1u);
+  // 2 * 127 * 32767 + 4 = 8322822 (beyond int16 x int8 in int16); / 8 = 1040352.75, clamped.
+  EXPECT_EQ(integers(out[0]), (std::vector<int32_t>{32767}));
+  auto low = run(b, {i16({1, 1, 2, 1}, {-12, 1})});
+  // -11 * 127 + 4 = -1393; / 8 = -174.125 -> -174.
+  EXPECT_EQ(integers(low[0]), (std::vector<int32_t>{-174}));
+}
+
+TEST(Int8OpsTest, Conv2d16x8NeedsZeroPoint0) {
+  OpModelBuilder b;
+  int x = quantized_input(b, "x", {1, 1, 1, 1}, TensorType::INT16, 0.5f, 3);
+  int w = b.constant_int8("w", {1, 1, 1, 1}, {1}, {0.25f});
+  int y = quantized_output(b, {1, 1, 1, 1}, TensorType::INT16, 1.f, 0);
+  fb::Conv2DOptionsT options;
+  options.padding = fb::Padding::VALID;
+  options.stride_h = options.stride_w = 1;
+  b.op(BuiltinOperator::CONV_2D, {x, w}, {y}, options);
+  EXPECT_NE(prepare_error(b).find("need zero point 0"), std::string::npos) << prepare_error(b);
 }
 
 // uint8 inputs of other scales are requantized in float: q * s_in / s_out - zp_in * s_in / s_out,
