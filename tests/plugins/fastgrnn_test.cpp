@@ -201,7 +201,7 @@ TEST(FastGrnnTest, BackwardMatchesCentralDifferencesOfTheDoubleReference) {
       return c.reference();
     };
     check_gradients_against_reference(s, weights, inputs, random_floats(outputs, 1.f, seed + 7),
-                                      reference, std::string("FastGRNN ") + l.what, 1e-4);
+                                      reference, std::string("FastGRNN ") + l.what, 1e-5);
   }
 }
 
