@@ -55,6 +55,7 @@ layer_check() {
     'engine/model;engine/(runtime|kernels|train|tools)/;the model reader is the bottom layer'
     'engine/runtime;engine/(tools|train)/;the runtime knows neither the host tools nor training (engine/train hands it TrainingSteps)'
     'engine/kernels;engine/(tools|train)/;kernels know neither the host tools nor training'
+    'plugins/cells;(engine/(tools|train)|app|views|serial)/;cell kernels compile into the engine kernels: they know neither host tools, training nor what sits above the engine'
   )
   local rule folder forbidden why hits
   for rule in "${rules[@]}"; do
@@ -100,7 +101,7 @@ portability_check() {
   fi
   local host_includes
   host_includes=$(grep -rnE '^\s*#\s*include\s*[<"]((Qt[A-Za-z]*/)?Q[A-Za-z]+(\.h)?|iostream|thread|mutex|stdexcept|exception)[>"]' \
-    engine --include='*.h' --include='*.hpp' --include='*.cpp' --include='*.cc' | grep -v '^engine/tools/' || true)
+    engine plugins/cells --include='*.h' --include='*.hpp' --include='*.cpp' --include='*.cc' | grep -v '^engine/tools/' || true)
   if [ -n "$host_includes" ]; then
     echo "engine sources include host-only headers (Qt, iostream, threads, exceptions):"
     echo "$host_includes"

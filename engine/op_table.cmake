@@ -1,16 +1,21 @@
-# gruwb_generate_op_table(OPS LIST_HEADER OUTPUT INTEGER_HEADER ALL_INTEGER): writes OUTPUT, a C++
+# gruwb_generate_op_table(OPS LIST_HEADERS OUTPUT INTEGER_HEADER ALL_INTEGER): writes OUTPUT, a C++
 # file defining gruwb::default_op_resolver() over the ops in OPS (see engine/CMakeLists.txt,
 # GRUWB_FW_OPS), and INTEGER_HEADER, one GRUWB_INTEGER_<NAME> 0/1 per kernel: whether that
 # kernel links its integer (int8/int16) form. An op listed as NAME:int8 gets it; with
-# ALL_INTEGER (GRUWB_INTEGER=ON) every kernel does. Names come from LIST_HEADER
-# (engine/kernels/kernel_list.h); an unknown name stops the configure with the list of known
-# ones. Files are rewritten only when their text changes.
+# ALL_INTEGER (GRUWB_INTEGER=ON) every kernel does. Names come from LIST_HEADERS
+# (engine/kernels/kernel_list.h, and the cell plugins' list that cell_kernels.cmake generates);
+# an unknown name stops the configure with the list of known ones. Files are rewritten only when
+# their text changes.
 
 set(GRUWB_OP_PRESET_reference FULLY_CONNECTED SOFTMAX GRU GRUWB_GRU)
 
-function(gruwb_generate_op_table ops list_header output integer_header all_integer)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${list_header})
-  file(READ ${list_header} list_text)
+function(gruwb_generate_op_table ops list_headers output integer_header all_integer)
+  set(list_text "")
+  foreach(list_header IN LISTS list_headers)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${list_header})
+    file(READ ${list_header} header_text)
+    string(APPEND list_text "${header_text}")
+  endforeach()
   string(REGEX MATCHALL "X\\([A-Za-z0-9_]+, *k[A-Za-z0-9]+\\)" entries "${list_text}")
   set(known "")
   foreach(entry IN LISTS entries)
@@ -19,7 +24,7 @@ function(gruwb_generate_op_table ops list_header output integer_header all_integ
     set(symbol_${CMAKE_MATCH_1} ${CMAKE_MATCH_2})
   endforeach()
   if(NOT known)
-    message(FATAL_ERROR "${list_header}: no X(NAME, kSymbol) entries found")
+    message(FATAL_ERROR "${list_headers}: no X(NAME, kSymbol) entries found")
   endif()
 
   string(REPLACE "," ";" wanted "${ops}")

@@ -3,8 +3,18 @@
 // GRUWB_FW_OPS; engine/CMakeLists.txt reads this list to generate a build's
 // default op table (engine/runtime/op_resolver.h). Adding an op touches its
 // kernel file, this list and its test.
+//
+// The cell plugins' kernels (plugins/cells/<cell>/, each folder's kernel.cmake)
+// come last, from a list engine/cell_kernels.cmake generates: adding a cell
+// plugin touches only its folder and its tests.
 
 #pragma once
+
+#if __has_include("engine/kernels/cell_kernel_list.h")
+#include "engine/kernels/cell_kernel_list.h"
+#else  // a build outside CMake: no cell plugins
+#define GRUWB_CELL_KERNELS(X)
+#endif
 
 #define GRUWB_ALL_KERNELS(X)                                         \
   X(ADD, kAddKernel)                                                 \
@@ -91,4 +101,6 @@
   /* issue 15: full-integer models */                                \
   X(QUANTIZE, kQuantizeKernel)                                       \
   X(DEQUANTIZE, kDequantizeKernel)                                   \
-  X(SVDF, kSvdfKernel)
+  X(SVDF, kSvdfKernel)                                               \
+  /* cell plugins (engine/cell_kernels.cmake) */                     \
+  GRUWB_CELL_KERNELS(X)

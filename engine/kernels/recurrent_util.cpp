@@ -79,6 +79,15 @@ Status check_float_vector(const Tensor* tensor, int32_t size, const char* role) 
   return Status();
 }
 
+Status float_bytes(int64_t floats, const char* what, size_t* out) {
+  if (floats < 0 || static_cast<uint64_t>(floats) > SIZE_MAX / sizeof(float)) {
+    return Status::error(StatusCode::kOutOfMemory, "%s: %lld floats do not fit in memory", what,
+                         static_cast<long long>(floats));
+  }
+  *out = sizeof(float) * static_cast<size_t>(floats);
+  return Status();
+}
+
 Status sequence_layout(const Tensor* input, bool time_major, SequenceLayout* out) {
   if (input->shape.rank != 3) {
     return shape_error(input, "input",

@@ -73,6 +73,9 @@ Status check_float_vector(const Tensor* tensor, int32_t size, const char* role);
 Status expect_input_count(const OpContext& ctx, int min_count, int max_count);
 // prepare: an error naming the tensor, what was expected and what it has.
 Status shape_error(const Tensor* tensor, const char* role, const char* expected);
+// prepare: the bytes of `floats` float32 values (scratch, tapes), failing with
+// `what` named rather than wrapping around.
+Status float_bytes(int64_t floats, const char* what, size_t* out);
 
 // matvec_rows (matmul.h) is the float product; matvec_rows_portable is the
 // plain version it calls (benchmarks compare candidates against it).
