@@ -180,34 +180,54 @@ fuzz_inputs() {
 import struct, sys, zipfile
 for path in sys.argv[2:]:
     with zipfile.ZipFile(path) as z:
-        for split in ("train", "test"):
-            x, y = z.read("x_%s.npy" % split), z.read("y_%s.npy" % split)
-            if len(x) < 65536:
-                name = "%s/%s_%s" % (sys.argv[1], path.split("/")[-1], split)
-                open(name, "wb").write(struct.pack("<H", len(x)) + x + y)
+        names = set(z.namelist())
+        for split in ("_train", "_test", ""):
+            x_name, y_name = "x%s.npy" % split, "y%s.npy" % split
+            if x_name in names and y_name in names:
+                x, y = z.read(x_name), z.read(y_name)
+                if len(x) < 65536:
+                    name = "%s/%s%s" % (sys.argv[1], path.split("/")[-1], split)
+                    open(name, "wb").write(struct.pack("<H", len(x)) + x + y)
 PY
   python3 tests/fuzz/make_device_seeds.py "$seeds/device" \
     resources/samples/tflm_hello_world_float.tflite resources/samples/gesture_gru_fused.tflite
 
-  local target kind status=0 log total=0
+  # Two at a time (one per core); each writes its log, checked below.
+  local target kind max_len running=0
   for target in "${targets[@]}"; do
     kind=${target#dataset_}
     kind=${kind%_fuzz}
     [ "$target" = device_fuzz ] && kind=device
+    # Text datasets are seeded with 4 KB cuts; whole .npz files and board sessions are longer.
+    max_len=4096
+    case $kind in npz) max_len=16384 ;; device) max_len=65536 ;; esac
     mkdir -p "$dir/corpus-$kind"
+    UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+      "$dir/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
+      -max_len="$max_len" -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/$kind-" \
+      "$dir/corpus-$kind" "$seeds/$kind" >"$dir/fuzz-$kind.log" 2>&1 &
+    running=$((running + 1))
+    if [ "$running" -eq "$jobs" ]; then
+      wait -n || true
+      running=$((running - 1))
+    fi
+  done
+  wait || true
+  local status=0 total=0 runs speed log
+  for target in "${targets[@]}"; do
+    kind=${target#dataset_}
+    kind=${kind%_fuzz}
+    [ "$target" = device_fuzz ] && kind=device
     log="$dir/fuzz-$kind.log"
-    if ! UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-      "$dir/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 \
-      -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/$kind-" \
-      "$dir/corpus-$kind" "$seeds/$kind" >"$log" 2>&1; then
-      echo "$target failed; the input is saved as $dir/$kind-crash-* (or leak-, timeout-). Log tail:"
+    runs=$(grep -a '^stat::number_of_executed_units:' "$log" | tail -n 1 | awk '{print $2}')
+    speed=$(grep -a '^stat::average_exec_per_sec:' "$log" | tail -n 1 | awk '{print $2}')
+    if [ -z "$runs" ] || grep -aq -e 'ERROR: ' -e 'runtime error:' "$log"; then
+      echo "$target found a problem; the input is saved as $dir/$kind-crash-* (or leak-,"
+      echo "timeout-, oom-). Log tail:"
       tail -n 60 "$log"
       status=1
       continue
     fi
-    local runs speed
-    runs=$(grep '^stat::number_of_executed_units:' "$log" | tail -n 1 | awk '{print $2}')
-    speed=$(grep '^stat::average_exec_per_sec:' "$log" | tail -n 1 | awk '{print $2}')
     total=$((total + runs))
     echo "$target: $runs executions in $seconds s ($speed/s), no finding;" \
       "corpus $(find "$dir/corpus-$kind" -type f | wc -l) inputs"
