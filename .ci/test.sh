@@ -204,7 +204,7 @@ PY
     mkdir -p "$dir/corpus-$kind"
     UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
       "$dir/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
-      -max_len="$max_len" -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/$kind-" \
+      -max_len="$max_len" -timeout=30 -print_final_stats=1 -artifact_prefix="$dir/$kind-" \
       "$dir/corpus-$kind" "$seeds/$kind" >"$dir/fuzz-$kind.log" 2>&1 &
     running=$((running + 1))
     if [ "$running" -eq "$jobs" ]; then

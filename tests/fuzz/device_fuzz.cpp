@@ -29,6 +29,7 @@ class FuzzBoard : public BoardSupport {
   }
   size_t uart_read(uint8_t* data, size_t capacity) override {
     const size_t n = line_.size() - read_at_ < capacity ? line_.size() - read_at_ : capacity;
+    if (n == 0) return 0;
     memcpy(data, line_.data() + read_at_, n);
     read_at_ += n;
     return n;
