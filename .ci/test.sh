@@ -4,6 +4,7 @@
 # without exceptions/Qt/iostream, and fuzzes the model reader for a bounded time.
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
 #   GRUWB_FUZZ_SECONDS=60   how long the fuzzer runs (0: build the fuzzer, do not run it)
+#   GRUWB_FUZZ_INPUTS_SECONDS=120   each dataset-reader and board-handler fuzzer (0: build only)
 #   GRUWB_CI_STAGES="layers test portability firmware fuzz"   the stages to run (all by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -173,6 +174,91 @@ int8_board_bench() {
   return $rc
 }
 
+# ---- Dataset readers and the board's message handler (issue 17) ----------------------------
+# libFuzzer + ASan/UBSan on each dataset reader (.ts, .arff, .csv, .npy pair, .npz) and on the
+# firmware's Device fed arbitrary frames, GRUWB_FUZZ_INPUTS_SECONDS each (0: build only). Seeds:
+# the datasets in ../shared and tests/fixtures, cut to their first 4 KB, and whole board sessions
+# from tests/fuzz/make_device_seeds.py. Each fuzzer's corpus stays in build-fuzz/corpus-NAME
+# between runs (a CI cache of build-fuzz keeps it growing); any finding fails the stage.
+fuzz_inputs() {
+  local dir=build-fuzz
+  local seconds=${GRUWB_FUZZ_INPUTS_SECONDS:-60}
+  local targets=(dataset_ts_fuzz dataset_arff_fuzz dataset_csv_fuzz dataset_npy_fuzz
+    dataset_npz_fuzz device_fuzz)
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FUZZ=ON
+  cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
+  [ "$seconds" -gt 0 ] || { echo "fuzz runs skipped (GRUWB_FUZZ_INPUTS_SECONDS=0)"; return 0; }
+
+  local seeds="$dir/seeds-inputs"
+  rm -rf "$seeds" && mkdir -p "$seeds"/{ts,arff,csv,npy,npz,device}
+  local file
+  for file in "$shared"/data/datasets/*/*.ts "$shared"/data/datasets/*/*.arff \
+    tests/fixtures/datasets/*.csv; do
+    head -c 4096 "$file" >"$seeds/${file##*.}/$(basename "$file")"
+  done
+  cp tests/fixtures/datasets/*.npz "$seeds/npz/"
+  # .npy pairs (u16 length of x.npy, x.npy, y.npy) from the arrays inside the .npz fixtures.
+  python3 - "$seeds/npy" tests/fixtures/datasets/*.npz <<'PY'
+import struct, sys, zipfile
+for path in sys.argv[2:]:
+    with zipfile.ZipFile(path) as z:
+        names = set(z.namelist())
+        for split in ("_train", "_test", ""):
+            x_name, y_name = "x%s.npy" % split, "y%s.npy" % split
+            if x_name in names and y_name in names:
+                x, y = z.read(x_name), z.read(y_name)
+                if len(x) < 65536:
+                    name = "%s/%s%s" % (sys.argv[1], path.split("/")[-1], split)
+                    open(name, "wb").write(struct.pack("<H", len(x)) + x + y)
+PY
+  python3 tests/fuzz/make_device_seeds.py "$seeds/device" \
+    resources/samples/tflm_hello_world_float.tflite resources/samples/gesture_gru_fused.tflite
+
+  # Two at a time (one per core); each writes its log, checked below.
+  local target kind max_len running=0
+  for target in "${targets[@]}"; do
+    kind=${target#dataset_}
+    kind=${kind%_fuzz}
+    [ "$target" = device_fuzz ] && kind=device
+    # Text datasets are seeded with 4 KB cuts; whole .npz files and board sessions are longer.
+    max_len=4096
+    case $kind in npz) max_len=16384 ;; device) max_len=65536 ;; esac
+    mkdir -p "$dir/corpus-$kind"
+    UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+      "$dir/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
+      -max_len="$max_len" -timeout=30 -print_final_stats=1 -artifact_prefix="$dir/$kind-" \
+      "$dir/corpus-$kind" "$seeds/$kind" >"$dir/fuzz-$kind.log" 2>&1 &
+    running=$((running + 1))
+    if [ "$running" -eq "$jobs" ]; then
+      wait -n || true
+      running=$((running - 1))
+    fi
+  done
+  wait || true
+  local status=0 total=0 runs speed log
+  for target in "${targets[@]}"; do
+    kind=${target#dataset_}
+    kind=${kind%_fuzz}
+    [ "$target" = device_fuzz ] && kind=device
+    log="$dir/fuzz-$kind.log"
+    runs=$(grep -a '^stat::number_of_executed_units:' "$log" | tail -n 1 | awk '{print $2}')
+    speed=$(grep -a '^stat::average_exec_per_sec:' "$log" | tail -n 1 | awk '{print $2}')
+    if [ -z "$runs" ] || grep -aq -e 'ERROR: ' -e 'runtime error:' "$log"; then
+      echo "$target found a problem; the input is saved as $dir/$kind-crash-* (or leak-,"
+      echo "timeout-, oom-). Log tail:"
+      tail -n 60 "$log"
+      status=1
+      continue
+    fi
+    total=$((total + runs))
+    echo "$target: $runs executions in $seconds s ($speed/s), no finding;" \
+      "corpus $(find "$dir/corpus-$kind" -type f | wc -l) inputs"
+  done
+  echo "dataset readers + board handler: $total executions in total"
+  return "$status"
+}
+
 # The board firmware: the same engine + protocol cross-built for QEMU's mps2-an386
 # (Cortex-M4F, 512 KB RAM), its size, then one epoch of training on it over the emulated
 # UART, compared with the host run (tests/serial/qemu_test.cpp).
@@ -218,6 +304,7 @@ run_stage test "build and test (build/)" build_and_test
 run_stage portability "portability: engine for Cortex-M4F (build-cortex-m4f/)" portability_check
 run_stage firmware "firmware: Cortex-M4F image trains under QEMU (build-firmware/)" firmware_qemu
 run_stage fuzz "fuzz: model reader (build-fuzz/)" fuzz_model_reader
+run_stage fuzz "fuzz: dataset readers and the board's message handler (build-fuzz/)" fuzz_inputs
 
 echo
 echo "=== summary (total $SECONDS s)"

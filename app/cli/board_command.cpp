@@ -1,6 +1,7 @@
 // gruwb board list | info | upload MODEL | train --data D [options] | download -o OUT |
 //             bench MODEL [--runs N] [--json]
-// gruwb board-sim [--ram BYTES] [--byte-rate N] [--link PATH]
+// gruwb board-sim [--ram BYTES] [--byte-rate N] [--link PATH] [--noise RATE [--noise-kinds LIST]
+//                  [--noise-seed N]] [--disconnect-after BYTES]
 
 #include <atomic>
 #include <csignal>
@@ -16,8 +17,8 @@ namespace gruwb::cli {
 namespace {
 
 const std::vector<OptionSpec> kConnectionOptions = {
-    {"--port", true},      {"--baud", true},       {"--dtr", true},
-    {"--transport", true}, {"--timeout-ms", true}, {"--reconnect-s", true}};
+    {"--port", true},       {"--baud", true},        {"--dtr", true},      {"--transport", true},
+    {"--timeout-ms", true}, {"--reconnect-s", true}, {"--give-up-s", true}};
 
 // The float options of the training settings (ParsedArgs::number is double).
 bool float_option(const ParsedArgs& p, const char* name, float* out, std::string* message) {
@@ -34,12 +35,15 @@ std::string parse_connection(const ParsedArgs& p, app::BoardConnection* c) {
   if (c->port.empty()) return p.command + ": missing --port PORT (or set GRUWB_PORT)";
   std::string message;
   int reconnect_s = c->reconnect_ms / 1000;
+  int give_up_s = c->operation_limit_ms / 1000;
   if (!p.integer("--baud", 1, 20000000, &c->baud, &message) ||
       !p.integer("--timeout-ms", 10, 600000, &c->timeout_ms, &message) ||
-      !p.integer("--reconnect-s", 0, 3600, &reconnect_s, &message)) {
+      !p.integer("--reconnect-s", 0, 3600, &reconnect_s, &message) ||
+      !p.integer("--give-up-s", 1, 86400, &give_up_s, &message)) {
     return message;
   }
   c->reconnect_ms = reconnect_s * 1000;
+  c->operation_limit_ms = give_up_s * 1000;
   if (p.has("--dtr")) {
     const std::string dtr = p.value("--dtr");
     if (dtr != "on" && dtr != "off") return p.command + ": --dtr must be on or off";
@@ -173,15 +177,31 @@ int run_board_sim(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
   if (!parse_args(kBoardSimCommand, args,
-                  {{"--ram", true}, {"--byte-rate", true}, {"--link", true}}, &parsed,
-                  &exit_code)) {
+                  {{"--ram", true},
+                   {"--byte-rate", true},
+                   {"--link", true},
+                   {"--noise", true},
+                   {"--noise-kinds", true},
+                   {"--noise-seed", true},
+                   {"--stall-ms", true},
+                   {"--disconnect-after", true}},
+                  &parsed, &exit_code)) {
     return exit_code;
   }
   serial::HostBoardOptions options;
   std::string message;
   if (!parsed.integer("--ram", 4096, 1LL << 30, &options.ram_bytes, &message) ||
-      !parsed.integer("--byte-rate", 0, 100000000, &options.byte_rate, &message)) {
+      !parsed.integer("--byte-rate", 0, 100000000, &options.byte_rate, &message) ||
+      !parsed.number("--noise", 0, 1, &options.noise.rate, &message) ||
+      !parsed.integer("--noise-seed", 0, 0xFFFFFFFFLL, &options.noise.seed, &message) ||
+      !parsed.integer("--stall-ms", 0, 10000, &options.noise.stall_ms, &message) ||
+      !parsed.integer("--disconnect-after", 0, 1LL << 40, &options.disconnect_after_bytes,
+                      &message)) {
     return usage_error(message, &kBoardSimCommand);
+  }
+  if (parsed.has("--noise-kinds") &&
+      !serial::parse_line_faults(parsed.value("--noise-kinds"), &options.noise, &message)) {
+    return usage_error("board-sim: --noise-kinds: " + message, &kBoardSimCommand);
   }
   options.link = parsed.value("--link");
   serial::HostPtyBoard board(options);
@@ -193,8 +213,23 @@ int run_board_sim(const std::vector<std::string>& args) {
       "board-sim: serving on %s (RAM %zu bytes%s)\n", pty.c_str(), options.ram_bytes,
       options.byte_rate ? (", UART " + std::to_string(options.byte_rate) + " B/s").c_str() : "");
   if (!options.link.empty()) std::printf("board-sim: linked as %s\n", options.link.c_str());
+  if (options.noise.rate > 0)
+    std::printf("board-sim: line noise %g faults per byte each way\n", options.noise.rate);
   std::fflush(stdout);
-  board.run(&g_stop);
+  const bool unplugged = board.run(&g_stop);
+  if (options.noise.rate > 0) {
+    std::string counts;
+    for (int k = 0; k < serial::kLineFaultKinds; ++k) {
+      const auto fault = static_cast<serial::LineFault>(k);
+      counts += std::string(k ? ", " : "") + serial::line_fault_name(fault) + " " +
+                std::to_string(board.faults(fault));
+    }
+    std::printf("board-sim: line faults injected: %s\n", counts.c_str());
+  }
+  if (unplugged) {
+    std::printf("board-sim: unplugged after %llu bytes received (--disconnect-after)\n",
+                static_cast<unsigned long long>(options.disconnect_after_bytes));
+  }
   return app::kExitOk;
 }
 
@@ -222,7 +257,10 @@ const Command kBoardCommand = {
     "  --baud B             Any rate (default 115200), 8N1, no flow control\n"
     "  --dtr on|off         Assert DTR on open (default on; it resets Arduino-class boards)\n"
     "  --transport T        auto (default), libserialport or termios\n"
-    "  --timeout-ms MS      Per request attempt (default 1000; 5 attempts)\n"
+    "  --timeout-ms MS      Per request attempt (default 1000). A request is sent again\n"
+    "                       while the line shows noise; 5 silent attempts fail it\n"
+    "  --give-up-s S        Fail any one request, upload or download still unfinished\n"
+    "                       after S seconds on a noisy line (default 600)\n"
     "  --reconnect-s S      Reopen a vanished port once a second for S seconds (default 0)\n"
     "\n"
     "Training options (train):\n"
@@ -274,7 +312,7 @@ const Command kBoardCommand = {
 
 const Command kBoardSimCommand = {
     "board-sim", "Serve a simulated training board on a pseudo-terminal",
-    "Usage: gruwb board-sim [--ram BYTES] [--byte-rate N] [--link PATH]\n"
+    "Usage: gruwb board-sim [--ram BYTES] [--byte-rate N] [--link PATH] [--noise RATE]\n"
     "\n"
     "Runs the board firmware's main loop (the same Device and engine code the Cortex-M\n"
     "image runs) on a pseudo-terminal and prints 'board-sim: serving on /dev/pts/N'.\n"
@@ -284,7 +322,16 @@ const Command kBoardSimCommand = {
     "  --ram BYTES      RAM pool for model + dataset + training arena (default 524288)\n"
     "  --byte-rate N    Emulate a UART of N bytes/s each way (11520 = 115200 baud 8N1);\n"
     "                   default: as fast as the pty goes\n"
-    "  --link PATH      Also make PATH a symlink to the pty (a stable name)\n",
+    "  --link PATH      Also make PATH a symlink to the pty (a stable name)\n"
+    "\n"
+    "A noisy line, for trying the link's recovery (each direction, each byte):\n"
+    "  --noise RATE     Faults per byte, 0..1 (e.g. 1e-3); the kind is drawn evenly\n"
+    "                   from --noise-kinds\n"
+    "  --noise-kinds L  Comma list of drop, corrupt (one bit), duplicate, reorder (swap\n"
+    "                   with the next byte), stall (the line halts; default all)\n"
+    "  --noise-seed N   Seed of the faults (default 1)\n"
+    "  --stall-ms MS    Length of one stall (default 50)\n"
+    "  --disconnect-after BYTES  Unplug: close the pty and exit after receiving BYTES\n",
     run_board_sim};
 
 }  // namespace gruwb::cli

@@ -71,14 +71,31 @@ bool upload_with_progress(BoardClient& client, UploadKind kind, const std::vecto
   if (report.resumed_from > 0)
     *out += format(" (board already had %u, resumed there)", report.resumed_from);
   if (report.payload_bytes > 0) {
-    *out += format(", %.1f KB/s goodput, %.1f%% of the bytes sent were payload", rate / 1024,
+    // Each data byte counts once: bytes sent again after a loss are overhead.
+    *out += format(" in %.1f s, %.1f KB/s goodput, %.1f%% of the bytes sent were new payload",
+                   report.seconds, rate / 1024,
                    100.0 * report.payload_bytes / std::max<uint64_t>(1, report.wire_bytes));
+    if (report.resent_bytes > 0) {
+      *out += format(" (%llu bytes resent in %u go-backs)",
+                     static_cast<unsigned long long>(report.resent_bytes), report.retries);
+    }
   }
   *out += "\n";
   return true;
 }
 
 }  // namespace
+
+std::string describe_link(const LinkStats& s) {
+  const DecoderStats& d = s.decoder;
+  return format(
+      "link: %u frames sent, %u received, %u garbled (%u CRC), %u requests sent again, %u stray "
+      "replies; events: %u fetched again, %u lost; frames now carry %u data bytes (%u shrinks, "
+      "%u grows)\n",
+      s.frames_sent, s.frames_received, d.crc_errors + d.malformed + d.oversized + d.bad_version,
+      d.crc_errors, s.retries, s.stray_replies, s.events_recovered, s.events_lost, s.frame_bytes,
+      s.frame_shrinks, s.frame_grows);
+}
 
 std::unique_ptr<BoardClient> open_board(const BoardConnection& c, std::string* note,
                                         std::string* err, int* exit_code) {
@@ -104,6 +121,7 @@ std::unique_ptr<BoardClient> open_board(const BoardConnection& c, std::string* n
   ClientOptions options;
   options.timeout_ms = c.timeout_ms;
   options.reconnect_ms = c.reconnect_ms;
+  options.operation_limit_ms = c.operation_limit_ms;
   BoardClient::Reopen reopen = [port](std::string* e) {
     std::string why;
     return open_transport(port, &why, e);
@@ -171,6 +189,7 @@ int board_info(const BoardConnection& connection, std::string* out, std::string*
     *out += format("progress:         epoch %u, %u updates, %u samples into the epoch\n", s.epoch,
                    s.step, s.samples);
   }
+  *out += describe_link(client->stats());
   return kExitOk;
 }
 
@@ -182,9 +201,10 @@ int board_upload(const BoardConnection& connection, const std::string& model_pat
   int code = kExitOk;
   const std::unique_ptr<BoardClient> client = open_board(connection, &note, err, &code);
   if (!client) return code;
-  return upload_with_progress(*client, UploadKind::kModel, model, model_path, progress, out, err)
-             ? kExitOk
-             : kExitFailure;
+  if (!upload_with_progress(*client, UploadKind::kModel, model, model_path, progress, out, err))
+    return kExitFailure;
+  *out += describe_link(client->stats());
+  return kExitOk;
 }
 
 // The loss output for the board run: --output NAME or the automatic choice
@@ -289,6 +309,10 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   } else if (run.resumes > 0) {
     *out += format("the board reset %d time(s); training restarted from the start\n", run.resumes);
   }
+  if (metrics.empty()) {
+    *err = "the board finished but none of its METRIC events arrived (lost on the line)";
+    return kExitFailure;
+  }
   const Metric& last = metrics.back();
   *out +=
       format("board: %u epochs, %u updates, final epoch loss %.6f accuracy %.4f, %.1f samples/s\n",
@@ -336,6 +360,7 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
     *out += format("wrote the trained model to %s (%zu bytes)\n", request.output_path.c_str(),
                    trained.size());
   }
+  *out += describe_link(client->stats());
   return kExitOk;
 }
 

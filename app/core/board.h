@@ -12,7 +12,8 @@
 
 namespace gruwb::serial {
 class BoardClient;
-}
+struct LinkStats;
+}  // namespace gruwb::serial
 
 namespace gruwb::app {
 
@@ -23,6 +24,9 @@ struct BoardConnection {
   std::string transport = "auto";  // auto | libserialport | termios
   int timeout_ms = 1000;           // per request attempt
   int reconnect_ms = 0;            // keep trying to reopen a vanished port this long
+  // No single request, upload or download may take longer, however noisy
+  // the line (serial::ClientOptions::operation_limit_ms).
+  int operation_limit_ms = 600000;
 };
 
 // Progress lines (upload %, metrics as they arrive) go here while a command runs.
@@ -36,6 +40,9 @@ std::unique_ptr<serial::BoardClient> open_board(const BoardConnection& connectio
                                                 int* exit_code = nullptr);
 // HELLO's capabilities as "label: value" lines.
 std::string describe_capabilities(const serial::Capabilities& caps);
+// One "link: ..." line: frames, garbled frames, requests sent again, events
+// fetched again or lost, the frame size the line allows now.
+std::string describe_link(const serial::LinkStats& stats);
 // The GWDS blob of a .ts dataset cut to the model's [1, T, F] input (first
 // `samples` samples, 0 = all); *note tells when windows were cut.
 bool board_dataset_blob(const std::string& data_path, const std::vector<uint8_t>& model,

@@ -33,8 +33,12 @@ void format_shape(const Shape& shape, char* out, size_t capacity) {
 }
 
 bool tensor_bytes(TensorType type, const Shape& shape, size_t* bytes) {
+  const int64_t elements = shape.elements();
   uint64_t n = 0;
-  if (!tensor_storage_bytes(type, static_cast<uint64_t>(shape.elements()), &n)) return false;
+  if (elements < 0 || !tensor_storage_bytes(type, static_cast<uint64_t>(elements), &n))
+    return false;
+  // On a 32-bit board a size past SIZE_MAX must fail, not truncate.
+  if (static_cast<uint64_t>(static_cast<size_t>(n)) != n) return false;
   *bytes = static_cast<size_t>(n);
   return true;
 }

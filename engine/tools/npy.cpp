@@ -139,6 +139,10 @@ bool parse_npy(const std::vector<uint8_t>& bytes, const std::string& label, NpyA
       !dict_value(header, "shape", &shape_text)) {
     return fail("malformed .npy header: " + header);
   }
+  if (descr.size() < 2 || descr.back() != descr.front() ||
+      (descr.front() != '\'' && descr.front() != '"')) {
+    return fail("malformed descr " + descr + " (a quoted dtype such as '<f4')");
+  }
   out->dtype = descr.substr(1, descr.size() - 2);
   if (out->dtype == "=f4" || out->dtype == "=i4") out->dtype[0] = '<';  // native = LE here
   if (fortran.rfind("True", 0) == 0)
@@ -146,7 +150,14 @@ bool parse_npy(const std::vector<uint8_t>& bytes, const std::string& label, NpyA
   if (!parse_shape(shape_text, &out->shape)) return fail("malformed shape " + shape_text);
   size_t element = npy_dtype_size(out->dtype);
   if (element == 0) return fail("unsupported dtype '" + out->dtype + "'");
-  size_t expected = static_cast<size_t>(out->elements()) * element;
+  // The shape's byte size, overflow-checked: a header may claim (2^40, 2^40, ...).
+  size_t expected = element;
+  for (int64_t dim : out->shape) {
+    if (__builtin_mul_overflow(expected, static_cast<size_t>(dim), &expected)) {
+      return fail("shape " + npy_shape_text(out->shape) + " " + out->dtype +
+                  " has more bytes than fit in memory");
+    }
+  }
   size_t available = bytes.size() - offset - header_len;
   if (available != expected) {
     return fail("data has " + std::to_string(available) + " bytes, shape " +

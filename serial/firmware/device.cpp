@@ -7,6 +7,7 @@
 #include "engine/runtime/kernel.h"
 #include "engine/train/loss_output.h"
 #include "serial/firmware/inference_bench.h"
+#include "serial/protocol/checked.h"
 
 namespace gruwb::serial {
 namespace {
@@ -18,7 +19,8 @@ bool changes_state(uint8_t type) {
   switch (static_cast<MessageType>(type)) {
     case MessageType::kHello:
     case MessageType::kStatus:
-    case MessageType::kDownload: return false;  // read-only: always answered fresh
+    case MessageType::kDownload:
+    case MessageType::kEvents: return false;  // read-only: always answered fresh
     default: return true;
   }
 }
@@ -44,6 +46,7 @@ void Device::boot() {
   run_half_restored_ = false;
   configured_ = false;
   last_reply_bytes_ = 0;
+  kept_count_ = 0;  // a reboot forgets what it sent
   decoder_.reset();
   Boot boot;
   boot.session_id = session_id_;
@@ -80,6 +83,33 @@ void Device::send(uint8_t type, uint16_t sequence, const uint8_t* payload, size_
 
 void Device::send_event(MessageType type, const uint8_t* payload, size_t length) {
   send(static_cast<uint8_t>(type), ++event_sequence_, payload, length, false);
+  if (length > kMaxEventPayload) return;
+  KeptEvent& kept = kept_events_[event_sequence_ % kKeptEvents];
+  kept.type = static_cast<uint8_t>(type);
+  kept.length = static_cast<uint16_t>(length);
+  memcpy(kept.payload, payload, length);
+  if (kept_count_ < kKeptEvents) ++kept_count_;
+}
+
+// Sends the kept events from `from` on again, as they were, then the reply
+// saying which sequence numbers the board still has.
+void Device::on_events(const Frame& f) {
+  WireReader r(f.payload, f.length);
+  EventsRequest request;
+  if (!request.read(r)) return send_error(f, ErrorCode::kBadRequest, "EVENTS: malformed payload");
+  EventsReply reply;
+  reply.next = static_cast<uint16_t>(event_sequence_ + 1);
+  reply.oldest = static_cast<uint16_t>(reply.next - kept_count_);
+  const uint16_t wanted = static_cast<uint16_t>(reply.next - request.from);
+  const uint16_t count = wanted < kept_count_ ? wanted : kept_count_;
+  for (uint16_t sequence = static_cast<uint16_t>(reply.next - count); sequence != reply.next;
+       ++sequence) {
+    const KeptEvent& kept = kept_events_[sequence % kKeptEvents];
+    send(kept.type, sequence, kept.payload, kept.length, false);
+  }
+  WireWriter w(payload_, sizeof payload_);
+  reply.write(w);
+  send(reply_type(MessageType::kEvents), f.sequence, payload_, w.size(), false);
 }
 
 void Device::send_error(const Frame& request, ErrorCode code, const char* format, ...) {
@@ -131,6 +161,7 @@ void Device::handle(const Frame& frame) {
     case MessageType::kReset: return on_control(frame);
     case MessageType::kDownload: return on_download(frame);
     case MessageType::kBench: return on_bench(frame);
+    case MessageType::kEvents: return on_events(frame);
     default:
       return send_error(frame, ErrorCode::kUnknownType, "unknown message type 0x%02x", frame.type);
   }
@@ -139,7 +170,8 @@ void Device::handle(const Frame& frame) {
 void Device::on_hello(const Frame& f) {
   Capabilities caps;
   caps.protocol_version = kProtocolVersion;
-  caps.flags = kCanTrain | kCanBench;
+  caps.flags = kCanTrain | kCanBench | kKeepsEvents;
+  caps.next_event = static_cast<uint16_t>(event_sequence_ + 1);
   caps.max_payload = static_cast<uint16_t>(kMaxPayload);
   caps.session_id = session_id_;
   caps.ram_bytes = static_cast<uint32_t>(board_.ram_bytes);
@@ -256,11 +288,14 @@ void Device::on_upload_begin(const Frame& f) {
                       static_cast<unsigned>(run_.checkpoint_bytes()));
   }
   const size_t start = is_model ? 0 : dataset_offset();
-  if (!is_checkpoint && (begin.total_bytes == 0 || start + begin.total_bytes > board_.ram_bytes)) {
+  size_t end = 0;
+  const bool fits = checked_add(start, begin.total_bytes, &end) && end <= board_.ram_bytes;
+  if (!is_checkpoint && (begin.total_bytes == 0 || !fits)) {
     return send_error(
         f, ErrorCode::kTooLarge, "%s of %u bytes does not fit the board's %u bytes of RAM%s",
         is_model ? "model" : "dataset", static_cast<unsigned>(begin.total_bytes),
-        static_cast<unsigned>(board_.ram_bytes - start), is_model ? "" : " left after the model");
+        static_cast<unsigned>(start < board_.ram_bytes ? board_.ram_bytes - start : 0),
+        is_model ? "" : " left after the model");
   }
   // Same content as the upload in progress (or done): resume where it stopped.
   if (same) {
@@ -361,10 +396,15 @@ void Device::on_configure(const Frame& f) {
   if (!read_dataset_header(dataset_upload_.data, dataset_upload_.total, &header)) {
     return send_error(f, ErrorCode::kBadRequest, "dataset: not a GWDS blob of the size announced");
   }
-  // Pool: model | dataset | sample order | training arena.
-  const size_t order_at = align_up(dataset_offset() + dataset_upload_.total);
-  const size_t arena_at = align_up(order_at + header.sample_count * sizeof(uint32_t));
-  if (arena_at >= board_.ram_bytes) {
+  // Pool: model | dataset | sample order | training arena (each end checked:
+  // 32-bit sizes must not wrap past the pool).
+  size_t order_at = 0, order_bytes = 0, arena_at = 0;
+  const bool placed = checked_add(dataset_offset(), dataset_upload_.total, &order_at) &&
+                      checked_align_up(order_at, kAlign, &order_at) &&
+                      checked_mul(header.sample_count, sizeof(uint32_t), &order_bytes) &&
+                      checked_add(order_at, order_bytes, &arena_at) &&
+                      checked_align_up(arena_at, kAlign, &arena_at);
+  if (!placed || arena_at >= board_.ram_bytes) {
     return send_error(f, ErrorCode::kOutOfMemory,
                       "no RAM left for training after model and dataset");
   }
@@ -453,7 +493,7 @@ bool Device::begin_download_reply(const Frame& f, uint32_t offset, uint32_t tota
                static_cast<unsigned>(offset), static_cast<unsigned>(total));
     return false;
   }
-  const uint32_t room = static_cast<uint32_t>(kMaxPayload - 8);
+  const uint32_t room = static_cast<uint32_t>(kMaxPayload - kDownloadReplyHeader);
   if (max_bytes == 0 || max_bytes > room) max_bytes = room;
   WireWriter w(payload_, sizeof payload_);
   w.u32(offset);
@@ -484,11 +524,11 @@ void Device::on_download(const Frame& f) {
   size_t n = 0;
   if (!begin_download_reply(f, offset, total, max_bytes, &n)) return;
   if (weights) {
-    n = read_weights_blob(trainer_, offset, payload_ + 8, n);
+    n = read_weights_blob(trainer_, offset, payload_ + kDownloadReplyHeader, n);
   } else {
-    memcpy(payload_ + 8, model_upload_.data + offset, n);
+    memcpy(payload_ + kDownloadReplyHeader, model_upload_.data + offset, n);
   }
-  send(reply_type(MessageType::kDownload), f.sequence, payload_, 8 + n, false);
+  send(reply_type(MessageType::kDownload), f.sequence, payload_, kDownloadReplyHeader + n, false);
 }
 
 // A consistent checkpoint needs the run at rest; it is read straight from the
@@ -513,9 +553,9 @@ void Device::download_checkpoint(const Frame& f, uint32_t offset, uint32_t max_b
   const uint32_t total = static_cast<uint32_t>(run_.checkpoint_bytes());
   size_t n = 0;
   if (!begin_download_reply(f, offset, total, max_bytes, &n)) return;
-  const Status s = run_.read_checkpoint(offset, payload_ + 8, n);
+  const Status s = run_.read_checkpoint(offset, payload_ + kDownloadReplyHeader, n);
   if (!s.ok()) return send_error(f, ErrorCode::kEngine, "checkpoint: %s", s.message());
-  send(reply_type(MessageType::kDownload), f.sequence, payload_, 8 + n, false);
+  send(reply_type(MessageType::kDownload), f.sequence, payload_, kDownloadReplyHeader + n, false);
 }
 
 // Inference in the RAM nobody uses: after the model, the dataset (even one

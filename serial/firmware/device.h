@@ -20,6 +20,8 @@ namespace gruwb::serial {
 
 // The engine version the board reports in HELLO.
 constexpr const char* kEngineVersion = "gruwb-0.1";
+// The largest event payload (a LOG: level, length, 199 characters).
+constexpr size_t kMaxEventPayload = 201;
 
 class Device {
  public:
@@ -58,6 +60,7 @@ class Device {
   void on_control(const Frame& f);
   void on_download(const Frame& f);
   void on_bench(const Frame& f);
+  void on_events(const Frame& f);
   void download_checkpoint(const Frame& f, uint32_t offset, uint32_t max_bytes);
   // The start of every DOWNLOAD reply: checks `offset` against `total` and
   // writes {offset, total} into payload_; *n = the bytes that fit after it.
@@ -82,6 +85,15 @@ class Device {
   uint16_t last_sequence_ = 0;
   uint8_t last_type_ = 0;
   uint16_t event_sequence_ = 0;
+  // The last events sent, for a host that lost some on the line (EVENTS);
+  // slot = sequence % kKeptEvents.
+  struct KeptEvent {
+    uint8_t type = 0;
+    uint16_t length = 0;
+    uint8_t payload[kMaxEventPayload] = {};
+  };
+  KeptEvent kept_events_[kKeptEvents];
+  uint16_t kept_count_ = 0;
 
   uint32_t session_id_ = 0;
   BoardState state_ = BoardState::kIdle;

@@ -167,8 +167,12 @@ bool run_board_training(BoardClient& client, const std::vector<uint8_t>& model,
         }
         continue;
       }
-      // Quiet for a while: ask, so a board that died or rebooted silently is noticed.
+      // Quiet for a while: fetch events lost on the line (the last METRIC may
+      // be one), then ask, so a board that died or rebooted silently is noticed.
       if (Clock::now() - last_heard > std::chrono::seconds(2)) {
+        ok = client.recover_events(error);
+        if (!ok) *error = "lost the board's events during training: " + *error;
+        if (!ok || done || failed || client.reset_detected()) break;
         BoardStatus status;
         ok = client.status(&status, error);
         if (!ok) *error = "the board stopped answering during training: " + *error;

@@ -2,6 +2,8 @@
 
 #include <initializer_list>
 
+#include "serial/protocol/checked.h"
+
 namespace gruwb::serial {
 
 const char* message_type_name(uint8_t type) {
@@ -17,6 +19,7 @@ const char* message_type_name(uint8_t type) {
     case 0x09: return type & kReplyBit ? "DOWNLOAD_REPLY" : "DOWNLOAD";
     case 0x0A: return type & kReplyBit ? "RESET_ACK" : "RESET";
     case 0x0B: return type & kReplyBit ? "BENCH_REPLY" : "BENCH";
+    case 0x0C: return type & kReplyBit ? "EVENTS_REPLY" : "EVENTS";
     default: break;
   }
   switch (type) {
@@ -70,6 +73,7 @@ void Capabilities::write(WireWriter& w) const {
   for (int i = 0; i < custom_op_count && i < kMaxCustomOps; ++i) {
     w.text(custom_ops[i], sizeof custom_ops[i] - 1);
   }
+  if (flags & kKeepsEvents) w.u16(next_event);
 }
 
 bool Capabilities::read(WireReader& r) {
@@ -87,6 +91,7 @@ bool Capabilities::read(WireReader& r) {
   custom_op_count = r.u8();
   if (custom_op_count > kMaxCustomOps) return false;
   for (int i = 0; i < custom_op_count; ++i) r.text(custom_ops[i], sizeof custom_ops[i]);
+  next_event = (flags & kKeepsEvents) ? r.u16() : 0;
   return r.ok;
 }
 
@@ -258,6 +263,24 @@ bool Boot::read(WireReader& r) {
   return r.ok;
 }
 
+void EventsRequest::write(WireWriter& w) const { w.u16(from); }
+
+bool EventsRequest::read(WireReader& r) {
+  from = r.u16();
+  return r.ok;
+}
+
+void EventsReply::write(WireWriter& w) const {
+  w.u16(next);
+  w.u16(oldest);
+}
+
+bool EventsReply::read(WireReader& r) {
+  next = r.u16();
+  oldest = r.u16();
+  return r.ok;
+}
+
 void ErrorReply::write(WireWriter& w) const {
   w.u8(request_type);
   w.u8(static_cast<uint8_t>(code));
@@ -326,9 +349,11 @@ bool read_dataset_header(const uint8_t* data, size_t size, DatasetHeader* out) {
   out->input_elements = r.u32();
   out->classes = r.u32();
   if (!r.ok || out->version != 1 || out->input_elements == 0 || out->classes == 0) return false;
-  // Bound the product before multiplying so a hostile header cannot wrap.
+  // A hostile header must not wrap a 32-bit size_t into the blob's size.
   if (out->input_elements > (1u << 24) || out->sample_count > (1u << 24)) return false;
-  return size == kDatasetHeaderBytes + out->sample_bytes() * out->sample_count;
+  size_t samples_bytes = 0, expected = 0;
+  return checked_mul(out->sample_bytes(), out->sample_count, &samples_bytes) &&
+         checked_add(kDatasetHeaderBytes, samples_bytes, &expected) && size == expected;
 }
 
 void RunCheckpointHeader::write(WireWriter& w) const {

@@ -24,6 +24,7 @@ enum class MessageType : uint8_t {
   kDownload = 0x09,
   kReset = 0x0A,
   kBench = 0x0B,
+  kEvents = 0x0C,  // resend kept events (a host that missed some on a noisy line)
   // events, board -> host
   kMetric = 0xC0,
   kLog = 0xC1,
@@ -63,6 +64,10 @@ constexpr int kMaxCustomOps = 2;
 // Capabilities::flags
 constexpr uint8_t kCanTrain = 1;
 constexpr uint8_t kCanBench = 2;  // answers BENCH (boards before it: ERROR unknown type)
+// Keeps its last kKeptEvents events and answers EVENTS; HELLO then ends with
+// next_event (the sequence number its next event will carry).
+constexpr uint8_t kKeepsEvents = 4;
+constexpr int kKeptEvents = 8;
 
 struct Capabilities {
   uint8_t protocol_version = 0;
@@ -77,6 +82,7 @@ struct Capabilities {
   int16_t ops[kMaxReportedOps] = {};  // decoded builtin op codes (Circle GRU is negative)
   uint8_t custom_op_count = 0;
   char custom_ops[kMaxCustomOps][24] = {};
+  uint16_t next_event = 0;  // with kKeepsEvents
 
   void write(WireWriter& w) const;
   bool read(WireReader& r);
@@ -171,6 +177,21 @@ struct Boot {
   bool read(WireReader& r);
 };
 
+// EVENTS (0x0C): the host names the first event sequence number it misses;
+// the board sends again every kept event from there on (as the original
+// event frames), then this reply.
+struct EventsRequest {
+  uint16_t from = 0;
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+struct EventsReply {
+  uint16_t next = 0;    // the sequence number the board's next event will carry
+  uint16_t oldest = 0;  // the oldest it still keeps (== next when it keeps none)
+  void write(WireWriter& w) const;
+  bool read(WireReader& r);
+};
+
 struct ErrorReply {
   uint8_t request_type = 0;
   ErrorCode code = ErrorCode::kNone;
@@ -230,6 +251,8 @@ bool read_dataset_header(const uint8_t* data, size_t size, DatasetHeader* out);
 constexpr uint8_t kDownloadWeights = 0;
 constexpr uint8_t kDownloadModel = 1;
 constexpr uint8_t kDownloadCheckpoint = 2;  // a RunCheckpoint of the paused run
+// A DOWNLOAD reply's offset:u32 and total:u32 before the data.
+constexpr size_t kDownloadReplyHeader = 8;
 
 // A run checkpoint (DOWNLOAD what=2, UPLOAD kind 3): "GWRC", where the run
 // stands (epoch, sample position, the epoch's loss sum and hits so far), then

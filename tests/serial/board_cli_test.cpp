@@ -31,9 +31,9 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-Result run(const std::string& args) {
+Result run_with_prefix(const std::string& prefix, const std::string& args) {
   Result r;
-  const std::string command = std::string(GRUWB_CLI) + " " + args + " 2>&1";
+  const std::string command = prefix + std::string(GRUWB_CLI) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return r;
   std::array<char, 4096> buffer;
@@ -43,6 +43,8 @@ Result run(const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+Result run(const std::string& args) { return run_with_prefix("", args); }
 
 // A child process whose stdout we scan for the pty name; killed by pid.
 class Server {
@@ -252,6 +254,75 @@ TEST(BoardCli, LibserialportPathAndErrors) {
   Result usage = run("board info");
   EXPECT_EQ(usage.exit_code, 2);
   EXPECT_NE(usage.output.find("missing --port PORT"), std::string::npos) << usage.output;
+}
+
+// ---- A noisy line (issue 17): `gruwb board-sim --noise RATE` faults every byte each way with
+// probability RATE (drop, one-bit corruption, duplicate, swap, 50 ms stall). The commands get
+// slower, never wrong: info, upload and a 16-sample training that agrees with the host.
+
+Result run_noisy(const std::string& args) {
+  // `timeout` turns a hang into a failure with its own exit code (124).
+  return run_with_prefix("timeout 600 ", args);
+}
+
+void expect_link_line(const Result& r) {
+  EXPECT_NE(r.output.find("link: "), std::string::npos) << r.output;
+}
+
+class NoisyBoardCli : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(NoisyBoardCli, InfoUploadAndTrainingSucceed) {
+  const std::string rate = GetParam();
+  Server sim;
+  std::string pty;
+  ASSERT_TRUE(sim.start({GRUWB_CLI, "board-sim", "--noise", rate, "--noise-seed", "3"},
+                        std::regex("serving on (/dev/pts/[0-9]+)"), &pty));
+  Result info = run_noisy("board info --port " + pty);
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("custom GRUWB_GRU"), std::string::npos) << info.output;
+  expect_link_line(info);
+  Result upload = run_noisy("board upload " + kModel + " --port " + pty);
+  ASSERT_EQ(upload.exit_code, 0) << upload.output;
+  EXPECT_NE(upload.output.find("uploaded " + kModel + ": 49088 bytes"), std::string::npos)
+      << upload.output;
+  std::printf("--noise %s:\n%s%s", rate.c_str(), info.output.c_str(), upload.output.c_str());
+  if (std::stod(rate) > 2e-3) return;  // 1e-2: info and upload are what the issue asks
+  const std::string out = ::testing::TempDir() + "board_noisy_" + rate + ".tflite";
+  Result train = run_noisy("board train --port " + pty + " --model " + kModel + " --data " + kData +
+                           " --samples 16 --epochs 1 --batch 4 --lr 0.002 --seed 5 "
+                           "--metric-every 4 --compare-host -o " +
+                           out);
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  EXPECT_NE(train.output.find("(agree to 1e-4)"), std::string::npos) << train.output;
+  EXPECT_NE(train.output.find("epoch 1/1  samples 16/16"), std::string::npos) << train.output;
+  std::printf("%s", train.output.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Rates, NoisyBoardCli, ::testing::Values("1e-4", "1e-3", "1e-2"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string("per_byte_") + (info.index == 0   ? "1e4"
+                                                              : info.index == 1 ? "1e3"
+                                                                                : "1e2");
+                         });
+
+// Unplugged mid-upload: one line naming the port and where it stopped, exit 1, no hang.
+TEST(BoardCli, UnpluggedBoardFailsWithOneLine) {
+  Server sim;
+  std::string pty;
+  ASSERT_TRUE(sim.start({GRUWB_CLI, "board-sim", "--disconnect-after", "20000"},
+                        std::regex("serving on (/dev/pts/[0-9]+)"), &pty));
+  Result upload = run_noisy("board upload " + kModel + " --port " + pty);
+  EXPECT_EQ(upload.exit_code, 1) << upload.output;
+  const size_t last_line = upload.output.rfind('\n', upload.output.size() - 2);
+  const std::string error =
+      upload.output.substr(last_line == std::string::npos ? 0 : last_line + 1);
+  EXPECT_EQ(error.rfind("gruwb: upload " + kModel + ": ", 0), 0u) << upload.output;
+  EXPECT_NE(error.find(pty), std::string::npos) << error;
+  EXPECT_NE(error.find("port closed"), std::string::npos) << error;
+  // The board is gone for good: the next command fails at once, also in one line.
+  Result info = run_noisy("board info --port " + pty);
+  EXPECT_NE(info.exit_code, 0);
+  EXPECT_EQ(info.output.find('\n'), info.output.size() - 1) << info.output;
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "serial/protocol/checked.h"
 #include "serial/protocol/cobs.h"
 #include "serial/protocol/crc32.h"
 #include "serial/protocol/frame.h"
@@ -279,6 +281,46 @@ TEST(Messages, BenchRoundTripAndBrokenPayloads) {
   EXPECT_FALSE(got.read(mr));
   EXPECT_STREQ(message_type_name(0x0B), "BENCH");
   EXPECT_STREQ(message_type_name(0x8B), "BENCH_REPLY");
+}
+
+// Size arithmetic on the board, where size_t is 32 bits: sums and products that would wrap are
+// refused (the host's 64-bit size_t shows it at SIZE_MAX).
+TEST(CheckedSizes, RefuseWhatWouldWrap) {
+  size_t out = 0;
+  EXPECT_TRUE(checked_add(SIZE_MAX - 5, 5, &out));
+  EXPECT_EQ(out, SIZE_MAX);
+  EXPECT_FALSE(checked_add(SIZE_MAX - 5, 6, &out));
+  EXPECT_TRUE(checked_mul(SIZE_MAX / 3, 3, &out));
+  EXPECT_FALSE(checked_mul(SIZE_MAX / 2 + 1, 2, &out));
+  EXPECT_TRUE(checked_mul(0, SIZE_MAX, &out));
+  EXPECT_EQ(out, 0u);
+  EXPECT_TRUE(checked_align_up(17, 16, &out));
+  EXPECT_EQ(out, 32u);
+  EXPECT_FALSE(checked_align_up(SIZE_MAX - 3, 16, &out));
+}
+
+std::vector<uint8_t> dataset_header(uint32_t samples, uint32_t elements, uint32_t classes) {
+  std::vector<uint8_t> blob(kDatasetHeaderBytes);
+  WireWriter w(blob.data(), blob.size());
+  for (uint32_t v : {kDatasetMagic, 1u, samples, elements, classes}) w.u32(v);
+  return blob;
+}
+
+// A GWDS header whose samples x sample bytes is 2^50: on a 32-bit board the product wrapped to 0,
+// so a bare 20-byte header passed as "2^24 samples" and training read far past the blob.
+TEST(CheckedSizes, DatasetHeaderWhoseSizeWrapsOn32Bits) {
+  DatasetHeader header;
+  std::vector<uint8_t> blob = dataset_header(1u << 24, (1u << 24) - 1, 4);
+  EXPECT_FALSE(read_dataset_header(blob.data(), blob.size(), &header));
+  blob = dataset_header(1u << 24, (1u << 24) + 1, 4);  // past the per-sample bound
+  EXPECT_FALSE(read_dataset_header(blob.data(), blob.size(), &header));
+  // The honest one: 2 samples of 3 values and a class.
+  blob = dataset_header(2, 3, 4);
+  blob.resize(blob.size() + 2 * 4 * 4);
+  ASSERT_TRUE(read_dataset_header(blob.data(), blob.size(), &header));
+  EXPECT_EQ(header.sample_count, 2u);
+  blob.pop_back();
+  EXPECT_FALSE(read_dataset_header(blob.data(), blob.size(), &header));
 }
 
 }  // namespace

@@ -61,7 +61,14 @@ bool SimTransport::write(const uint8_t* data, size_t size, int, std::string* err
     return false;
   }
   written += size;
-  pipe_.push(data, size, &board_->to_board);
+  if (noise) {
+    std::vector<uint8_t> noisy;
+    int stall_ms = 0;  // a stall delays nothing in-process: the device runs inside read()
+    noise->pass(data, size, &noisy, &stall_ms);
+    pipe_.push(noisy.data(), noisy.size(), &board_->to_board);
+  } else {
+    pipe_.push(data, size, &board_->to_board);
+  }
   if (disconnect_after_bytes > 0 && written >= disconnect_after_bytes) disconnected = true;
   return true;
 }

@@ -2,7 +2,8 @@
 // An in-process board for protocol tests: the firmware's Device on a byte
 // queue, reached through a Transport that injects faults frame by frame
 // (drop, corrupt, duplicate, reorder, garbage) in either direction,
-// deterministically from a seed. The device runs inside read(), so tests need
+// deterministically from a seed, and/or byte by byte as `gruwb board-sim
+// --noise` does (LineNoise). The device runs inside read(), so tests need
 // no threads and no ptys.
 
 #include <deque>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "serial/firmware/boards/host_pty/line_noise.h"
 #include "serial/firmware/device.h"
 #include "serial/link/transport.h"
 
@@ -53,7 +55,11 @@ class LoopbackBoard : public BoardSupport {
     return n;
   }
   void uart_write(const uint8_t* data, size_t size) override {
-    to_host_pipe.push(data, size, &to_host);
+    if (!to_host_noise) return to_host_pipe.push(data, size, &to_host);
+    std::vector<uint8_t> noisy;
+    int stall_ms = 0;
+    to_host_noise->pass(data, size, &noisy, &stall_ms);
+    to_host_pipe.push(noisy.data(), noisy.size(), &to_host);
   }
   uint64_t clock_us() override { return now_us += 100; }
   uint32_t clock_hz() override { return 1000000; }
@@ -63,6 +69,7 @@ class LoopbackBoard : public BoardSupport {
 
   std::deque<uint8_t> to_board, to_host;
   FaultyPipe to_host_pipe{Faults{}, 1};
+  std::unique_ptr<LineNoise> to_host_noise;  // per byte, before the frame faults
   bool reset_pending = false;
   uint64_t now_us = 0;
   uint32_t entropy_counter = 7;
@@ -85,6 +92,7 @@ class SimTransport : public Transport {
   // Disconnect after this many bytes written (0 = never).
   uint64_t disconnect_after_bytes = 0;
   uint64_t written = 0;
+  std::unique_ptr<LineNoise> noise;  // per byte on the way to the board
   FaultyPipe& pipe() { return pipe_; }
 
  private:

@@ -6,6 +6,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -16,7 +17,23 @@
 
 namespace gruwb::serial {
 
-HostPtyBoard::HostPtyBoard(const HostBoardOptions& options) : options_(options) {
+namespace {
+
+LineNoiseOptions with_seed(LineNoiseOptions options, uint32_t stream) {
+  options.seed = options.seed * 2654435761u + stream;
+  return options;
+}
+
+void sleep_ms(int ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+}  // namespace
+
+HostPtyBoard::HostPtyBoard(const HostBoardOptions& options)
+    : options_(options),
+      rx_noise_(with_seed(options.noise, 1)),
+      tx_noise_(with_seed(options.noise, 2)) {
   pool_.resize(options_.ram_bytes + 16);
   const uintptr_t base = reinterpret_cast<uintptr_t>(pool_.data());
   ram = pool_.data() + ((16 - (base & 15)) & 15);
@@ -89,15 +106,31 @@ void HostPtyBoard::throttle(uint64_t* next_free_us, size_t bytes) {
 }
 
 size_t HostPtyBoard::uart_read(uint8_t* data, size_t capacity) {
-  // At a limited byte rate take small bites, as a UART delivers byte by byte.
-  if (options_.byte_rate > 0 && capacity > 16) capacity = 16;
-  const ssize_t n = read(master_, data, capacity);
-  if (n <= 0) return 0;
-  throttle(&next_rx_us_, static_cast<size_t>(n));
-  return static_cast<size_t>(n);
+  if (rx_queue_.empty()) {
+    // At a limited byte rate take small bites, as a UART delivers byte by byte.
+    uint8_t bytes[256];
+    const size_t want = options_.byte_rate > 0 ? 16 : sizeof bytes;
+    const ssize_t n = read(master_, bytes, want);
+    if (n <= 0) return 0;
+    received_ += static_cast<uint64_t>(n);
+    throttle(&next_rx_us_, static_cast<size_t>(n));
+    int stall_ms = 0;
+    rx_noise_.pass(bytes, static_cast<size_t>(n), &rx_queue_, &stall_ms);
+    sleep_ms(stall_ms);
+  }
+  const size_t n = std::min(capacity, rx_queue_.size());
+  std::copy(rx_queue_.begin(), rx_queue_.begin() + static_cast<std::ptrdiff_t>(n), data);
+  rx_queue_.erase(rx_queue_.begin(), rx_queue_.begin() + static_cast<std::ptrdiff_t>(n));
+  return n;
 }
 
-void HostPtyBoard::uart_write(const uint8_t* data, size_t size) {
+void HostPtyBoard::uart_write(const uint8_t* clean, size_t clean_size) {
+  noisy_.clear();
+  int stall_ms = 0;
+  tx_noise_.pass(clean, clean_size, &noisy_, &stall_ms);
+  sleep_ms(stall_ms);
+  const uint8_t* data = noisy_.data();
+  const size_t size = noisy_.size();
   throttle(&next_tx_us_, size);
   // Like a UART with nobody listening: when the pty buffer is full for a
   // while (no host reads), the bytes are lost rather than stalling the board.
@@ -122,12 +155,19 @@ void HostPtyBoard::idle() {
   poll(&p, 1, 20);
 }
 
-void HostPtyBoard::run(const std::atomic<bool>* stop) {
+bool HostPtyBoard::run(const std::atomic<bool>* stop) {
   // On the heap: the Device holds frame buffers, the model view and the
   // trainer (a board keeps it in static storage).
   auto device = std::make_unique<Device>(*this);
   device->boot();
   while (!stop->load()) {
+    if (options_.disconnect_after_bytes > 0 && received_ >= options_.disconnect_after_bytes) {
+      // The cable is pulled: the host's next read or write fails.
+      close(slave_);
+      close(master_);
+      slave_ = master_ = -1;
+      return true;
+    }
     device->poll();
     if (reset_pending_) {
       reset_pending_ = false;
@@ -137,6 +177,7 @@ void HostPtyBoard::run(const std::atomic<bool>* stop) {
       device->boot();
     }
   }
+  return false;
 }
 
 }  // namespace gruwb::serial

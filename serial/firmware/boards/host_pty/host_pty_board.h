@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "serial/firmware/board_support.h"
+#include "serial/firmware/boards/host_pty/line_noise.h"
 
 namespace gruwb::serial {
 
@@ -19,6 +20,10 @@ struct HostBoardOptions {
   // 0 = as fast as the pty goes.
   uint32_t byte_rate = 0;
   std::string link;  // also create this symlink to the pty (stable name)
+  // Faults on the line, both directions (each its own seeded stream).
+  LineNoiseOptions noise;
+  // Unplug: close the pty and stop after receiving this many bytes (0 = never).
+  uint64_t disconnect_after_bytes = 0;
 };
 
 class HostPtyBoard : public BoardSupport {
@@ -27,8 +32,11 @@ class HostPtyBoard : public BoardSupport {
   ~HostPtyBoard();
   // Opens the pty; *pty_path is its /dev/pts/N.
   bool open(std::string* pty_path, std::string* error);
-  // Runs the firmware main loop until *stop becomes true.
-  void run(const std::atomic<bool>* stop);
+  // Runs the firmware main loop until *stop becomes true, or until the
+  // simulated unplug (disconnect_after_bytes); true when it was unplugged.
+  bool run(const std::atomic<bool>* stop);
+  // Faults injected so far, both directions.
+  uint64_t faults(LineFault fault) const { return rx_noise_.count(fault) + tx_noise_.count(fault); }
 
   size_t uart_read(uint8_t* data, size_t capacity) override;
   void uart_write(const uint8_t* data, size_t size) override;
@@ -49,6 +57,10 @@ class HostPtyBoard : public BoardSupport {
   bool reset_pending_ = false;
   int reset_count_ = 0;
   uint64_t next_rx_us_ = 0, next_tx_us_ = 0;
+  LineNoise rx_noise_, tx_noise_;
+  std::vector<uint8_t> rx_queue_;  // received bytes after the noise, not yet read
+  std::vector<uint8_t> noisy_;     // scratch for what the line delivers
+  uint64_t received_ = 0;
 };
 
 }  // namespace gruwb::serial
