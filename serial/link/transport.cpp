@@ -16,6 +16,13 @@
 namespace gruwb::serial {
 namespace {
 
+// EIO (a pty whose board-sim or QEMU ended) and ENXIO/ENODEV (a USB serial
+// adapter unplugged) all mean the other side went away; say so the same way
+// whether a read or a write noticed first.
+std::string failure_text(int err) {
+  return err == EIO || err == ENXIO || err == ENODEV ? "port closed" : strerror(err);
+}
+
 std::string sp_error_text(sp_return code) {
   if (code == SP_ERR_FAIL) {
     char* message = sp_last_error_message();
@@ -174,7 +181,7 @@ class TermiosTransport : public Transport {
         continue;
       }
       if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        *error = "write to " + options_.path + ": " + strerror(errno);
+        *error = "write to " + options_.path + ": " + failure_text(errno);
         return false;
       }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -203,7 +210,7 @@ class TermiosTransport : public Transport {
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
     // EIO / 0 bytes on POLLHUP: the other side (board-sim, QEMU) went away.
     *error = "read from " + options_.path + ": " +
-             (n == 0 ? std::string("port closed") : strerror(errno));
+             (n == 0 ? std::string("port closed") : failure_text(errno));
     return -1;
   }
   std::string description() const override {
