@@ -1,6 +1,14 @@
 #include "engine/tools/cells/cell_registry.h"
 
 namespace gruwb::tools {
+
+namespace cells {
+// The built-in descriptors (gru.cpp, lstm.cpp, simple_rnn.cpp).
+const CellDescriptor& gru_cell();
+const CellDescriptor& lstm_cell();
+const CellDescriptor& simple_rnn_cell();
+}  // namespace cells
+
 namespace {
 
 // The built-ins are listed here rather than self-registering from their own files, because

@@ -31,11 +31,4 @@ bool register_cell(const CellDescriptor* cell, std::string* error);
 // "gru, lstm or rnn": the registered names for help texts and messages.
 std::string cell_names_text(const char* last_separator = " or ");
 
-namespace cells {
-// The built-in descriptors (gru.cpp, lstm.cpp, simple_rnn.cpp).
-const CellDescriptor& gru_cell();
-const CellDescriptor& lstm_cell();
-const CellDescriptor& simple_rnn_cell();
-}  // namespace cells
-
 }  // namespace gruwb::tools

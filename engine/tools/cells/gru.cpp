@@ -8,7 +8,6 @@
 #include <flatbuffers/flexbuffers.h>
 
 #include "engine/tools/cells/cell_pattern.h"
-#include "engine/tools/cells/cell_registry.h"
 #include "engine/tools/cells/cell_support.h"
 
 namespace gruwb::tools::cells {

@@ -4,7 +4,6 @@
 // TFLite Micro accepts); its variable tensors hold h and c.
 
 #include "engine/tools/cells/cell_pattern.h"
-#include "engine/tools/cells/cell_registry.h"
 #include "engine/tools/cells/cell_support.h"
 
 namespace gruwb::tools::cells {

@@ -3,7 +3,6 @@
 // Fused: UNIDIRECTIONAL_SEQUENCE_RNN; its variable tensor holds h.
 
 #include "engine/tools/cells/cell_pattern.h"
-#include "engine/tools/cells/cell_registry.h"
 #include "engine/tools/cells/cell_support.h"
 
 namespace gruwb::tools::cells {
