@@ -1,7 +1,5 @@
 #include "engine/tools/fuser.h"
 
-#include <flatbuffers/flexbuffers.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,7 +8,6 @@
 #include <set>
 
 #include "engine/tools/analyzer.h"
-#include "engine/tools/cells/cell_registry.h"
 #include "engine/tools/graph_writer.h"
 #include "engine/tools/initializers.h"
 #include "engine/tools/model_runner.h"
@@ -90,7 +87,7 @@ std::string emit_fused(GraphWriter& g, const DetectedCell& c, ModelFormat format
 }
 
 bool takes_state(const DetectedCell& c, ModelFormat format) {
-  return c.type->fused_takes_state(cell_config(c), format);
+  return c.type->fused_takes_state(cell_config(c), format, c.hybrid);
 }
 
 std::string fused_op_name(const DetectedCell& c, ModelFormat format) {

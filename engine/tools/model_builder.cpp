@@ -6,7 +6,6 @@
 #include <tuple>
 
 #include "engine/tools/analyzer.h"
-#include "engine/tools/cells/cell_registry.h"
 #include "engine/tools/graph_writer.h"
 #include "engine/tools/initializers.h"
 #include "engine/tools/model_runner.h"

@@ -115,7 +115,7 @@ struct CellDescriptor {
   std::string (*fused_problem)(const FusedCell& cell);
   std::string (*emit_fused)(GraphWriter& g, const FusedCell& cell, FusedPlan* plan);
   // The fused op takes h_0 as an input (else it starts from zeros or its variable tensors).
-  bool (*fused_takes_state)(const CellConfig& config, ModelFormat format);
+  bool (*fused_takes_state)(const CellConfig& config, ModelFormat format, bool hybrid);
   // The fused op reads a time-major [T,B,F] sequence only.
   bool (*fused_needs_time_major)(const CellConfig& config, ModelFormat format, bool hybrid);
   // The fused op keeps its states in variable tensors between invokes (streaming models).

@@ -50,8 +50,8 @@ const char* fused_op(const CellConfig& c, ModelFormat format, bool hybrid) {
 
 std::string fused_problem(const FusedCell&) { return ""; }
 
-bool fused_takes_state(const CellConfig& c, ModelFormat format) {
-  return !uses_circle_gru(c, format, false);
+bool fused_takes_state(const CellConfig& c, ModelFormat format, bool hybrid) {
+  return !uses_circle_gru(c, format, hybrid);
 }
 
 bool fused_needs_time_major(const CellConfig& c, ModelFormat format, bool hybrid) {

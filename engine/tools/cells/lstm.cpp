@@ -38,7 +38,7 @@ std::string fused_problem(const FusedCell& f) {
   return per_gate_scale_problem(f, "LSTM");
 }
 
-bool fused_takes_state(const CellConfig&, ModelFormat) { return false; }
+bool fused_takes_state(const CellConfig&, ModelFormat, bool) { return false; }
 bool fused_needs_time_major(const CellConfig&, ModelFormat, bool) { return false; }
 
 // cell_clip 0: Keras does not clip. No CIFG, peephole, projection or layer norm (those 9

@@ -31,7 +31,7 @@ std::string fused_problem(const FusedCell& f) {
   return per_gate_scale_problem(f, "RNN");
 }
 
-bool fused_takes_state(const CellConfig&, ModelFormat) { return false; }
+bool fused_takes_state(const CellConfig&, ModelFormat, bool) { return false; }
 bool fused_needs_time_major(const CellConfig&, ModelFormat, bool) { return false; }
 
 std::string emit_fused(GraphWriter& g, const FusedCell& f, FusedPlan* plan) {
