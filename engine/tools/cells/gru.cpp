@@ -395,7 +395,7 @@ const CellDescriptor& gru_cell() {
   static const CellDescriptor d = {"gru",
                                    "GRU",
                                    "gru",
-                                   "Keras GRU (reset_after true unless --reset-after false)",
+                                   "Keras GRU",
                                    kGates,
                                    1,
                                    /*has_reset_after=*/true,
