@@ -20,6 +20,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include "engine/tools/cells/cell_registry.h"
+
 namespace gruwb::views {
 namespace {
 
@@ -113,11 +115,15 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   model_row->addWidget(model_edit_, 1);
   model_row->addWidget(build_edit_, 1);
   model_row->addWidget(model_browse);
-  cells_box_ = new QCheckBox(tr("Compare cells: GRU, LSTM, SimpleRNN"));
+  QStringList cell_names;
+  for (const tools::CellDescriptor* cell : tools::registered_cells())
+    cell_names << QString::fromUtf8(cell->display_name);
+  cells_box_ = new QCheckBox(tr("Compare cells: %1").arg(cell_names.join(", ")));
   cells_box_->setObjectName("compareCells");
   cells_box_->setToolTip(
-      tr("Run the same data and stages through a fresh GRU, LSTM and SimpleRNN built from the "
-         "spec; the comparison shows accuracy, model sizes and latency per cell"));
+      tr("Run the same data and stages through a fresh model of each registered cell (%1) "
+         "built from the spec; the comparison shows accuracy, model sizes and latency per cell")
+          .arg(cell_names.join(", ")));
   cells_box_->setEnabled(false);
   connect(model_source_, &QComboBox::currentIndexChanged, this, [=](int index) {
     model_edit_->setVisible(index == 0);
@@ -330,7 +336,10 @@ ExperimentSettings ExperimentPanel::settings() const {
     if (outputs_model_.isEmpty() || s.model_path == outputs_model_) s.loss_output = loss_output_;
   } else {
     s.build_spec = build_edit_->text().trimmed();
-    if (cells_box_->isChecked()) s.compare_cells = {"gru", "lstm", "rnn"};
+    if (cells_box_->isChecked()) {
+      for (const tools::CellDescriptor* cell : tools::registered_cells())
+        s.compare_cells << QString::fromUtf8(cell->name);
+    }
   }
   s.dataset_path = dataset_edit_->text().trimmed();
   if (init_box_->isChecked()) s.stages << "init";

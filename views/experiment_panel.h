@@ -40,8 +40,9 @@ struct ExperimentSettings {
   int epochs = 10;
   int seeds = 1;
   int first_seed = 1;
-  // Cell comparison: the same data and stages through each cell ("gru",
-  // "lstm", "rnn"; build spec only). Empty = the model or build spec's cell.
+  // Cell comparison: the same data and stages through each cell (registered
+  // names, engine/tools/cells/cell_registry.h; build spec only). Empty = the
+  // model or build spec's cell.
   QStringList compare_cells;
 };
 
@@ -130,10 +131,10 @@ class ExperimentPanel : public QWidget {
   QCheckBox* last_box_ = nullptr;
   QSpinBox* last_spin_ = nullptr;
   QCheckBox* custom_box_ = nullptr;
-  QCheckBox* quantize_box_ = nullptr;    // a last stage: int8, int16x8 or dynamic
+  QCheckBox* quantize_box_ = nullptr;  // a last stage: int8, int16x8 or dynamic
   QComboBox* quantize_mode_box_ = nullptr;
   QListWidget* custom_list_ = nullptr;
-  QCheckBox* cells_box_ = nullptr;        // compare GRU / LSTM / SimpleRNN (build spec only)
+  QCheckBox* cells_box_ = nullptr;        // compare every registered cell (build spec only)
   QComboBox* loss_output_box_ = nullptr;  // "" = automatic, else an output name
   QLabel* loss_output_label_ = nullptr;
   QString outputs_model_;  // the model the box lists the outputs of

@@ -80,7 +80,7 @@ bool output_format(const ParsedArgs& parsed, const std::string& path, ModelForma
 bool fill_spec(const ParsedArgs& parsed, app::BuildRequest* r, std::string* message) {
   BuildSpec& s = r->spec;
   s.reset_after = true;
-  if (!choice_option(parsed, "--cell", tools::parse_rnn_cell, "gru, lstm or rnn", &s.cell,
+  if (!choice_option(parsed, "--cell", tools::parse_cell, tools::cell_names_text().c_str(), &s.cell,
                      message) ||
       !choice_option(parsed, "--layout", tools::parse_rnn_layout, "fused, while or unrolled",
                      &s.layout, message) ||
@@ -161,9 +161,9 @@ int run(const std::vector<std::string>& args) {
 }  // namespace
 
 const Command kBuildCommand = {
-    "build", "Build a fresh GRU/LSTM/SimpleRNN classifier (fused, WHILE or unrolled)",
+    "build", "Build a fresh recurrent classifier (fused, WHILE or unrolled)",
     "Usage: gruwb build --timesteps T --features F --units H --classes C -o OUT\n"
-    "                   [--cell gru|lstm|rnn] [--layout fused|while|unrolled]\n"
+    "                   [--cell {cells}] [--layout fused|while|unrolled]\n"
     "                   [--dense N[,N...]] [--normalize MEANS;VARIANCES |\n"
     "                   --normalize-from DATASET.npy] [--reset-after true|false]\n"
     "                   [--gru-variant modern|legacy] [--bias-init keras|zeros|uniform]\n"
@@ -172,19 +172,20 @@ const Command kBuildCommand = {
     "Writes a classifier: input [1,T,F] -> optional normalisation (SUB mean, MUL\n"
     "1/sqrt(variance), as Keras' Normalization layer) -> the recurrent cell with H\n"
     "units -> Dense layers (ReLU) -> Dense C -> softmax, with Keras' initialisation\n"
-    "(glorot-uniform kernels, orthogonal recurrent kernels, zero biases; LSTM forget\n"
-    "bias 1) from a seeded generator: the same seed gives the same file everywhere.\n"
+    "(glorot-uniform kernels, orthogonal recurrent kernels, zero biases, plus what the\n"
+    "cell's Keras initializer adds) from a seeded generator: the same seed gives the\n"
+    "same file everywhere.\n"
+    "\n"
+    "Cells (--cell; the first is the default):\n"
+    "{cell_table}"
     "\n"
     "Layouts compute the same function for the same seed:\n"
-    "  fused     one recurrent op: GRU -> Circle GRU (.circle, reset_after true) or\n"
-    "            the GRUWB_GRU custom op (docs/fused-gru-op.md); LSTM ->\n"
-    "            UNIDIRECTIONAL_SEQUENCE_LSTM (the 15-input form TFLite Micro runs);\n"
-    "            rnn -> UNIDIRECTIONAL_SEQUENCE_RNN\n"
+    "  fused     the cell's one recurrent op (above)\n"
     "  while     the WHILE loop TensorFlow's converter emits for Keras RNNs\n"
     "  unrolled  T copies of the cell, one per time step (no control flow)\n"
     "\n"
     "Options:\n"
-    "  --cell C             gru (default), lstm or rnn (Keras SimpleRNN)\n"
+    "  --cell C             The recurrent cell (Cells above)\n"
     "  --layout L           fused (default), while or unrolled\n"
     "  --timesteps T        Time steps per input window\n"
     "  --features F         Values per time step\n"

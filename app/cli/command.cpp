@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "app/core/inspect.h"
+#include "engine/tools/cells/cell_registry.h"
 
 namespace gruwb::cli {
 
@@ -51,10 +52,33 @@ bool ParsedArgs::integer_value(const char* name, long long low, long long high, 
   return false;
 }
 
+std::string help_text(const Command& command) {
+  std::string choices, list, table;
+  for (const tools::CellDescriptor* cell : tools::registered_cells()) {
+    choices += (choices.empty() ? "" : "|") + std::string(cell->name);
+    list += (list.empty() ? "" : ",") + std::string(cell->name);
+    tools::CellConfig config;
+    const std::string tflite = cell->fused_op(config, ModelFormat::kTflite, false);
+    const std::string circle = cell->fused_op(config, ModelFormat::kCircle, false);
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-10s %s; fused: %s%s\n", cell->name, cell->help,
+                  tflite.c_str(), circle == tflite ? "" : (" (.circle: " + circle + ")").c_str());
+    table += line;
+  }
+  std::string text = command.help;
+  using Fill = std::pair<std::string, std::string>;
+  for (const auto& [key, value] :
+       {Fill{"{cells}", choices}, Fill{"{cell_list}", list}, Fill{"{cell_table}", table}}) {
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at))
+      text.replace(at, key.size(), value);
+  }
+  return text;
+}
+
 int usage_error(const std::string& message, const Command* command) {
   std::fprintf(stderr, "gruwb: %s\n\n", message.c_str());
   if (command) {
-    std::fputs(command->help, stderr);
+    std::fputs(help_text(*command).c_str(), stderr);
   } else {
     print_usage(stderr);
   }
@@ -76,7 +100,7 @@ bool parse_args(const Command& command, const std::vector<std::string>& args,
       continue;
     }
     if (arg == "-h" || arg == "--help") {
-      std::fputs(command.help, stdout);
+      std::fputs(help_text(command).c_str(), stdout);
       *exit_code = app::kExitOk;
       return false;
     }

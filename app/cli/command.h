@@ -12,7 +12,11 @@ namespace gruwb::cli {
 struct Command {
   const char* name;
   const char* summary;
-  const char* help;  // full help: usage line, description, options, example
+  // Full help: usage line, description, options, example. "{cells}" stands for the
+  // registered cell types ("gru|lstm|rnn"), "{cell_list}" for "gru,lstm,rnn" and
+  // "{cell_table}" for one line per cell type
+  // (engine/tools/cells/cell_registry.h), so help lists whatever cells are registered.
+  const char* help;
   int (*run)(const std::vector<std::string>& args);
 };
 
@@ -64,6 +68,9 @@ int usage_error(const std::string& message, const Command* command);
 // The end of every command: on success writes `out` to stdout, otherwise
 // "gruwb: <err>" to stderr. Returns the exit code to use.
 int finish(int code, const std::string& out, const std::string& err);
+
+// The command's help with "{cells}" and "{cell_table}" filled in from the cell registry.
+std::string help_text(const Command& command);
 
 void print_usage(FILE* stream);
 const Command* find_command(const std::string& name);

@@ -36,18 +36,15 @@ int run(const std::vector<std::string>& args) {
 }  // namespace
 
 const Command kFuseCommand = {
-    "fuse", "Fuse WHILE-loop / unrolled GRU, LSTM and SimpleRNN cells into one op each",
+    "fuse", "Fuse WHILE-loop / unrolled recurrent cells into one op each",
     "Usage: gruwb fuse IN -o OUT [--json] [--tolerance X] [--builtin-only] [--stateful]\n"
     "\n"
     "Finds the recurrent cells TensorFlow's converter spells out op by op (a WHILE\n"
     "loop with cond/body subgraphs, or T unrolled copies) by the roles of their\n"
     "values: the sequence GATHERed by the loop counter, the state going in and\n"
     "out, the FCs on x and on h, the gate nonlinearities. Each is rewritten into\n"
-    "one fused op:\n"
-    "  GRU        Circle GRU when OUT is .circle and the cell is reset_after with\n"
-    "             sigmoid/tanh, else the GRUWB_GRU custom op (docs/fused-gru-op.md)\n"
-    "  LSTM       UNIDIRECTIONAL_SEQUENCE_LSTM (the 24-input Keras form, 15 used)\n"
-    "  SimpleRNN  UNIDIRECTIONAL_SEQUENCE_RNN\n"
+    "one fused op, tried against every registered cell type:\n"
+    "{cell_table}"
     "Per-gate FCs become the op's two products (one on x, one on h); unused\n"
     "subgraphs, tensors, buffers and op codes are dropped and signature defs fixed.\n"
     "A rewrite is kept only when the new model computes the same outputs as the\n"

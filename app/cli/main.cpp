@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     }
     const Command* command = find_command(rest[0]);
     if (!command) return usage_error("help: unknown command '" + rest[0] + "'", nullptr);
-    std::fputs(command->help, stdout);
+    std::fputs(help_text(*command).c_str(), stdout);
     return kExitOk;
   }
   if (first.size() > 1 && first[0] == '-') {

@@ -53,9 +53,11 @@ std::string spec_line(const BuildSpec& s) {
   std::string line = "timesteps " + std::to_string(s.timesteps) + ", features " +
                      std::to_string(s.features) + ", units " + std::to_string(s.units) +
                      ", classes " + std::to_string(s.classes) + ", dense [" + dense + "]";
-  if (s.cell == tools::RnnCell::kGru) {
-    line += std::string(", reset_after ") + (s.reset_after ? "true" : "false") + ", variant " +
-            tools::gru_variant_name(s.gru_variant);
+  if (s.cell->has_reset_after) {
+    line += std::string(", reset_after ") + (s.reset_after ? "true" : "false");
+  }
+  if (s.cell->has_legacy_body) {
+    line += std::string(", variant ") + tools::gru_variant_name(s.gru_variant);
   }
   line += std::string(", bias init ") + tools::bias_init_name(s.bias_init) + ", seed " +
           std::to_string(s.seed);
@@ -151,7 +153,7 @@ std::string build_report_text(const BuildRequest& request, const BuildFigures& f
                               const std::vector<BuildFigures>& layouts) {
   const BuildSpec& s = request.spec;
   std::string out;
-  append(&out, "Built %s: %s, %s layout", request.output_path.c_str(), tools::rnn_cell_name(s.cell),
+  append(&out, "Built %s: %s, %s layout", request.output_path.c_str(), s.cell->name,
          tools::rnn_layout_name(s.layout));
   if (s.layout == tools::RnnLayout::kFused) append(&out, " (%s)", tools::fused_op_name(s));
   append(&out, ", %s\n  %s\n", model_format_name(s.format), spec_line(s).c_str());
@@ -188,7 +190,7 @@ std::string build_report_json(const BuildRequest& request, const BuildFigures& f
   json.begin_object();
   json.key("path").value(request.output_path);
   json.key("format").value(model_format_name(s.format));
-  json.key("cell").value(tools::rnn_cell_name(s.cell));
+  json.key("cell").value(s.cell->name);
   json.key("layout").value(tools::rnn_layout_name(s.layout));
   if (s.layout == tools::RnnLayout::kFused) json.key("fused_op").value(tools::fused_op_name(s));
   json.key("timesteps").value(s.timesteps);
@@ -196,10 +198,9 @@ std::string build_report_json(const BuildRequest& request, const BuildFigures& f
   json.key("units").value(s.units);
   json.key("classes").value(s.classes);
   json.key("dense").array(s.dense);
-  if (s.cell == tools::RnnCell::kGru) {
-    json.key("reset_after").value(s.reset_after);
+  if (s.cell->has_reset_after) json.key("reset_after").value(s.reset_after);
+  if (s.cell->has_legacy_body)
     json.key("gru_variant").value(tools::gru_variant_name(s.gru_variant));
-  }
   json.key("bias_init").value(tools::bias_init_name(s.bias_init));
   json.key("seed").value(s.seed);
   json.key("normalize").value(!s.mean.empty());

@@ -74,7 +74,7 @@ bool parse_build(const std::string& text, tools::BuildSpec* spec, std::string* e
     bool ok = eq != std::string::npos;
     if (!ok) {
     } else if (key == "cell") {
-      ok = tools::parse_rnn_cell(value, &spec->cell);
+      ok = tools::parse_cell(value, &spec->cell);
     } else if (key == "units") {
       ok = parse_positive(value, &spec->units);
     } else if (key == "layout") {
@@ -268,9 +268,8 @@ bool check_experiment_spec(const ExperimentSpec& spec, std::string* error) {
     return false;
   }
   for (const std::string& cell : spec.compare_cells) {
-    tools::RnnCell c;
-    if (!tools::parse_rnn_cell(cell, &c)) {
-      *error = "cell '" + cell + "': expected gru, lstm or rnn";
+    if (!tools::find_cell(cell)) {
+      *error = "cell '" + cell + "': expected " + tools::cell_names_text();
       return false;
     }
   }
@@ -445,8 +444,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
   const TrainingData test = training_data(data.test, data, spec.data_path + " (test)");
 
   std::vector<std::string> cells = spec.compare_cells;
-  if (cells.empty())
-    cells.push_back(spec.build.empty() ? "model" : tools::rnn_cell_name(build.cell));
+  if (cells.empty()) cells.push_back(spec.build.empty() ? "model" : build.cell->name);
   const int total =
       static_cast<int>(cells.size()) * spec.seeds * static_cast<int>(spec.stages.size());
   int index = 0;
@@ -468,7 +466,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
   for (const std::string& cell : cells) {
     tools::BuildSpec cell_spec = build;
     if (!spec.build.empty()) {
-      tools::parse_rnn_cell(cell, &cell_spec.cell);
+      tools::parse_cell(cell, &cell_spec.cell);
       cell_spec.timesteps = data.timesteps;
       cell_spec.features = data.features;
       cell_spec.classes = static_cast<int>(data.class_names.size());

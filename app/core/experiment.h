@@ -2,8 +2,8 @@
 // Experiments: one model (a file or a build spec) + one dataset + stages that
 // all start from the SAME initial weights ("init" evaluates only, "fc" trains
 // the last Dense, "all" everything, "last:N", explicit tensor sets), repeated
-// over K seeds (mean ± std), or the same data through several cells (GRU,
-// LSTM, SimpleRNN) with size and latency. Training goes through
+// over K seeds (mean ± std), or the same data through several registered cells
+// (GRU, LSTM, SimpleRNN, ...) with size and latency. Training goes through
 // TrainingSession (training_session.h); this layer only arranges runs, keeps
 // every result and saves them. docs/experiments.md.
 //
@@ -95,7 +95,7 @@ struct QuantizationFigures {
 // One stage of one seed (and cell).
 struct StageRun {
   std::string stage;
-  std::string cell;  // "gru", "lstm", "rnn" or "model" (a model file)
+  std::string cell;  // a registered cell's name (tools/cells/cell_registry.h) or "model"
   uint64_t seed = 0;
   TrainingResult training;  // epochs (curves), memory, trainable parameters, outcome
   bool evaluated = false;   // test figures below are valid

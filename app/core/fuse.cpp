@@ -56,7 +56,7 @@ std::string fuse_report_text(const FuseRequest& r, const tools::FuseResult& resu
       append(&out, "          not fused: %s\n", c.reason.c_str());
     }
   }
-  if (result.cells.empty()) append(&out, "  no GRU, LSTM or SimpleRNN cell found\n");
+  if (result.cells.empty()) append(&out, "  no recurrent cell found\n");
   for (const tools::OtherLoop& l : result.other_loops) {
     append(&out, "  WHILE op %d of subgraph %d (cond %d, body %d) left alone: %s\n", l.op,
            l.subgraph, l.cond_subgraph, l.body_subgraph, l.reason.c_str());
@@ -92,7 +92,7 @@ std::string fuse_report_json(const FuseRequest& r, const tools::FuseResult& resu
   json.key("cells").begin_array();
   for (const tools::CellOutcome& c : result.cells) {
     json.begin_object();
-    json.key("kind").value(tools::cell_kind_name(c.cell.kind));
+    json.key("kind").value(c.cell.type->display_name);
     json.key("form").value(tools::cell_form_name(c.cell.form));
     json.key("summary").value(c.cell.summary);
     json.key("subgraph").value(c.cell.subgraph);
@@ -103,7 +103,7 @@ std::string fuse_report_json(const FuseRequest& r, const tools::FuseResult& resu
     json.key("timesteps").value(c.cell.timesteps);
     json.key("features").value(c.cell.features);
     json.key("units").value(c.cell.units);
-    if (c.cell.kind == tools::CellKind::kGru) json.key("reset_after").value(c.cell.reset_after);
+    if (c.cell.type->has_reset_after) json.key("reset_after").value(c.cell.reset_after);
     json.key("gate_activation").value(c.cell.gate_activation);
     json.key("activation").value(c.cell.activation);
     json.key("fused").value(c.fused);

@@ -27,6 +27,7 @@
 #include "app/core/experiment.h"
 #include "app/core/report.h"
 #include "app/core/training_session.h"
+#include "engine/tools/cells/cell_registry.h"
 #include "engine/tools/model_file.h"
 #include "engine/train/loss_output.h"
 #include "views/curve_plot.h"
@@ -699,11 +700,11 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
     }
     b.stage_results.append(r);
   }
-  // The cell comparison: one row per cell (GRU / LSTM / SimpleRNN).
+  // The cell comparison: one row per cell, by its registered display name.
   for (const app::CellSummary& c : result.cells) {
     views::CellResult r;
-    const QString cell = q(c.cell);
-    r.cell = cell == "gru" ? "GRU" : cell == "lstm" ? "LSTM" : cell == "rnn" ? "SimpleRNN" : cell;
+    const tools::CellDescriptor* type = tools::find_cell(c.cell);
+    r.cell = type ? QString::fromUtf8(type->display_name) : q(c.cell);
     r.accuracy = c.accuracy.mean;
     r.accuracy_std = c.accuracy.std;
     r.parameters = qint64(c.parameters);

@@ -1,7 +1,5 @@
 #include "engine/tools/fuser.h"
 
-#include <flatbuffers/flexbuffers.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,6 +8,7 @@
 #include <set>
 
 #include "engine/tools/analyzer.h"
+#include "engine/tools/graph_writer.h"
 #include "engine/tools/initializers.h"
 #include "engine/tools/model_runner.h"
 #include "engine/tools/tensor_list_lowering.h"
@@ -22,116 +21,6 @@ using Dims = std::vector<int32_t>;
 
 Op code_of(const ModelDef& def, const fb::OperatorT& op) {
   return def.operator_codes[op.opcode_index]->builtin_code;
-}
-
-// Appends tensors, constants and ops to one subgraph (new ops are collected
-// and spliced in by the caller, to keep execution order).
-class Emitter {
- public:
-  Emitter(ModelDef* def, int subgraph)
-      : def_(def), sg_(*def->subgraphs[static_cast<size_t>(subgraph)]) {}
-
-  fb::SubGraphT& sg() { return sg_; }
-  int tensor(const std::string& name, Dims shape, fb::TensorType type = fb::TensorType::FLOAT32) {
-    auto t = std::make_unique<fb::TensorT>();
-    t->name = name;
-    t->shape = std::move(shape);
-    t->type = type;
-    sg_.tensors.push_back(std::move(t));
-    return static_cast<int>(sg_.tensors.size() - 1);
-  }
-  int constant(const std::string& name, Dims shape, const void* data, size_t bytes,
-               fb::TensorType type) {
-    auto buffer = std::make_unique<fb::BufferT>();
-    const uint8_t* p = static_cast<const uint8_t*>(data);
-    buffer->data.assign(p, p + bytes);
-    def_->buffers.push_back(std::move(buffer));
-    int t = tensor(name, std::move(shape), type);
-    sg_.tensors[static_cast<size_t>(t)]->buffer = static_cast<uint32_t>(def_->buffers.size() - 1);
-    return t;
-  }
-  int floats(const std::string& name, Dims shape, const std::vector<float>& v) {
-    return constant(name, std::move(shape), v.data(), v.size() * 4, fb::TensorType::FLOAT32);
-  }
-  // A weight [rows, cols]: float32, or int8 when `row_scales` (one per row) are given, with
-  // one scale when they are all equal, else one per row (quantized_dimension 0).
-  int weight(const std::string& name, Dims shape, const std::vector<float>& v,
-             const std::vector<float>& row_scales) {
-    if (row_scales.empty()) return floats(name, std::move(shape), v);
-    const size_t cols = v.size() / row_scales.size();
-    std::vector<int8_t> q(v.size());
-    for (size_t i = 0; i < v.size(); ++i) {
-      const double level = std::nearbyint(double{v[i]} / row_scales[i / cols]);
-      q[i] = static_cast<int8_t>(std::max(-127.0, std::min(127.0, level)));
-    }
-    int t = constant(name, std::move(shape), q.data(), q.size(), fb::TensorType::INT8);
-    auto quantization = std::make_unique<fb::QuantizationParametersT>();
-    const bool per_tensor = std::all_of(row_scales.begin(), row_scales.end(),
-                                        [&](float x) { return x == row_scales[0]; });
-    quantization->scale = per_tensor ? std::vector<float>{row_scales[0]} : row_scales;
-    quantization->zero_point.assign(quantization->scale.size(), 0);
-    quantization->quantized_dimension = 0;
-    sg_.tensors[static_cast<size_t>(t)]->quantization = std::move(quantization);
-    return t;
-  }
-  int ints(const std::string& name, Dims shape, const std::vector<int32_t>& v) {
-    return constant(name, std::move(shape), v.data(), v.size() * 4, fb::TensorType::INT32);
-  }
-  int variable(const std::string& name, Dims shape) {
-    int t = tensor(name, std::move(shape));
-    sg_.tensors[static_cast<size_t>(t)]->is_variable = true;
-    return t;
-  }
-  uint32_t opcode(Op code, const std::string& custom) {
-    for (size_t i = 0; i < def_->operator_codes.size(); ++i) {
-      const fb::OperatorCodeT& c = *def_->operator_codes[i];
-      if (c.builtin_code == code && c.custom_code == custom) return static_cast<uint32_t>(i);
-    }
-    auto c = std::make_unique<fb::OperatorCodeT>();
-    c->builtin_code = code;
-    c->custom_code = custom;
-    c->version = 1;
-    def_->operator_codes.push_back(std::move(c));
-    return static_cast<uint32_t>(def_->operator_codes.size() - 1);
-  }
-  fb::OperatorT* op(Op code, const std::string& custom, std::vector<int32_t> inputs,
-                    std::vector<int32_t> outputs) {
-    auto o = std::make_unique<fb::OperatorT>();
-    o->opcode_index = opcode(code, custom);
-    o->inputs = std::move(inputs);
-    o->outputs = std::move(outputs);
-    ops.push_back(std::move(o));
-    return ops.back().get();
-  }
-  template <typename OptionsT>
-  fb::OperatorT* op(Op code, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
-                    OptionsT options) {
-    fb::OperatorT* o = op(code, "", std::move(inputs), std::move(outputs));
-    o->builtin_options.Set(std::move(options));
-    return o;
-  }
-
-  std::vector<std::unique_ptr<fb::OperatorT>> ops;  // new ops, in order
-
- private:
-  ModelDef* def_;
-  fb::SubGraphT& sg_;
-};
-
-// x[-1] along `axis` (0 or 1) of a rank-3 tensor, that axis dropped.
-int last_step(Emitter& e, int x, int axis, int out, const std::string& name) {
-  Dims begin = {0, 0, 0};
-  begin[static_cast<size_t>(axis)] = -1;
-  const int32_t others = 7 & ~(1 << axis);
-  fb::StridedSliceOptionsT options;
-  options.begin_mask = others;
-  options.end_mask = others;
-  options.shrink_axis_mask = 1 << axis;
-  e.op(Op::STRIDED_SLICE,
-       {x, e.ints(name + "/begin", {3}, begin), e.ints(name + "/end", {3}, {0, 0, 0}),
-        e.ints(name + "/strides", {3}, {1, 1, 1})},
-       {out}, options);
-  return out;
 }
 
 // Is op `o` a STRIDED_SLICE that takes the last element of axis 0 of a
@@ -160,193 +49,49 @@ bool is_last_step_slice(const ModelDef& def, const fb::SubGraphT& sg, const fb::
   return begin[0] == -1 && end[0] == 0 && strides[0] == 1;
 }
 
-std::vector<uint8_t> gru_options(const DetectedCell& c, bool return_sequences, bool time_major) {
-  flexbuffers::Builder fbb;
-  fbb.Map([&] {
-    fbb.Bool("reset_after", c.reset_after);
-    fbb.String("activation", c.activation);
-    fbb.String("recurrent_activation", c.gate_activation);
-    fbb.Bool("return_sequences", return_sequences);
-    fbb.Bool("time_major", time_major);
-    if (c.hybrid) fbb.Bool("asymmetric_quantize_inputs", c.hybrid_inputs == "asymmetric");
-  });
-  fbb.Finish();
-  return fbb.GetBuffer();
+// The cell as its descriptor's fused emitter takes it.
+FusedCell fused_cell(const DetectedCell& c, ModelFormat format) {
+  FusedCell f;
+  f.config = cell_config(c);
+  f.weights = &c.weights;
+  f.batch = c.batch;
+  f.timesteps = c.timesteps;
+  f.hybrid = c.hybrid;
+  f.hybrid_inputs = c.hybrid_inputs;
+  f.format = format;
+  return f;
 }
 
-std::vector<float> rows(const std::vector<float>& m, int cols, int first, int count) {
-  auto begin = m.begin() + static_cast<ptrdiff_t>(first) * cols;
-  return std::vector<float>(begin, begin + static_cast<ptrdiff_t>(count) * cols);
-}
-
-bool uses_circle_gru(const DetectedCell& c, ModelFormat format) {
-  return c.kind == CellKind::kGru && format == ModelFormat::kCircle && c.reset_after && !c.hybrid &&
-         c.gate_activation == "sigmoid" && c.activation == "tanh";
-}
-
-// Why a hybrid cell's int8 weights have no place in its fused op ("" when they do). The fused
-// kernels quantize x and h at run time as the loop's hybrid FCs do (docs/fused-gru-op.md);
-// TFLite's LSTM and RNN ops read one scale per weight tensor, so each gate block needs one.
-std::string hybrid_problem(const DetectedCell& c) {
-  if (!c.hybrid) return "";
-  if (c.hybrid_inputs == "mixed") {
+// Why the fused op cannot express the cell ("" when it can): a hybrid cell's int8 weights
+// with no place in it (the fused kernels quantize x and h at run time as the loop's hybrid FCs
+// do, docs/fused-gru-op.md), or what the cell's descriptor says (gate activations, one scale
+// per gate block for TFLite's LSTM and RNN).
+std::string fused_problem(const DetectedCell& c) {
+  if (c.hybrid && c.hybrid_inputs == "mixed") {
     return "hybrid cell whose FCs quantize their inputs differently (asymmetric and symmetric)";
   }
   for (const std::vector<float>* scales :
        {&c.weights.kernel_scales, &c.weights.recurrent_kernel_scales}) {
     const bool all = std::all_of(scales->begin(), scales->end(), [](float x) { return x > 0; });
     const bool none = std::all_of(scales->begin(), scales->end(), [](float x) { return x == 0; });
-    if (!all && !none) {
+    if (c.hybrid && !all && !none) {
       return "hybrid cell with int8 and float32 (or zero-point) weight rows in one product";
     }
   }
-  if (c.kind == CellKind::kGru) return "";
-  const int H = c.units;
-  for (const std::vector<float>* scales :
-       {&c.weights.kernel_scales, &c.weights.recurrent_kernel_scales}) {
-    for (size_t block = 0; block + static_cast<size_t>(H) <= scales->size(); block += H) {
-      if (!std::all_of(scales->begin() + block, scales->begin() + block + H,
-                       [&](float x) { return x == (*scales)[block]; })) {
-        return "hybrid cell with one scale per row (per-channel): TFLite's hybrid " +
-               std::string(c.kind == CellKind::kLstm ? "LSTM" : "RNN") +
-               " op reads one scale per gate weight tensor";
-      }
-    }
-  }
-  return "";
+  return c.type->fused_problem(fused_cell(c, ModelFormat::kTflite));
 }
 
-// The row scales rows [first, first + count) of a fused weight keep: a hybrid cell's int8
-// scales, else none (float32).
-std::vector<float> hybrid_scales(const DetectedCell& c, const std::vector<float>& scales, int first,
-                                 int count) {
-  if (!c.hybrid || first < 0 || count <= 0 ||
-      scales.size() < static_cast<size_t>(first) + static_cast<size_t>(count)) {
-    return {};
-  }
-  std::vector<float> piece(scales.begin() + first, scales.begin() + first + count);
-  const bool int8 = std::all_of(piece.begin(), piece.end(), [](float x) { return x > 0; });
-  return int8 ? piece : std::vector<float>();
+// Emits the fused op with the cell's descriptor; returns the op's name.
+std::string emit_fused(GraphWriter& g, const DetectedCell& c, ModelFormat format, FusedPlan* plan) {
+  return c.type->emit_fused(g, fused_cell(c, format), plan);
 }
 
-// The fused LSTM/RNN ops carry the cell's activation (Keras tanh, relu or none).
-fb::ActivationFunctionType fused_activation(const std::string& activation) {
-  if (activation == "relu") return fb::ActivationFunctionType::RELU;
-  if (activation == "linear") return fb::ActivationFunctionType::NONE;
-  return fb::ActivationFunctionType::TANH;
+bool takes_state(const DetectedCell& c, ModelFormat format) {
+  return c.type->fused_takes_state(cell_config(c), format, c.hybrid);
 }
 
-// What the fused op must provide and where it reads the sequence.
-struct FusedPlan {
-  int input = -1;          // sequence tensor the op reads
-  bool time_major = true;  // input is [T,B,F]
-  bool need_sequence = false;
-  int h_final = -1;        // tensor to hold the last h ([B,H]); -1 = new
-  bool need_last = true;   // something reads the last h
-  int sequence = -1;       // tensor to hold the time-major output sequence; -1 = new
-  int initial_state = -1;  // GRUWB_GRU only: h_0 when the loop does not start from zeros
-  int cell_state = -1;     // LSTM: the variable tensor holding c (set by emit_fused)
-};
-
-// Emits the fused op; returns the last-h tensor, fills plan->sequence when
-// the sequence is needed.
-std::string emit_fused(Emitter& e, const DetectedCell& c, ModelFormat format, FusedPlan* plan) {
-  const int H = c.units, F = c.features, B = c.batch, T = c.timesteps,
-            G = c.kind == CellKind::kGru    ? 3
-                : c.kind == CellKind::kLstm ? 4
-                                            : 1;
-  const CellWeights& w = c.weights;
-  const std::string p = c.kind == CellKind::kGru    ? "gru/"
-                        : c.kind == CellKind::kLstm ? "lstm/"
-                                                    : "simple_rnn/";
-  const Dims seq_shape = plan->time_major ? Dims{T, B, H} : Dims{B, T, H};
-  auto h_final = [&]() {
-    if (plan->h_final < 0) plan->h_final = e.tensor(p + "h", {B, H});
-    return plan->h_final;
-  };
-  if (c.kind == CellKind::kGru) {
-    int wx =
-        e.weight(p + "kernel", {G * H, F}, w.kernel, hybrid_scales(c, w.kernel_scales, 0, G * H));
-    int wh = e.weight(p + "recurrent_kernel", {G * H, H}, w.recurrent_kernel,
-                      hybrid_scales(c, w.recurrent_kernel_scales, 0, G * H));
-    int out = -1;
-    if (plan->need_sequence) {
-      if (plan->sequence < 0) plan->sequence = e.tensor(p + "sequence", seq_shape);
-      out = plan->sequence;
-    } else {
-      out = h_final();
-    }
-    std::string name;
-    if (uses_circle_gru(c, format)) {
-      int bx = e.floats(p + "bias", {G * H}, w.bias);
-      int bh = e.floats(p + "recurrent_bias", {G * H}, w.recurrent_bias);
-      // onert-micro wants the initial state as a constant.
-      int state =
-          e.floats(p + "zeros", {B, H}, std::vector<float>(static_cast<size_t>(B * H), 0.f));
-      fb::GRUOptionsT options;
-      options.return_sequences = plan->need_sequence;
-      e.op(Op::GRU, {plan->input, wx, bx, wh, bh, state}, {out}, options);
-      name = "GRU";
-    } else {
-      std::vector<float> bias = w.bias;
-      Dims bias_shape = {G * H};
-      if (c.reset_after) {
-        bias.insert(bias.end(), w.recurrent_bias.begin(), w.recurrent_bias.end());
-        bias_shape = {2, G * H};
-      }
-      int b = e.floats(p + "bias", bias_shape, bias);
-      fb::OperatorT* o =
-          e.op(Op::CUSTOM, "GRUWB_GRU", {plan->input, wx, wh, b, plan->initial_state}, {out});
-      o->custom_options = gru_options(c, plan->need_sequence, plan->time_major);
-      o->custom_options_format = fb::CustomOptionsFormat::FLEXBUFFERS;
-      name = "GRUWB_GRU";
-    }
-    if (plan->need_sequence && plan->need_last) last_step(e, out, 0, h_final(), p + "last");
-    return name;
-  }
-  if (plan->sequence < 0) plan->sequence = e.tensor(p + "sequence", seq_shape);
-  std::string name;
-  if (c.kind == CellKind::kLstm) {
-    const char* gate[4] = {"input", "forget", "cell", "output"};
-    std::vector<int32_t> inputs(24, -1);
-    inputs[0] = plan->input;
-    for (int i = 0; i < 4; ++i) {
-      inputs[static_cast<size_t>(1 + i)] =
-          e.weight(p + gate[i] + "_kernel", {H, F}, rows(w.kernel, F, i * H, H),
-                   hybrid_scales(c, w.kernel_scales, i * H, H));
-      inputs[static_cast<size_t>(5 + i)] =
-          e.weight(p + gate[i] + "_recurrent_kernel", {H, H}, rows(w.recurrent_kernel, H, i * H, H),
-                   hybrid_scales(c, w.recurrent_kernel_scales, i * H, H));
-      inputs[static_cast<size_t>(12 + i)] =
-          e.floats(p + gate[i] + "_bias", {H}, rows(w.bias, 1, i * H, H));
-    }
-    inputs[18] = e.variable(p + "output_state", {B, H});
-    inputs[19] = plan->cell_state = e.variable(p + "cell_state", {B, H});
-    fb::UnidirectionalSequenceLSTMOptionsT options;
-    options.fused_activation_function = fused_activation(c.activation);
-    options.cell_clip = 0.f;  // Keras does not clip
-    options.proj_clip = 0.f;
-    options.time_major = plan->time_major;
-    options.asymmetric_quantize_inputs = c.hybrid && c.hybrid_inputs == "asymmetric";
-    e.op(Op::UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, {plan->sequence}, options);
-    name = "UNIDIRECTIONAL_SEQUENCE_LSTM";
-  } else {
-    int wx = e.weight(p + "kernel", {H, F}, w.kernel, hybrid_scales(c, w.kernel_scales, 0, H));
-    int wh = e.weight(p + "recurrent_kernel", {H, H}, w.recurrent_kernel,
-                      hybrid_scales(c, w.recurrent_kernel_scales, 0, H));
-    int b = e.floats(p + "bias", {H}, w.bias);
-    int state = e.variable(p + "hidden_state", {B, H});
-    fb::SequenceRNNOptionsT options;
-    options.time_major = plan->time_major;
-    options.asymmetric_quantize_inputs = c.hybrid && c.hybrid_inputs == "asymmetric";
-    options.fused_activation_function = fused_activation(c.activation);
-    e.op(Op::UNIDIRECTIONAL_SEQUENCE_RNN, {plan->input, wx, wh, b, state}, {plan->sequence},
-         options);
-    name = "UNIDIRECTIONAL_SEQUENCE_RNN";
-  }
-  if (plan->need_last)
-    last_step(e, plan->sequence, plan->time_major ? 0 : 1, h_final(), p + "last");
-  return name;
+std::string fused_op_name(const DetectedCell& c, ModelFormat format) {
+  return c.type->fused_op(cell_config(c), format, c.hybrid);
 }
 
 struct Uses {
@@ -445,7 +190,8 @@ void choose_input(const ModelDef& def, const fb::SubGraphT& sg, const Uses& uses
                   const DetectedCell& c, ModelFormat format, FusedPlan* plan) {
   plan->input = c.sequence_tensor;
   plan->time_major = true;
-  if (plan->need_sequence || uses_circle_gru(c, format)) return;
+  if (plan->need_sequence || c.type->fused_needs_time_major(cell_config(c), format, c.hybrid))
+    return;
   const int seq = c.sequence_tensor;
   if (uses.consumers[static_cast<size_t>(seq)].size() != 1 ||
       uses.is_output[static_cast<size_t>(seq)])
@@ -463,11 +209,11 @@ void choose_input(const ModelDef& def, const fb::SubGraphT& sg, const Uses& uses
   }
 }
 
-void splice(fb::SubGraphT& sg, int position, std::set<int> removed, Emitter& e) {
+void splice(fb::SubGraphT& sg, int position, std::set<int> removed, GraphWriter& g) {
   std::vector<std::unique_ptr<fb::OperatorT>> ops;
   for (size_t i = 0; i < sg.operators.size(); ++i) {
     if (static_cast<int>(i) == position) {
-      for (auto& o : e.ops) ops.push_back(std::move(o));
+      for (auto& o : g.held_ops()) ops.push_back(std::move(o));
     }
     if (!removed.count(static_cast<int>(i))) ops.push_back(std::move(sg.operators[i]));
   }
@@ -482,14 +228,12 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
   // Streaming models pass the state in (a model input, or a slice of one); GRUWB_GRU takes
   // it as h_0. TFLite's LSTM/RNN ops keep theirs in variable tensors instead.
   const bool zero_state = all_zero_constant(*def, sg, c.initial_hidden);
-  const bool takes_state = c.kind == CellKind::kGru && !uses_circle_gru(c, format);
   // Stateful: the LSTM/RNN op's variable tensors carry the state from invoke to invoke instead.
-  const bool keeps_state = stateful && c.kind != CellKind::kGru;
+  const bool keeps_state = stateful && c.type->fused_keeps_state;
   if (!keeps_state &&
-      (!all_zero_constant(*def, sg, c.initial_cell) || (!zero_state && !takes_state))) {
-    *error = std::string("the loop does not start from a zero state, and the fused ") +
-             (c.kind == CellKind::kGru ? "Circle GRU" : cell_kind_name(c.kind)) +
-             " op takes no initial state";
+      (!all_zero_constant(*def, sg, c.initial_cell) || (!zero_state && !takes_state(c, format)))) {
+    *error = "the loop does not start from a zero state, and the fused " +
+             fused_op_name(c, format) + " op takes no initial state";
     return false;
   }
   std::set<int> removed = {c.op};
@@ -561,7 +305,7 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
   }
   choose_input(*def, sg, uses, c, format, &plan);
   if (!zero_state && !keeps_state) plan.initial_state = c.initial_hidden;
-  Emitter e(def, c.subgraph);
+  GraphWriter e(def, c.subgraph, GraphWriter::kHoldOps);
   plan.h_final = h_result;
   const bool need_h = h_result >= 0 || !last_slices.empty() || !last_outputs.empty();
   plan.need_last = need_h;
@@ -576,7 +320,8 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
     fb::ReshapeOptionsT options;
     options.new_shape = shape;
     e.op(Op::RESHAPE,
-         {plan.h_final, e.ints("last_output/shape", {static_cast<int32_t>(shape.size())}, shape)},
+         {plan.h_final,
+          e.constant_i32("last_output/shape", {static_cast<int32_t>(shape.size())}, shape)},
          {acc}, options);
   }
   for (size_t k = 1; k < sequences.size(); ++k)
@@ -585,15 +330,6 @@ bool rewrite_while(ModelDef* def, const DetectedCell& c, ModelFormat format, std
   if (c_result >= 0) replace_uses(def, c.subgraph, c_result, plan.cell_state);
   splice(sg, c.op, removed, e);
   return true;
-}
-
-std::string fused_op_name(const DetectedCell& c, ModelFormat format) {
-  switch (c.kind) {
-    case CellKind::kGru: return uses_circle_gru(c, format) ? "GRU (Circle)" : "GRUWB_GRU";
-    case CellKind::kLstm: return "UNIDIRECTIONAL_SEQUENCE_LSTM";
-    case CellKind::kSimpleRnn: return "UNIDIRECTIONAL_SEQUENCE_RNN";
-  }
-  return "?";
 }
 
 std::string quoted_name(const fb::SubGraphT& sg, int t) {
@@ -669,7 +405,7 @@ std::string unrolled_state_problem(const ModelDef& def, const fb::SubGraphT& sg,
                                    bool keeps_state) {
   std::vector<std::string> problems;
   const std::string op = fused_op_name(c, format);
-  if (const std::string hybrid = hybrid_problem(c); !hybrid.empty()) problems.push_back(hybrid);
+  if (const std::string hybrid = fused_problem(c); !hybrid.empty()) problems.push_back(hybrid);
   if (keeps_state) {  // stateful: the op's variable tensors carry h and c between invokes
   } else if (final_cell_read) {
     problems.push_back("the last step's cell state c " + quoted_name(sg, c.final_cell) +
@@ -678,12 +414,11 @@ std::string unrolled_state_problem(const ModelDef& def, const fb::SubGraphT& sg,
   }
   const bool zero_h = all_zero_constant(def, sg, c.initial_hidden);
   const bool zero_c = all_zero_constant(def, sg, c.initial_cell);
-  const bool takes_state = c.kind == CellKind::kGru && !uses_circle_gru(c, format);
-  if (!keeps_state && ((!zero_h && !takes_state) || !zero_c)) {
+  if (!keeps_state && ((!zero_h && !takes_state(c, format)) || !zero_c)) {
     std::string state = quoted_name(sg, c.initial_hidden);
     if (c.initial_cell >= 0) state += " and " + quoted_name(sg, c.initial_cell);
     problems.push_back("step 0 starts from the state " + state + " (not zeros), and " + op +
-                       (c.kind == CellKind::kGru
+                       (!c.type->fused_keeps_state
                             ? " takes a constant initial state"
                             : " takes its initial state only from variable tensors, which "
                               "a model input or another op cannot set (`--stateful` keeps the "
@@ -696,7 +431,7 @@ std::string unrolled_state_problem(const ModelDef& def, const fb::SubGraphT& sg,
 
 bool rewrite_unrolled(ModelDef* def, const DetectedCell& c, ModelFormat format,
                       std::string* fused_op, std::string* error, bool stateful) {
-  const bool keeps_state = stateful && c.kind != CellKind::kGru;
+  const bool keeps_state = stateful && c.type->fused_keeps_state;
   fb::SubGraphT& sg = *def->subgraphs[static_cast<size_t>(c.subgraph)];
   const Uses uses = find_uses(sg);
   std::set<int> removed(c.cell_ops.begin(), c.cell_ops.end());
@@ -740,12 +475,12 @@ bool rewrite_unrolled(ModelDef* def, const DetectedCell& c, ModelFormat format,
     pack_out = sg.operators[static_cast<size_t>(pack)]->outputs[0];
     if ((pack_axis == 0) == plan.time_major) plan.sequence = pack_out;
   }
-  Emitter e(def, c.subgraph);
+  GraphWriter e(def, c.subgraph, GraphWriter::kHoldOps);
   *fused_op = emit_fused(e, c, format, &plan);
   if (pack >= 0 && plan.sequence != pack_out) {
     fb::TransposeOptionsT options;
-    e.op(Op::TRANSPOSE, {plan.sequence, e.ints("sequence/perm", {3}, {1, 0, 2})}, {pack_out},
-         options);
+    e.op(Op::TRANSPOSE, {plan.sequence, e.constant_i32("sequence/perm", {3}, {1, 0, 2})},
+         {pack_out}, options);
   }
   if (final_cell_read) replace_uses(def, c.subgraph, c.final_cell, plan.cell_state);
   splice(sg, *removed.begin(), removed, e);
@@ -992,15 +727,14 @@ int FuseResult::fused_count() const {
 bool rewrite_cell(ModelDef* model, const DetectedCell& cell, ModelFormat format,
                   std::string* fused_op, std::string* error, bool stateful) {
   // Every fused op carries a tanh, relu or linear activation (GRUWB_GRU in its options, the
-  // builtin LSTM and RNN ops as fused_activation_function); the builtin ops' gates are sigmoid.
+  // builtin LSTM and RNN ops as fused_activation_function); gates: the descriptor's problem.
   const bool activation_ok =
-      (cell.activation == "tanh" || cell.activation == "relu" || cell.activation == "linear") &&
-      (cell.kind == CellKind::kGru || cell.gate_activation == "sigmoid");
+      cell.activation == "tanh" || cell.activation == "relu" || cell.activation == "linear";
   if (!activation_ok) {
     *error = "unsupported activation " + cell.gate_activation + "/" + cell.activation;
     return false;
   }
-  if (const std::string hybrid = hybrid_problem(cell);
+  if (const std::string hybrid = fused_problem(cell);
       !hybrid.empty() && cell.form == CellForm::kWhile) {  // rewrite_unrolled says it with the rest
     *error = hybrid;
     return false;

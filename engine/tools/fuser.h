@@ -1,6 +1,7 @@
 #pragma once
 // RNN fuser: rewrites the recurrent cells the detector finds (rnn_detector.h)
-// into one fused op each and cleans up what they leave behind:
+// into one fused op each, the one their cell descriptor's emitter writes
+// (cells/cell_descriptor.h), and cleans up what they leave behind. Built in:
 //   GRU        -> Circle GRU (-5) in .circle files when reset_after=true with
 //                 sigmoid/tanh; otherwise our GRUWB_GRU custom op
 //                 (docs/fused-gru-op.md)

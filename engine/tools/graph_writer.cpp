@@ -1,10 +1,33 @@
 #include "engine/tools/graph_writer.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace gruwb::tools {
 
 using fb::ActivationFunctionType;
 using fb::BuiltinOperator;
 using fb::TensorType;
+
+int GraphWriter::weight(const std::string& name, Dims shape, const std::vector<float>& values,
+                        const std::vector<float>& row_scales) {
+  if (row_scales.empty()) return constant(name, std::move(shape), values);
+  const size_t cols = values.size() / row_scales.size();
+  std::vector<int8_t> q(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double level = std::nearbyint(double{values[i]} / row_scales[i / cols]);
+    q[i] = static_cast<int8_t>(std::max(-127.0, std::min(127.0, level)));
+  }
+  int t = constant_bytes(name, std::move(shape), TensorType::INT8, q.data(), q.size());
+  auto quantization = std::make_unique<fb::QuantizationParametersT>();
+  const bool per_tensor = std::all_of(row_scales.begin(), row_scales.end(),
+                                      [&](float x) { return x == row_scales[0]; });
+  quantization->scale = per_tensor ? std::vector<float>{row_scales[0]} : row_scales;
+  quantization->zero_point.assign(quantization->scale.size(), 0);
+  quantization->quantized_dimension = 0;
+  sg().tensors[static_cast<size_t>(t)]->quantization = std::move(quantization);
+  return t;
+}
 
 Dims broadcast(const Dims& a, const Dims& b) {
   Dims out(std::max(a.size(), b.size()), 1);
@@ -77,7 +100,7 @@ int transpose_time_major(GraphWriter& g, int x, const std::string& name) {
 
 // x[..., -1, ...] along `axis` of a rank-3 tensor, that dimension dropped
 // (Keras' outputs[-1] / outputs[:, -1]).
-int last_step(GraphWriter& g, int x, int axis, const std::string& name) {
+int last_step(GraphWriter& g, int x, int axis, const std::string& name, int out) {
   Dims shape = g.shape(x);
   Dims begin = {0, 0, 0};
   begin[static_cast<size_t>(axis)] = -1;
@@ -87,7 +110,7 @@ int last_step(GraphWriter& g, int x, int axis, const std::string& name) {
   options.begin_mask = others;
   options.end_mask = others;
   options.shrink_axis_mask = 1 << axis;
-  int out = g.tensor(name, shape);
+  if (out < 0) out = g.tensor(name, shape);
   g.op(BuiltinOperator::STRIDED_SLICE,
        {x, g.constant_i32(name + "/begin", {3}, begin),
         g.constant_i32(name + "/end", {3}, {0, 0, 0}),

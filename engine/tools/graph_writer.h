@@ -1,9 +1,10 @@
 #pragma once
-// Graph writer (host only): appends tensors, constants and ops to one subgraph
-// of a ModelDef at a time, plus one emitter per op pattern the builder, the
-// converter-variant generator and tests write. Every tensor gets its static
-// shape, so the file reads well in other tools too (our interpreter infers
-// shapes anyway).
+// Graph writer (host only), the one graph editor of the builder, the fuser, the cell
+// descriptors (cells/) and the tests: appends tensors, constants and ops to one subgraph of a
+// ModelDef at a time, plus one emitter per op pattern they write. Every tensor gets its static
+// shape, so the file reads well in other tools too (our interpreter infers shapes anyway).
+// Editing an existing graph, new ops can be held back (kHoldOps) and spliced in by the caller
+// where they belong in execution order.
 
 #include <cstdint>
 #include <cstdio>
@@ -25,8 +26,10 @@ class GraphWriter {
   explicit GraphWriter(ModelDef* def) : def_(def) {
     def_->buffers.push_back(std::make_unique<fb::BufferT>());
   }
-  // Edits `subgraph` of an existing model.
-  GraphWriter(ModelDef* def, int subgraph) : def_(def), current_(subgraph) {}
+  // Edits `subgraph` of an existing model. kHoldOps: new ops go to held_ops() instead.
+  enum OpPlacement { kAppendOps, kHoldOps };
+  GraphWriter(ModelDef* def, int subgraph, OpPlacement placement = kAppendOps)
+      : def_(def), current_(subgraph), hold_ops_(placement == kHoldOps) {}
 
   int add_subgraph(const std::string& name) {
     auto sg = std::make_unique<fb::SubGraphT>();
@@ -84,6 +87,10 @@ class GraphWriter {
     if (it != scalars_.end()) return it->second;
     return scalars_[key] = constant_i32("const_i32_" + std::to_string(value), {}, {value});
   }
+  // A weight [rows, cols]: float32, or int8 when `row_scales` (one per row) are given, with
+  // one scale when they are all equal, else one per row (quantized_dimension 0).
+  int weight(const std::string& name, Dims shape, const std::vector<float>& values,
+             const std::vector<float>& row_scales);
   // A state tensor (is_variable, empty buffer: zero at start).
   int variable(const std::string& name, Dims shape) {
     int t = tensor(name, std::move(shape));
@@ -91,31 +98,27 @@ class GraphWriter {
     return t;
   }
 
-  void op(BuiltinOperator code, const std::vector<int32_t>& inputs,
-          const std::vector<int32_t>& outputs, fb::BuiltinOptionsUnion options = {}) {
-    add_op(opcode(static_cast<int32_t>(code), ""), inputs, outputs)->builtin_options =
-        std::move(options);
+  fb::OperatorT* op(BuiltinOperator code, const std::vector<int32_t>& inputs,
+                    const std::vector<int32_t>& outputs, fb::BuiltinOptionsUnion options = {}) {
+    fb::OperatorT* o = add_op(opcode(static_cast<int32_t>(code), ""), inputs, outputs);
+    o->builtin_options = std::move(options);
+    return o;
   }
   template <typename OptionsT>
-  void op(BuiltinOperator code, const std::vector<int32_t>& inputs,
-          const std::vector<int32_t>& outputs, OptionsT options) {
+  fb::OperatorT* op(BuiltinOperator code, const std::vector<int32_t>& inputs,
+                    const std::vector<int32_t>& outputs, OptionsT options) {
     fb::BuiltinOptionsUnion u;
     u.Set(std::move(options));
-    op(code, inputs, outputs, std::move(u));
+    return op(code, inputs, outputs, std::move(u));
   }
-  void custom_op(const std::string& custom_code, const std::vector<int32_t>& inputs,
-                 const std::vector<int32_t>& outputs, std::vector<uint8_t> options) {
+  fb::OperatorT* custom_op(const std::string& custom_code, const std::vector<int32_t>& inputs,
+                           const std::vector<int32_t>& outputs, std::vector<uint8_t> options) {
     fb::OperatorT* o = add_op(opcode(kOpCustom, custom_code), inputs, outputs);
     o->custom_options = std::move(options);
     o->custom_options_format = fb::CustomOptionsFormat::FLEXBUFFERS;
+    return o;
   }
-
- private:
-  static std::string number_text(float value) {
-    char text[32];
-    snprintf(text, sizeof text, "%g", static_cast<double>(value));
-    return text;
-  }
+  // The model's operator-code index for `code` (and `custom_code`), added when new.
   uint32_t opcode(int32_t code, const std::string& custom_code) {
     for (size_t i = 0; i < def_->operator_codes.size(); ++i) {
       const fb::OperatorCodeT& c = *def_->operator_codes[i];
@@ -130,18 +133,30 @@ class GraphWriter {
     def_->operator_codes.push_back(std::move(c));
     return static_cast<uint32_t>(def_->operator_codes.size() - 1);
   }
+  // kHoldOps: the ops written so far, in order, for the caller to splice in.
+  std::vector<std::unique_ptr<fb::OperatorT>>& held_ops() { return held_ops_; }
+
+ private:
+  static std::string number_text(float value) {
+    char text[32];
+    snprintf(text, sizeof text, "%g", static_cast<double>(value));
+    return text;
+  }
   fb::OperatorT* add_op(uint32_t opcode_index, const std::vector<int32_t>& inputs,
                         const std::vector<int32_t>& outputs) {
     auto o = std::make_unique<fb::OperatorT>();
     o->opcode_index = opcode_index;
     o->inputs = inputs;
     o->outputs = outputs;
-    sg().operators.push_back(std::move(o));
-    return sg().operators.back().get();
+    auto& ops = hold_ops_ ? held_ops_ : sg().operators;
+    ops.push_back(std::move(o));
+    return ops.back().get();
   }
 
   ModelDef* def_;
   int current_ = 0;
+  bool hold_ops_ = false;
+  std::vector<std::unique_ptr<fb::OperatorT>> held_ops_;
   std::map<std::tuple<int, int, float>, int> scalars_;
 };
 
@@ -160,7 +175,7 @@ int reshape(GraphWriter& g, int x, const Dims& shape, const std::string& name);
 // [1,T,F] -> [T,1,F], the converter's step to time-major before an RNN.
 int transpose_time_major(GraphWriter& g, int x, const std::string& name);
 // x[..., -1, ...] along `axis` of a rank-3 tensor, that dimension dropped
-// (Keras' outputs[-1] / outputs[:, -1]).
-int last_step(GraphWriter& g, int x, int axis, const std::string& name);
+// (Keras' outputs[-1] / outputs[:, -1]), into `out` (-1: a new tensor `name`).
+int last_step(GraphWriter& g, int x, int axis, const std::string& name, int out = -1);
 
 }  // namespace gruwb::tools

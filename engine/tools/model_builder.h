@@ -1,16 +1,16 @@
 #pragma once
 // Model builder: fresh recurrent classifiers
 //   input [1,T,F] float32 -> [normalisation: SUB mean, MUL 1/sqrt(var)]
-//   -> RNN cell (GRU / LSTM / SimpleRNN, H units, last state)
+//   -> RNN cell (any registered cell type, cells/cell_registry.h; H units, last state)
 //   -> Dense layers (ReLU) -> Dense C -> SOFTMAX [1,C]
 // with Keras-style initialisation, in three layouts that compute the same
 // function for the same weights:
-//   fused     one recurrent op: Circle GRU (-5) / GRUWB_GRU custom op /
-//             UNIDIRECTIONAL_SEQUENCE_LSTM (Keras' 15-used-input form) /
-//             UNIDIRECTIONAL_SEQUENCE_RNN
+//   fused     the cell's one recurrent op (its descriptor's emit_fused: Circle GRU
+//             (-5) / GRUWB_GRU custom op / UNIDIRECTIONAL_SEQUENCE_LSTM (Keras'
+//             15-used-input form) / UNIDIRECTIONAL_SEQUENCE_RNN)
 //   while     what TensorFlow's converter emits for Keras RNNs: main /
 //             <cell>_while_cond / <cell>_while_body, TRANSPOSE to time-major,
-//             GATHER by the time counter, the cell's op pattern in the body
+//             GATHER by the time counter, the cell's step (its descriptor's) in the body
 //             with the weights as body constants, STRIDED_SLICE of the last
 //             step (shared/research/tflite-format.md §4.2-4.3)
 //   unrolled  T copies of the cell in main (TRANSPOSE + UNPACK per step)
@@ -20,47 +20,37 @@
 #include <string>
 #include <vector>
 
+#include "engine/tools/cells/cell_descriptor.h"
+#include "engine/tools/cells/cell_registry.h"
 #include "engine/tools/model_writer.h"
 
 namespace gruwb::tools {
 
-enum class RnnCell { kGru, kLstm, kRnn };
 enum class RnnLayout { kFused, kWhile, kUnrolled };
 // kModern: Keras 2/3 GRUCell (sigmoid gates; reset_after true: 2 FCs per
 // step; false: 3 FCs). kLegacy: the older converter-made body (reset_after
 // false, one FC per gate and per side, hard_sigmoid as MUL/ADD/MINIMUM/
 // MAXIMUM, SLICE/CONCATENATION output accumulator).
 enum class GruVariant { kModern, kLegacy };
-// kKeras: zeros, except an LSTM's forget-gate bias of 1 (unit_forget_bias).
-// kUniform: U(-0.1, 0.1) for every recurrent bias (tests, GRU experiments).
-enum class BiasInit { kKeras, kZeros, kUniform };
-
-const char* rnn_cell_name(RnnCell cell);        // "gru", "lstm", "rnn"
 const char* rnn_layout_name(RnnLayout layout);  // "fused", "while", "unrolled"
 const char* gru_variant_name(GruVariant variant);
 const char* bias_init_name(BiasInit init);
-bool parse_rnn_cell(const std::string& text, RnnCell* out);
 bool parse_rnn_layout(const std::string& text, RnnLayout* out);
 bool parse_gru_variant(const std::string& text, GruVariant* out);
 bool parse_bias_init(const std::string& text, BiasInit* out);
 
-// Weights in the FULLY_CONNECTED layout [out, in] (the Keras kernel
-// transposed), gate blocks of G*H rows in Keras order: GRU z|r|h (G=3), LSTM
-// i|f|c|o (G=4), SimpleRNN one block (G=1).
+// Weights in the FULLY_CONNECTED layout [out, in] (the Keras kernel transposed): the
+// cell's (CellWeights, its descriptor's layout), then the Dense layers'.
 struct DenseWeights {
   std::vector<float> kernel;  // [units, inputs]
   std::vector<float> bias;    // [units]
 };
-struct RnnWeights {
-  std::vector<float> kernel;            // [G*H, F]
-  std::vector<float> recurrent_kernel;  // [G*H, H]
-  std::vector<float> bias;              // [G*H] (input side for a reset_after GRU)
-  std::vector<float> recurrent_bias;    // [G*H]: reset_after GRU only, else empty
-  std::vector<DenseWeights> dense;      // hidden layers, then the classifier
+struct RnnWeights : CellWeights {
+  std::vector<DenseWeights> dense;  // hidden layers, then the classifier
 };
 
 struct BuildSpec {
-  RnnCell cell = RnnCell::kGru;
+  const CellDescriptor* cell = default_cell();
   RnnLayout layout = RnnLayout::kFused;
   int timesteps = 60;
   int features = 3;
@@ -70,8 +60,8 @@ struct BuildSpec {
   // Keras Normalization: both empty, or one value per feature.
   std::vector<float> mean;
   std::vector<float> variance;
-  bool reset_after = true;  // GRU only; kLegacy requires false
-  GruVariant gru_variant = GruVariant::kModern;
+  bool reset_after = true;  // cells with has_reset_after; kLegacy requires false
+  GruVariant gru_variant = GruVariant::kModern;  // cells with has_legacy_body
   BiasInit bias_init = BiasInit::kKeras;
   uint64_t seed = 1;
   ModelFormat format = ModelFormat::kTflite;
@@ -83,20 +73,20 @@ struct BuildSpec {
   const RnnWeights* weights = nullptr;
 };
 
-// Gate blocks of the cell (3, 4 or 1).
-int gate_count(RnnCell cell);
+// The cell's variant as its descriptor's emitters read it.
+CellConfig cell_config(const BuildSpec& spec);
 
-// The recurrent op of the fused layout: "GRU" (Circle, .circle files with a
-// reset_after sigmoid/tanh GRU), "GRUWB_GRU" (our custom op, every other GRU),
-// "UNIDIRECTIONAL_SEQUENCE_LSTM" or "UNIDIRECTIONAL_SEQUENCE_RNN".
+// The recurrent op of the fused layout (the descriptor's fused_op): "GRU" (Circle,
+// .circle files with a reset_after sigmoid/tanh GRU), "GRUWB_GRU" (our custom op, every
+// other GRU), "UNIDIRECTIONAL_SEQUENCE_LSTM" or "UNIDIRECTIONAL_SEQUENCE_RNN".
 const char* fused_op_name(const BuildSpec& spec);
 
 // Checks sizes and option combinations; the error names the field and value.
 bool check_spec(const BuildSpec& spec, std::string* error);
 
-// Keras-style initial weights for `spec`, deterministic in spec.seed:
-// glorot-uniform kernels, orthogonal recurrent kernels, biases per
-// spec.bias_init, Dense glorot-uniform with zero bias.
+// Keras-style initial weights for `spec`, deterministic in spec.seed: the cell's
+// descriptor's (glorot-uniform kernels, orthogonal recurrent kernels, biases per
+// spec.bias_init), then Dense glorot-uniform with zero bias.
 RnnWeights initial_weights(const BuildSpec& spec);
 
 // Checks that `weights` have the sizes `spec` needs.

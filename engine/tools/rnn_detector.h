@@ -8,12 +8,9 @@
 // the state that goes in and comes out, FULLY_CONNECTED products (possibly
 // per gate, possibly SPLIT) on x and on h, and the gate nonlinearities
 // (LOGISTIC, or hard_sigmoid spelled MUL 0.2 / ADD 0.5 / MINIMUM 1 /
-// MAXIMUM 0). The top of the state update classifies the cell:
-//   GRU        h' = ADD(MUL(z, h), MUL(SUB(1, z), TANH(...)))
-//              reset_after true:  TANH(x_n + MUL(r, W_hn h + b_hn))
-//              reset_after false: TANH(x_n + FC(MUL(r, h), W_hn))
-//   LSTM       h' = MUL(o, TANH(c')), c' = ADD(MUL(f, c), MUL(i, TANH(g)))
-//   SimpleRNN  h' = TANH(W x + U h + b)
+// MAXIMUM 0). Every registered cell type's matcher (cells/cell_registry.h; the
+// patterns are described in gru.cpp, lstm.cpp, simple_rnn.cpp) is tried on the
+// state update, in registration order.
 // The GUI uses the result to highlight a cell's ops; the fuser (fuser.h)
 // rewrites them. docs/fuser.md has the details.
 
@@ -21,14 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "engine/tools/cells/cell_descriptor.h"
 #include "engine/tools/model_writer.h"
 
 namespace gruwb::tools {
 
-enum class CellKind { kGru, kLstm, kSimpleRnn };
 enum class CellForm { kWhile, kUnrolled };
 
-const char* cell_kind_name(CellKind kind);  // "GRU", "LSTM", "SimpleRNN"
 const char* cell_form_name(CellForm form);  // "while", "unrolled"
 
 // What a WHILE loop value is for (same index for WHILE inputs, outputs and
@@ -43,22 +39,10 @@ enum class LoopRole {
   kOther,                // anything else (the rewrite fails if it is used after the loop)
 };
 
-// Weights in the fused ops' layout: FULLY_CONNECTED [out, in] rows, gate
-// blocks in Keras order (GRU z|r|h, LSTM i|f|c|o, SimpleRNN one block).
-struct CellWeights {
-  std::vector<float> kernel;            // [G*H, F]
-  std::vector<float> recurrent_kernel;  // [G*H, H]
-  std::vector<float> bias;              // [G*H] input side (all biases unless GRU reset_after)
-  std::vector<float> recurrent_bias;    // [G*H] GRU reset_after only (recurrent side)
-  // Hybrid cells: the int8 scale of each row of kernel / recurrent_kernel (0 for a float
-  // row), so the fused op keeps the int8 values (kernel = scale * q exactly).
-  std::vector<float> kernel_scales, recurrent_kernel_scales;
-};
-
 struct DetectedCell {
   CellForm form = CellForm::kWhile;
-  CellKind kind = CellKind::kGru;
-  int subgraph = 0;  // where the WHILE op or the unrolled chain lives
+  const CellDescriptor* type = nullptr;  // the registered cell type that matched
+  int subgraph = 0;                      // where the WHILE op or the unrolled chain lives
   // kWhile: the WHILE op and its subgraphs. kUnrolled: the UNPACK op, or the
   // STRIDED_SLICE that takes step 0.
   int op = -1;
@@ -67,7 +51,7 @@ struct DetectedCell {
   // Ops of the cell: in the body (kWhile) or in `subgraph` (kUnrolled, all
   // steps and the UNPACK), for highlighting and for the rewrite.
   std::vector<int> cell_ops;
-  bool reset_after = true;                  // GRU only
+  bool reset_after = true;                  // GRU only (CellConfig)
   std::string gate_activation = "sigmoid";  // or "hard_sigmoid"
   std::string activation = "tanh";
   int timesteps = 0, batch = 1, features = 0, units = 0;
@@ -111,5 +95,8 @@ struct DetectionReport {
 };
 
 DetectionReport detect_rnn_cells(const ModelDef& model);
+
+// The cell's variant as its descriptor's emitters read it.
+CellConfig cell_config(const DetectedCell& cell);
 
 }  // namespace gruwb::tools

@@ -87,8 +87,9 @@ GoldenCase cell_case(const std::string& name) {
   c.spec.features = F;
   c.spec.units = H;
   c.spec.classes = 3;
-  c.spec.cell = name == "lstm" ? tools::RnnCell::kLstm
-                               : (name == "rnn" ? tools::RnnCell::kRnn : tools::RnnCell::kGru);
+  c.spec.cell = name == "lstm"
+                    ? tools::find_cell("lstm")
+                    : (name == "rnn" ? tools::find_cell("rnn") : tools::find_cell("gru"));
   c.spec.reset_after = name != "gru_rb";
   const std::vector<double> kernel = load(name + "_kernel");
   const std::vector<double> recurrent = load(name + "_recurrent_kernel");

@@ -173,7 +173,7 @@ struct Built {
 Built build_models(const QTemporaryDir& dir, int units, const std::vector<std::string>& extra,
                    bool drop_probs, const QString& stem) {
   tools::BuildSpec spec;
-  spec.cell = tools::RnnCell::kGru;
+  spec.cell = tools::find_cell("gru");
   spec.layout = tools::RnnLayout::kFused;
   spec.timesteps = 5;
   spec.features = 3;

@@ -25,8 +25,8 @@ namespace {
 
 double min_of(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
-void run_reference(benchmark::State& state, tools::RnnCell cell, tools::RnnLayout layout,
-                   ModelFormat format) {
+void run_reference(benchmark::State& state, const tools::CellDescriptor* cell,
+                   tools::RnnLayout layout, ModelFormat format) {
   tools::BuildSpec spec;  // defaults are the reference model: T=60, F=3, H=60, C=4
   spec.cell = cell;
   spec.layout = layout;
@@ -56,18 +56,18 @@ void run_reference(benchmark::State& state, tools::RnnCell cell, tools::RnnLayou
   state.counters["model_bytes"] = static_cast<double>(loaded.bytes.size());
 }
 
-#define GRUWB_REFERENCE_BENCH(name, cell, layout, format)                                      \
-  void name(benchmark::State& state) {                                                         \
-    run_reference(state, tools::RnnCell::cell, tools::RnnLayout::layout, ModelFormat::format); \
-  }                                                                                            \
+#define GRUWB_REFERENCE_BENCH(name, cell, layout, format)                                        \
+  void name(benchmark::State& state) {                                                           \
+    run_reference(state, tools::find_cell(cell), tools::RnnLayout::layout, ModelFormat::format); \
+  }                                                                                              \
   BENCHMARK(name)->Unit(benchmark::kMicrosecond)->ComputeStatistics("min", min_of)
 
-GRUWB_REFERENCE_BENCH(BM_Gru60_Fused_GruwbCustomOp, kGru, kFused, kTflite);
-GRUWB_REFERENCE_BENCH(BM_Gru60_Fused_CircleGru, kGru, kFused, kCircle);
-GRUWB_REFERENCE_BENCH(BM_Gru60_While, kGru, kWhile, kTflite);
-GRUWB_REFERENCE_BENCH(BM_Gru60_Unrolled, kGru, kUnrolled, kTflite);
-GRUWB_REFERENCE_BENCH(BM_Lstm60_Fused, kLstm, kFused, kTflite);
-GRUWB_REFERENCE_BENCH(BM_Rnn60_Fused, kRnn, kFused, kTflite);
+GRUWB_REFERENCE_BENCH(BM_Gru60_Fused_GruwbCustomOp, "gru", kFused, kTflite);
+GRUWB_REFERENCE_BENCH(BM_Gru60_Fused_CircleGru, "gru", kFused, kCircle);
+GRUWB_REFERENCE_BENCH(BM_Gru60_While, "gru", kWhile, kTflite);
+GRUWB_REFERENCE_BENCH(BM_Gru60_Unrolled, "gru", kUnrolled, kTflite);
+GRUWB_REFERENCE_BENCH(BM_Lstm60_Fused, "lstm", kFused, kTflite);
+GRUWB_REFERENCE_BENCH(BM_Rnn60_Fused, "rnn", kFused, kTflite);
 
 // The reference GRU's recurrent product (180x60) through matvec_rows and
 // through matvec_rows_portable, in the same process so both see the same

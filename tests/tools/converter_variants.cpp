@@ -15,13 +15,14 @@
 namespace gruwb::test {
 namespace {
 
+using tools::CellDescriptor;
+using tools::find_cell;
 using tools::GraphWriter;
-using tools::RnnCell;
 using BO = fb::BuiltinOperator;
 using fb::TensorType;
 using Dims = std::vector<int32_t>;
 
-int gates_of(RnnCell cell) { return tools::gate_count(cell); }
+int gates_of(const CellDescriptor* cell) { return cell->gates; }
 
 // ---- Weights ------------------------------------------------------------------------
 
@@ -75,7 +76,7 @@ Params params_for(const ConverterVariant& v) {
       c.kernel = rng.values(static_cast<size_t>(G * H * c.in), 0.6f);
       c.recurrent_kernel = rng.values(static_cast<size_t>(G * H * H), 0.6f);
       c.bias = rng.values(static_cast<size_t>(G * H), 0.3f);
-      if (v.cell == RnnCell::kGru && v.reset_after) {
+      if (v.cell == find_cell("gru") && v.reset_after) {
         c.recurrent_bias = rng.values(static_cast<size_t>(G * H), 0.3f);
       }
       p.cells.push_back(std::move(c));
@@ -152,7 +153,7 @@ struct WeightTensor {
 
 std::vector<WeightTensor> weight_tensors(const ConverterVariant& v, const CellParams& c) {
   const int G = c.gates, H = c.units;
-  const bool gru_before = v.cell == RnnCell::kGru && !v.reset_after;
+  const bool gru_before = v.cell == find_cell("gru") && !v.reset_after;
   std::vector<WeightTensor> w;
   auto add = [&](const std::string& name, Dims shape, std::vector<float> values) {
     w.push_back({name, std::move(shape), std::move(values)});
@@ -276,10 +277,12 @@ class Step {
 
   // h' (and c') from x and the state.
   void cell(int x, int h, int c, int* h_next, int* c_next) {
-    switch (v_.cell) {
-      case RnnCell::kGru: *h_next = gru(x, h); break;
-      case RnnCell::kLstm: lstm(x, h, c, h_next, c_next); break;
-      case RnnCell::kRnn: *h_next = rnn(x, h); break;
+    if (v_.cell == find_cell("gru")) {
+      *h_next = gru(x, h);
+    } else if (v_.cell == find_cell("lstm")) {
+      lstm(x, h, c, h_next, c_next);
+    } else {
+      *h_next = rnn(x, h);
     }
   }
 
@@ -414,7 +417,7 @@ std::vector<uint8_t> flex(const std::string& op) { return flex_node_def_options(
 Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, int sequence,
                 bool return_sequences, const std::string& name, LoopContext& ctx) {
   const int T = v.timesteps, H = v.units, F = c.in;
-  const bool lstm = v.cell == RnnCell::kLstm;
+  const bool lstm = v.cell == find_cell("lstm");
   Accumulator acc_form = v.accumulator;
   if (return_sequences) {  // a layer that returns sequences keeps every step
     if (acc_form == Accumulator::kLastOutput || acc_form == Accumulator::kSetItemOneRow) {
@@ -699,13 +702,7 @@ Built emit_loop(GraphWriter& g, const ConverterVariant& v, const CellParams& c, 
   return b;
 }
 
-const char* cell_layer(RnnCell cell) {
-  switch (cell) {
-    case RnnCell::kGru: return "gru";
-    case RnnCell::kLstm: return "lstm";
-    default: return "simple_rnn";
-  }
-}
+const char* cell_layer(const CellDescriptor* cell) { return cell->layer_name; }
 
 // ---- Reference ---------------------------------------------------------------------------
 
@@ -739,12 +736,12 @@ std::vector<std::vector<double>> run_cell(const ConverterVariant& v, const CellP
       return b.empty() ? 0.0 : double{b[static_cast<size_t>(i)]};
     };
     for (int u = 0; u < H; ++u) {
-      if (v.cell == RnnCell::kRnn) {
+      if (v.cell == find_cell("rnn")) {
         next[static_cast<size_t>(u)] =
             act(v, dot(c.kernel, c.in, u, x) + dot(c.recurrent_kernel, H, u, h) + bias(c.bias, u));
       }
     }
-    if (v.cell == RnnCell::kGru) {
+    if (v.cell == find_cell("gru")) {
       std::vector<double> r(static_cast<size_t>(H)), z(static_cast<size_t>(H));
       for (int u = 0; u < H; ++u) {
         z[static_cast<size_t>(u)] =
@@ -768,7 +765,7 @@ std::vector<std::vector<double>> run_cell(const ConverterVariant& v, const CellP
         next[static_cast<size_t>(u)] = zu * h[static_cast<size_t>(u)] + (1 - zu) * n;
       }
     }
-    if (v.cell == RnnCell::kLstm) {
+    if (v.cell == find_cell("lstm")) {
       for (int u = 0; u < H; ++u) {
         double pre[4];
         for (int k = 0; k < 4; ++k) {
@@ -890,7 +887,7 @@ std::vector<float> reference_output(const ConverterVariant& v, const std::vector
       std::vector<std::vector<double>> in = seq;
       if (backward) std::reverse(in.begin(), in.end());
       std::vector<double> h0 = initial();
-      std::vector<double> c0 = v.cell == RnnCell::kLstm ? initial() : std::vector<double>();
+      std::vector<double> c0 = v.cell == find_cell("lstm") ? initial() : std::vector<double>();
       outs.push_back(run_cell(v, params.cells[cell++], in, h0, c0));
     }
     if (layer + 1 < v.layers) {
@@ -923,7 +920,7 @@ std::vector<float> reference_output(const ConverterVariant& v, const std::vector
 
 std::vector<ConverterVariant> converter_variants() {
   std::vector<ConverterVariant> all;
-  auto add = [&](std::string name, std::string structure, RnnCell cell,
+  auto add = [&](std::string name, std::string structure, const CellDescriptor* cell,
                  const std::function<void(ConverterVariant&)>& edit) {
     ConverterVariant v;
     v.name = std::move(name);
@@ -932,7 +929,7 @@ std::vector<ConverterVariant> converter_variants() {
     edit(v);
     all.push_back(v);
   };
-  const RnnCell gru = RnnCell::kGru, lstm = RnnCell::kLstm, rnn = RnnCell::kRnn;
+  const CellDescriptor *gru = find_cell("gru"), *lstm = find_cell("lstm"), *rnn = find_cell("rnn");
   auto none = [](ConverterVariant&) {};
   // Gates and their cuts.
   add("gru_split", "GRU gates: SPLIT into 3 on both FC outputs", gru, none);
@@ -1128,7 +1125,7 @@ std::vector<std::vector<float>> variant_inputs(const ConverterVariant& v) {
   std::vector<std::vector<float>> inputs = {
       rng.values(static_cast<size_t>(v.timesteps * v.features), 1.f)};
   if (v.state == StateInit::kModelInput) {
-    const int states = cell_count(v) * (v.cell == RnnCell::kLstm ? 2 : 1);
+    const int states = cell_count(v) * (v.cell == find_cell("lstm") ? 2 : 1);
     for (int k = 0; k < states; ++k)
       inputs.push_back(rng.values(static_cast<size_t>(v.units), 0.5f));
   }

@@ -40,7 +40,7 @@ enum class GruUpdate { kKeras, kDifference };  // z*h + (1-z)*n, or n + z*(h - n
 struct ConverterVariant {
   std::string name;       // file stem
   std::string structure;  // what it reproduces, in converter-variants.md's words
-  tools::RnnCell cell = tools::RnnCell::kGru;
+  const tools::CellDescriptor* cell = tools::find_cell("gru");
   int timesteps = 5, features = 3, units = 4, classes = 3;
   bool dynamic_batch = false;  // shape_signature [-1,T,F]: TRANSPOSE and SHAPE-made states
   StateInit state = StateInit::kConstZeros;

@@ -110,7 +110,7 @@ TEST_P(ConverterVariantTest, RunsDetectsAndFusesToTheReference) {
   }
   ASSERT_EQ(static_cast<int>(found.cells.size()), cell_count(v)) << others;
   for (const auto& cell : found.cells) {
-    EXPECT_EQ(static_cast<int>(cell.kind), static_cast<int>(v.cell)) << cell.summary;
+    EXPECT_EQ(cell.type, v.cell) << cell.summary;
     EXPECT_EQ(cell.units, v.units) << cell.summary;
     EXPECT_EQ(cell.timesteps, v.timesteps) << cell.summary;
   }
@@ -148,7 +148,7 @@ TEST_P(ConverterVariantTest, EqualsRealTflite) {
       std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/variants_tflite/" + v.name;
   if (!std::filesystem::exists(dir)) {
     // Stock TFLite has no GRUWB_GRU, and this WASM build no per-row hybrid FC.
-    ASSERT_TRUE(v.cell == tools::RnnCell::kGru || v.hybrid == ConverterVariant::Hybrid::kPerRow)
+    ASSERT_TRUE(v.cell == tools::find_cell("gru") || v.hybrid == ConverterVariant::Hybrid::kPerRow)
         << "a fixture is missing";
     GTEST_SKIP() << "beyond the stock TFLite build here";
   }

@@ -176,7 +176,7 @@ TEST(ExporterTest, UnrepresentableCircleGruIsAClearError) {
 // the 24-input layout: the 15 used inputs and -1 for the 9 optional ones.
 TEST(ExporterTest, FusedLstmExportsWithThe24InputLayout) {
   BuildSpec spec;
-  spec.cell = RnnCell::kLstm;
+  spec.cell = find_cell("lstm");
   spec.layout = RnnLayout::kWhile;
   spec.timesteps = 6;
   spec.features = 3;

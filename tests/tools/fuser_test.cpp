@@ -27,7 +27,7 @@ struct Sizes {
 
 struct CellCase {
   const char* name;
-  RnnCell cell;
+  const CellDescriptor* cell;
   bool reset_after;
   GruVariant variant;
   const char* tflite_op;  // fused op in .tflite
@@ -35,12 +35,12 @@ struct CellCase {
 };
 
 const CellCase kCells[] = {
-    {"gru_reset_after", RnnCell::kGru, true, GruVariant::kModern, "GRUWB_GRU", "GRU"},
-    {"gru_reset_before", RnnCell::kGru, false, GruVariant::kModern, "GRUWB_GRU", "GRUWB_GRU"},
-    {"gru_legacy", RnnCell::kGru, false, GruVariant::kLegacy, "GRUWB_GRU", "GRUWB_GRU"},
-    {"lstm", RnnCell::kLstm, true, GruVariant::kModern, "UNIDIRECTIONAL_SEQUENCE_LSTM",
+    {"gru_reset_after", find_cell("gru"), true, GruVariant::kModern, "GRUWB_GRU", "GRU"},
+    {"gru_reset_before", find_cell("gru"), false, GruVariant::kModern, "GRUWB_GRU", "GRUWB_GRU"},
+    {"gru_legacy", find_cell("gru"), false, GruVariant::kLegacy, "GRUWB_GRU", "GRUWB_GRU"},
+    {"lstm", find_cell("lstm"), true, GruVariant::kModern, "UNIDIRECTIONAL_SEQUENCE_LSTM",
      "UNIDIRECTIONAL_SEQUENCE_LSTM"},
-    {"rnn", RnnCell::kRnn, true, GruVariant::kModern, "UNIDIRECTIONAL_SEQUENCE_RNN",
+    {"rnn", find_cell("rnn"), true, GruVariant::kModern, "UNIDIRECTIONAL_SEQUENCE_RNN",
      "UNIDIRECTIONAL_SEQUENCE_RNN"},
 };
 
@@ -167,13 +167,13 @@ void check_cell(const CellCase& c, Sizes s, ModelFormat format) {
     EXPECT_EQ(cell.weights.recurrent_kernel, weights.recurrent_kernel);
     EXPECT_EQ(cell.weights.bias, weights.bias);
     EXPECT_EQ(cell.weights.recurrent_bias, weights.recurrent_bias);
-    if (c.cell == RnnCell::kGru) {
-      EXPECT_EQ(cell.kind, CellKind::kGru);
+    if (c.cell == find_cell("gru")) {
+      EXPECT_EQ(cell.type, find_cell("gru"));
       EXPECT_EQ(cell.reset_after, c.reset_after);
       EXPECT_EQ(cell.gate_activation,
                 c.variant == GruVariant::kLegacy ? "hard_sigmoid" : "sigmoid");
     } else {
-      EXPECT_EQ(cell.kind, c.cell == RnnCell::kLstm ? CellKind::kLstm : CellKind::kSimpleRnn);
+      EXPECT_EQ(cell.type, c.cell);
     }
 
     FuseOptions options;
@@ -322,7 +322,7 @@ TEST(FuserTest, StreamingStateInputBecomesTheFusedGrusInitialState) {
     FuseResult result;
     ASSERT_TRUE(fuse_model(bytes, FuseOptions(), &result, &error)) << error;
     ASSERT_EQ(result.cells.size(), 1u);
-    if (c.cell != RnnCell::kGru) {
+    if (c.cell != find_cell("gru")) {
       EXPECT_FALSE(result.cells[0].fused);
       EXPECT_NE(result.cells[0].reason.find("takes no initial state"), std::string::npos)
           << result.cells[0].reason;

@@ -82,9 +82,9 @@ std::vector<double> reference(const BuildSpec& s, const RnnWeights& w,
       xt[i] = x[static_cast<size_t>(t) * f + i];
       if (!s.mean.empty()) xt[i] = (xt[i] - s.mean[i]) / std::sqrt(double{s.variance[i]});
     }
-    if (s.cell == RnnCell::kGru) {
+    if (s.cell == find_cell("gru")) {
       h = gru_cell(s, w, xt, h);
-    } else if (s.cell == RnnCell::kLstm) {
+    } else if (s.cell == find_cell("lstm")) {
       std::vector<double> a = matvec(w.kernel, xt, &w.bias, 4 * n);
       std::vector<double> b = matvec(w.recurrent_kernel, h, nullptr, 4 * n);
       for (size_t i = 0; i < n; ++i) {
@@ -170,10 +170,10 @@ std::vector<float> random_input(Rng& rng, const BuildSpec& s) {
 }
 
 std::string label(const BuildSpec& s) {
-  return std::string(rnn_cell_name(s.cell)) +
-         (s.cell == RnnCell::kGru ? std::string(" ") + gru_variant_name(s.gru_variant) +
-                                        (s.reset_after ? " reset_after" : " reset_before")
-                                  : "") +
+  return std::string(s.cell->name) +
+         (s.cell == find_cell("gru") ? std::string(" ") + gru_variant_name(s.gru_variant) +
+                                           (s.reset_after ? " reset_after" : " reset_before")
+                                     : "") +
          " T=" + std::to_string(s.timesteps) + " F=" + std::to_string(s.features) +
          " H=" + std::to_string(s.units) + (s.format == ModelFormat::kCircle ? " circle" : "");
 }
@@ -217,7 +217,7 @@ struct Sizes {
 const Sizes kSizes[] = {
     {1, 1, 1, 2, {}}, {5, 3, 4, 3, {}}, {12, 2, 9, 4, {6}}, {25, 4, 16, 5, {8, 3}}};
 
-BuildSpec spec_for(RnnCell cell, const Sizes& sizes) {
+BuildSpec spec_for(const CellDescriptor* cell, const Sizes& sizes) {
   BuildSpec s;
   s.cell = cell;
   s.timesteps = sizes.timesteps;
@@ -230,12 +230,12 @@ BuildSpec spec_for(RnnCell cell, const Sizes& sizes) {
 }
 
 TEST(ModelBuilderTest, GruResetAfterLayoutsComputeTheKerasFunction) {
-  for (const Sizes& sizes : kSizes) expect_layouts_agree(spec_for(RnnCell::kGru, sizes));
+  for (const Sizes& sizes : kSizes) expect_layouts_agree(spec_for(find_cell("gru"), sizes));
 }
 
 TEST(ModelBuilderTest, GruResetAfterCircleUsesTheCircleGruOpAndAgrees) {
   for (const Sizes& sizes : kSizes) {
-    BuildSpec s = spec_for(RnnCell::kGru, sizes);
+    BuildSpec s = spec_for(find_cell("gru"), sizes);
     s.format = ModelFormat::kCircle;
     expect_layouts_agree(s);
   }
@@ -243,7 +243,7 @@ TEST(ModelBuilderTest, GruResetAfterCircleUsesTheCircleGruOpAndAgrees) {
 
 TEST(ModelBuilderTest, GruResetBeforeLayoutsAgree) {
   for (const Sizes& sizes : kSizes) {
-    BuildSpec s = spec_for(RnnCell::kGru, sizes);
+    BuildSpec s = spec_for(find_cell("gru"), sizes);
     s.reset_after = false;
     expect_layouts_agree(s);
     s.format = ModelFormat::kCircle;  // no Circle GRU for reset_before: the custom op
@@ -253,7 +253,7 @@ TEST(ModelBuilderTest, GruResetBeforeLayoutsAgree) {
 
 TEST(ModelBuilderTest, LegacyGruLayoutsAgree) {
   for (const Sizes& sizes : kSizes) {
-    BuildSpec s = spec_for(RnnCell::kGru, sizes);
+    BuildSpec s = spec_for(find_cell("gru"), sizes);
     s.reset_after = false;
     s.gru_variant = GruVariant::kLegacy;
     expect_layouts_agree(s);
@@ -261,15 +261,15 @@ TEST(ModelBuilderTest, LegacyGruLayoutsAgree) {
 }
 
 TEST(ModelBuilderTest, LstmLayoutsAgree) {
-  for (const Sizes& sizes : kSizes) expect_layouts_agree(spec_for(RnnCell::kLstm, sizes));
+  for (const Sizes& sizes : kSizes) expect_layouts_agree(spec_for(find_cell("lstm"), sizes));
 }
 
 TEST(ModelBuilderTest, SimpleRnnLayoutsAgree) {
-  for (const Sizes& sizes : kSizes) expect_layouts_agree(spec_for(RnnCell::kRnn, sizes));
+  for (const Sizes& sizes : kSizes) expect_layouts_agree(spec_for(find_cell("rnn"), sizes));
 }
 
 TEST(ModelBuilderTest, ReferenceSizeAllCellsAgreeWithNormalization) {
-  for (RnnCell cell : {RnnCell::kGru, RnnCell::kLstm, RnnCell::kRnn}) {
+  for (const CellDescriptor* cell : {find_cell("gru"), find_cell("lstm"), find_cell("rnn")}) {
     BuildSpec s = spec_for(cell, {60, 3, 60, 4, {}});
     s.mean = {0.5f, -1.f, 2.f};
     s.variance = {4.f, 0.25f, 1.f};
@@ -278,7 +278,7 @@ TEST(ModelBuilderTest, ReferenceSizeAllCellsAgreeWithNormalization) {
 }
 
 TEST(ModelBuilderTest, SharedUnrolledWeightsComputeTheSameFunction) {
-  BuildSpec s = spec_for(RnnCell::kGru, {8, 3, 5, 3, {}});
+  BuildSpec s = spec_for(find_cell("gru"), {8, 3, 5, 3, {}});
   s.unrolled_shared_weights = true;
   expect_layouts_agree(s);
 }
@@ -290,7 +290,7 @@ TEST(ModelBuilderTest, SharedUnrolledWeightsComputeTheSameFunction) {
 // GRUs are checked in their WHILE and unrolled forms.
 
 struct GoldenCase {
-  RnnCell cell;
+  const CellDescriptor* cell;
   RnnLayout layout;
   bool reset_after;
   GruVariant variant;
@@ -299,42 +299,42 @@ struct GoldenCase {
 
 TEST(ModelBuilderTest, BuiltModelsMatchTheTfliteRuntime) {
   const GoldenCase cases[] = {
-      {RnnCell::kGru,
+      {find_cell("gru"),
        RnnLayout::kWhile,
        true,
        GruVariant::kModern,
        {0.312166691f, 0.247189015f, 0.273515463f, 0.167128831f}},
-      {RnnCell::kGru,
+      {find_cell("gru"),
        RnnLayout::kWhile,
        false,
        GruVariant::kModern,
        {0.190945253f, 0.261581808f, 0.318685740f, 0.228787169f}},
-      {RnnCell::kGru,
+      {find_cell("gru"),
        RnnLayout::kWhile,
        false,
        GruVariant::kLegacy,
        {0.191396922f, 0.260118455f, 0.321530133f, 0.226954520f}},
-      {RnnCell::kGru,
+      {find_cell("gru"),
        RnnLayout::kUnrolled,
        true,
        GruVariant::kModern,
        {0.312166691f, 0.247189015f, 0.273515463f, 0.167128831f}},
-      {RnnCell::kLstm,
+      {find_cell("lstm"),
        RnnLayout::kFused,
        true,
        GruVariant::kModern,
        {0.353658646f, 0.277723223f, 0.152887702f, 0.215730414f}},
-      {RnnCell::kLstm,
+      {find_cell("lstm"),
        RnnLayout::kWhile,
        true,
        GruVariant::kModern,
        {0.353658646f, 0.277723223f, 0.152887702f, 0.215730414f}},
-      {RnnCell::kRnn,
+      {find_cell("rnn"),
        RnnLayout::kFused,
        true,
        GruVariant::kModern,
        {0.0697036237f, 0.260359645f, 0.171891704f, 0.498044997f}},
-      {RnnCell::kRnn,
+      {find_cell("rnn"),
        RnnLayout::kWhile,
        true,
        GruVariant::kModern,
@@ -381,7 +381,7 @@ AnalyzerReport analyze(const BuildSpec& spec, std::unique_ptr<Built>* keep) {
 }
 
 TEST(ModelBuilderTest, WhileGruHasTheConverterStructure) {
-  BuildSpec s = spec_for(RnnCell::kGru, {60, 3, 60, 4, {}});
+  BuildSpec s = spec_for(find_cell("gru"), {60, 3, 60, 4, {}});
   s.layout = RnnLayout::kWhile;
   std::unique_ptr<Built> keep;
   AnalyzerReport r = analyze(s, &keep);
@@ -419,7 +419,7 @@ TEST(ModelBuilderTest, WhileGruHasTheConverterStructure) {
 }
 
 TEST(ModelBuilderTest, LegacyWhileGruHasPerGateFcsHardSigmoidAndSliceConcatAccumulator) {
-  BuildSpec s = spec_for(RnnCell::kGru, {10, 3, 8, 4, {}});
+  BuildSpec s = spec_for(find_cell("gru"), {10, 3, 8, 4, {}});
   s.layout = RnnLayout::kWhile;
   s.reset_after = false;
   s.gru_variant = GruVariant::kLegacy;
@@ -444,7 +444,7 @@ TEST(ModelBuilderTest, LegacyWhileGruHasPerGateFcsHardSigmoidAndSliceConcatAccum
 }
 
 TEST(ModelBuilderTest, WhileLstmCarriesCellStateAndUsesOneSplitOfFour) {
-  BuildSpec s = spec_for(RnnCell::kLstm, {6, 2, 5, 3, {}});
+  BuildSpec s = spec_for(find_cell("lstm"), {6, 2, 5, 3, {}});
   s.layout = RnnLayout::kWhile;
   std::unique_ptr<Built> keep;
   AnalyzerReport r = analyze(s, &keep);
@@ -459,7 +459,7 @@ TEST(ModelBuilderTest, WhileLstmCarriesCellStateAndUsesOneSplitOfFour) {
 }
 
 TEST(ModelBuilderTest, FusedLstmIsTheKeras15InputVariant) {
-  BuildSpec s = spec_for(RnnCell::kLstm, {6, 2, 5, 3, {}});
+  BuildSpec s = spec_for(find_cell("lstm"), {6, 2, 5, 3, {}});
   std::unique_ptr<Built> keep;
   AnalyzerReport r = analyze(s, &keep);
   ASSERT_EQ(r.subgraphs.size(), 1u);
@@ -485,7 +485,7 @@ TEST(ModelBuilderTest, FusedLstmIsTheKeras15InputVariant) {
 }
 
 TEST(ModelBuilderTest, FusedGruOpDependsOnFormatAndSemantics) {
-  BuildSpec s = spec_for(RnnCell::kGru, {6, 2, 5, 3, {}});
+  BuildSpec s = spec_for(find_cell("gru"), {6, 2, 5, 3, {}});
   std::unique_ptr<Built> keep;
   EXPECT_EQ(analyze(s, &keep).subgraphs[0].ops[0].name, "CUSTOM:GRUWB_GRU");
   s.format = ModelFormat::kCircle;
@@ -499,7 +499,7 @@ TEST(ModelBuilderTest, FusedGruOpDependsOnFormatAndSemantics) {
 }
 
 TEST(ModelBuilderTest, UnrolledHasOneCellPerStepAndNoControlFlow) {
-  BuildSpec s = spec_for(RnnCell::kGru, {7, 3, 4, 2, {}});
+  BuildSpec s = spec_for(find_cell("gru"), {7, 3, 4, 2, {}});
   s.layout = RnnLayout::kUnrolled;
   std::unique_ptr<Built> keep;
   AnalyzerReport r = analyze(s, &keep);
@@ -579,7 +579,7 @@ TEST(InitializersTest, OrthogonalRecurrentKernelIsOrthonormal) {
 }
 
 TEST(ModelBuilderTest, SameSeedSameBytesOtherSeedOtherWeights) {
-  BuildSpec s = spec_for(RnnCell::kGru, {5, 3, 4, 3, {}});
+  BuildSpec s = spec_for(find_cell("gru"), {5, 3, 4, 3, {}});
   std::vector<uint8_t> a, b, c;
   BuildFigures f;
   std::string error;
@@ -593,7 +593,7 @@ TEST(ModelBuilderTest, SameSeedSameBytesOtherSeedOtherWeights) {
 }
 
 TEST(ModelBuilderTest, InitialWeightsFollowKerasDefaults) {
-  BuildSpec s = spec_for(RnnCell::kGru, {5, 3, 6, 3, {}});
+  BuildSpec s = spec_for(find_cell("gru"), {5, 3, 6, 3, {}});
   RnnWeights w = initial_weights(s);
   EXPECT_EQ(w.kernel.size(), 54u);
   EXPECT_EQ(w.recurrent_kernel.size(), 108u);
@@ -610,7 +610,7 @@ TEST(ModelBuilderTest, InitialWeightsFollowKerasDefaults) {
 
 TEST(ModelBuilderTest, FusedReferenceModelMeetsTheSizeGoal) {
   for (ModelFormat format : {ModelFormat::kTflite, ModelFormat::kCircle}) {
-    BuildSpec s = spec_for(RnnCell::kGru, {60, 3, 60, 4, {}});
+    BuildSpec s = spec_for(find_cell("gru"), {60, 3, 60, 4, {}});
     s.format = format;
     BuildFigures f;
     std::string error;
@@ -629,7 +629,7 @@ TEST(ModelBuilderTest, UnrolledToFusedRatioGrowsWithTimesteps) {
   for (int t : {4, 16, 64}) {
     BuildFigures fused, unrolled;
     std::string error;
-    BuildSpec s = spec_for(RnnCell::kGru, {t, 3, 16, 4, {}});
+    BuildSpec s = spec_for(find_cell("gru"), {t, 3, 16, 4, {}});
     ASSERT_TRUE(build_and_measure(s, &fused, nullptr, &error)) << error;
     s.layout = RnnLayout::kUnrolled;
     ASSERT_TRUE(build_and_measure(s, &unrolled, nullptr, &error)) << error;

@@ -93,7 +93,7 @@ inline bool build_fc_classifier(tools::ModelDef* def, std::string* error) {
 inline bool build_lstm_classifier(tools::RnnLayout layout, tools::ModelDef* def,
                                   std::string* error) {
   tools::BuildSpec spec;
-  spec.cell = tools::RnnCell::kLstm;
+  spec.cell = tools::find_cell("lstm");
   spec.layout = layout;
   spec.timesteps = kQuantT;
   spec.features = kQuantF;

@@ -394,7 +394,7 @@ TEST(QuantizerTest, WhileLoopCarriesIntegers) {
 // own QUANTIZE and DEQUANTIZE; int16x8 too, with the int16 state as its output.
 TEST(QuantizerTest, GruBecomesTheIntegerGru) {
   tools::BuildSpec spec;
-  spec.cell = tools::RnnCell::kGru;
+  spec.cell = tools::find_cell("gru");
   spec.timesteps = test::kQuantT;
   spec.features = test::kQuantF;
   spec.units = 8;

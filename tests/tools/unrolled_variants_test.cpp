@@ -16,6 +16,7 @@
 #include <functional>
 
 #include "engine/tools/fuser.h"
+#include "engine/tools/graph_writer.h"
 #include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/rnn_detector.h"
@@ -29,16 +30,16 @@ using Op = BuiltinOperator;
 
 struct Cell {
   const char* name;
-  RnnCell cell;
+  const CellDescriptor* cell;
   bool reset_after;
   GruVariant variant;
 };
 
-const Cell kGruAfter = {"gru_reset_after", RnnCell::kGru, true, GruVariant::kModern};
-const Cell kGruBefore = {"gru_reset_before", RnnCell::kGru, false, GruVariant::kModern};
-const Cell kGruLegacy = {"gru_legacy", RnnCell::kGru, false, GruVariant::kLegacy};
-const Cell kLstm = {"lstm", RnnCell::kLstm, true, GruVariant::kModern};
-const Cell kRnn = {"rnn", RnnCell::kRnn, true, GruVariant::kModern};
+const Cell kGruAfter = {"gru_reset_after", find_cell("gru"), true, GruVariant::kModern};
+const Cell kGruBefore = {"gru_reset_before", find_cell("gru"), false, GruVariant::kModern};
+const Cell kGruLegacy = {"gru_legacy", find_cell("gru"), false, GruVariant::kLegacy};
+const Cell kLstm = {"lstm", find_cell("lstm"), true, GruVariant::kModern};
+const Cell kRnn = {"rnn", find_cell("rnn"), true, GruVariant::kModern};
 const Cell kAllCells[] = {kGruAfter, kGruBefore, kGruLegacy, kLstm, kRnn};
 
 constexpr int kT = 5, kF = 3, kH = 4;
@@ -74,55 +75,34 @@ Op code_of(const ModelDef& def, const fb::OperatorT& o) {
   return def.operator_codes[o.opcode_index]->builtin_code;
 }
 
+// Edits of the main graph go through the one graph editor (graph_writer.h); new ops are held
+// and spliced in where each variant needs them.
 uint32_t opcode(ModelDef& def, Op code) {
-  for (size_t i = 0; i < def.operator_codes.size(); ++i) {
-    if (def.operator_codes[i]->builtin_code == code && def.operator_codes[i]->custom_code.empty())
-      return static_cast<uint32_t>(i);
-  }
-  auto c = std::make_unique<fb::OperatorCodeT>();
-  c->builtin_code = code;
-  c->deprecated_builtin_code = static_cast<int8_t>(std::min(static_cast<int>(code), 127));
-  c->version = 1;
-  def.operator_codes.push_back(std::move(c));
-  return static_cast<uint32_t>(def.operator_codes.size() - 1);
+  return GraphWriter(&def, 0).opcode(static_cast<int32_t>(code), "");
 }
 
 int add_tensor(ModelDef& def, const std::string& name, std::vector<int32_t> shape,
                fb::TensorType type = fb::TensorType::FLOAT32) {
-  auto t = std::make_unique<fb::TensorT>();
-  t->name = name;
-  t->shape = std::move(shape);
-  t->type = type;
-  main_graph(def).tensors.push_back(std::move(t));
-  return static_cast<int>(main_graph(def).tensors.size() - 1);
+  return GraphWriter(&def, 0).tensor(name, std::move(shape), type);
 }
 
 template <typename T>
 int add_constant(ModelDef& def, const std::string& name, std::vector<int32_t> shape,
                  const std::vector<T>& values, fb::TensorType type) {
-  auto b = std::make_unique<fb::BufferT>();
-  b->data.resize(values.size() * sizeof(T));
-  std::memcpy(b->data.data(), values.data(), b->data.size());
-  def.buffers.push_back(std::move(b));
-  const int t = add_tensor(def, name, std::move(shape), type);
-  main_graph(def).tensors[static_cast<size_t>(t)]->buffer =
-      static_cast<uint32_t>(def.buffers.size() - 1);
-  return t;
+  return GraphWriter(&def, 0).constant_bytes(name, std::move(shape), type, values.data(),
+                                             values.size() * sizeof(T));
 }
 
 int ints(ModelDef& def, const std::string& name, const std::vector<int32_t>& v) {
-  return add_constant(def, name, {static_cast<int32_t>(v.size())}, v, fb::TensorType::INT32);
+  return GraphWriter(&def, 0).constant_i32(name, {static_cast<int32_t>(v.size())}, v);
 }
 
 template <typename OptionsT>
 std::unique_ptr<fb::OperatorT> make_op(ModelDef& def, Op code, std::vector<int32_t> in,
                                        std::vector<int32_t> out, OptionsT options) {
-  auto o = std::make_unique<fb::OperatorT>();
-  o->opcode_index = opcode(def, code);
-  o->inputs = std::move(in);
-  o->outputs = std::move(out);
-  o->builtin_options.Set(std::move(options));
-  return o;
+  GraphWriter g(&def, 0, GraphWriter::kHoldOps);
+  g.op(code, in, out, std::move(options));
+  return std::move(g.held_ops().front());
 }
 
 int find_op(const ModelDef& def, Op code) {
@@ -420,9 +400,9 @@ FuseResult expect_fused(const ModelDef& def, const char* op) {
 }
 
 const char* fused_op_of(const Cell& c) {
-  return c.cell == RnnCell::kGru    ? "GRUWB_GRU"
-         : c.cell == RnnCell::kLstm ? "UNIDIRECTIONAL_SEQUENCE_LSTM"
-                                    : "UNIDIRECTIONAL_SEQUENCE_RNN";
+  return c.cell == find_cell("gru")    ? "GRUWB_GRU"
+         : c.cell == find_cell("lstm") ? "UNIDIRECTIONAL_SEQUENCE_LSTM"
+                                       : "UNIDIRECTIONAL_SEQUENCE_RNN";
 }
 
 TEST(UnrolledVariantsTest, StridedSlicePerStepInsteadOfUnpack) {
@@ -436,7 +416,7 @@ TEST(UnrolledVariantsTest, StridedSlicePerStepInsteadOfUnpack) {
     EXPECT_EQ(cell.time_axis, 0);
     const FuseResult result = expect_fused(def, fused_op_of(c));
     EXPECT_EQ(count_ops(unpack(result.bytes), Op::STRIDED_SLICE),
-              c.cell == RnnCell::kGru ? 0 : 1);  // LSTM/RNN: the op's last step
+              c.cell == find_cell("gru") ? 0 : 1);  // LSTM/RNN: the op's last step
   }
 }
 
@@ -539,7 +519,7 @@ TEST(UnrolledVariantsTest, LinearSimpleRnnWithoutActivationOp) {
   ASSERT_EQ(count_ops(def, Op::TANH), 0);
   const DetectedCell& cell = only_cell(detect_rnn_cells(def));
   expect_builder_weights(kRnn, cell);
-  EXPECT_EQ(cell.kind, CellKind::kSimpleRnn);
+  EXPECT_EQ(cell.type, find_cell("rnn"));
   EXPECT_EQ(cell.activation, "linear");
   const FuseResult result = expect_fused(def, "UNIDIRECTIONAL_SEQUENCE_RNN");
   const ModelDef fused = unpack(result.bytes);
@@ -618,7 +598,8 @@ TEST(UnrolledVariantsTest, StreamingLstmAndRnnStateStaysUnfusedWithTheReason) {
       const std::string& why = result.cells[0].reason;
       EXPECT_NE(why.find("not zeros"), std::string::npos) << why;
       EXPECT_NE(why.find("variable tensors"), std::string::npos) << why;
-      EXPECT_EQ(why.find("outputs only h") != std::string::npos, c_out && c.cell == RnnCell::kLstm)
+      EXPECT_EQ(why.find("outputs only h") != std::string::npos,
+                c_out && c.cell == find_cell("lstm"))
           << why;
       EXPECT_EQ(result.bytes, before) << "nothing fused: the input is written back unchanged";
     }
@@ -649,7 +630,7 @@ TEST(UnrolledVariantsTest, HybridCellsAreDetectedDequantizedAndFusedWhereTheOpHo
     std::string error;
     ASSERT_TRUE(fuse_model(before, FuseOptions(), &result, &error)) << error;
     ASSERT_EQ(result.cells.size(), 1u);
-    if (c.cell == RnnCell::kGru) {
+    if (c.cell == find_cell("gru")) {
       EXPECT_TRUE(result.cells[0].fused) << result.cells[0].reason;
       EXPECT_EQ(result.cells[0].fused_op, fused_op_of(c));
       continue;
@@ -727,7 +708,7 @@ TEST(UnrolledVariantsTest, DtlnUnrolledLstmsAreDetectedAndLeftWithTheReason) {
     const int features[2] = {257, 128};
     for (size_t k = 0; k < 2; ++k) {
       const DetectedCell& cell = found.cells[k];
-      EXPECT_EQ(cell.kind, CellKind::kLstm);
+      EXPECT_EQ(cell.type, find_cell("lstm"));
       EXPECT_EQ(cell.form, CellForm::kUnrolled);
       EXPECT_EQ(cell.units, 128);
       EXPECT_EQ(cell.timesteps, 1);

@@ -212,7 +212,7 @@ void output_logits(tools::ModelDef* def) {
 tools::ModelDef build_gru(const HybridGruCase& c, tools::RnnLayout layout,
                           const tools::RnnWeights& weights) {
   tools::BuildSpec spec;
-  spec.cell = tools::RnnCell::kGru;
+  spec.cell = tools::find_cell("gru");
   spec.layout = layout;
   spec.timesteps = 10;
   spec.features = 4;
@@ -284,7 +284,7 @@ class HybridGruTest : public ::testing::TestWithParam<HybridGruCase> {};
 TEST_P(HybridGruTest, FusedOpEqualsLoopOfHybridFullyConnected) {
   const HybridGruCase& c = GetParam();
   tools::BuildSpec spec;
-  spec.cell = tools::RnnCell::kGru;
+  spec.cell = tools::find_cell("gru");
   spec.timesteps = 10;
   spec.features = 4;
   spec.units = 9;

@@ -199,7 +199,7 @@ constexpr int kT = 6, kF = 3, kH = 5, kC = 3;
 
 struct GoldenCase {
   const char* name;  // fixture prefix
-  tools::RnnCell cell;
+  const tools::CellDescriptor* cell;
   bool reset_after;
 };
 
@@ -218,7 +218,7 @@ std::vector<uint8_t> golden_model(const GoldenCase& c) {
   w.kernel = test::load_train_floats(p + "kernel");
   w.recurrent_kernel = test::load_train_floats(p + "recurrent_kernel");
   w.bias = test::load_train_floats(p + "bias");
-  if (c.cell == tools::RnnCell::kGru && c.reset_after) {
+  if (c.cell == tools::find_cell("gru") && c.reset_after) {
     w.recurrent_bias = test::load_train_floats(p + "recurrent_bias");
   }
   w.dense.push_back({test::load_train_floats(p + "fcw"), test::load_train_floats(p + "fcb")});
@@ -242,7 +242,7 @@ struct WeightSlice {
 WeightSlice fixture_slice(const GoldenCase& c, const std::string& tensor, int64_t elements) {
   if (tensor.rfind("dense_0/kernel", 0) == 0) return {"fcw", 0};
   if (tensor.rfind("dense_0/bias", 0) == 0) return {"fcb", 0};
-  if (c.cell == tools::RnnCell::kLstm) {
+  if (c.cell == tools::find_cell("lstm")) {
     const char* gates[4] = {"input", "forget", "cell", "output"};
     for (int g = 0; g < 4; ++g) {
       const std::string gate = std::string("lstm/") + gates[g];
@@ -260,7 +260,7 @@ std::vector<double> expected_values(const GoldenCase& c, const std::string& kind
   WeightSlice slice = fixture_slice(c, tensor, elements);
   const std::string p = std::string(c.name) + "_" + kind;
   std::vector<double> all = test::load_train_fixture(p + slice.fixture);
-  if (slice.fixture == "bias" && c.cell == tools::RnnCell::kGru && c.reset_after) {
+  if (slice.fixture == "bias" && c.cell == tools::find_cell("gru") && c.reset_after) {
     std::vector<double> recurrent = test::load_train_fixture(p + "recurrent_bias");
     all.insert(all.end(), recurrent.begin(), recurrent.end());
   }
@@ -270,10 +270,10 @@ std::vector<double> expected_values(const GoldenCase& c, const std::string& kind
 }
 
 TEST(RecurrentGolden, CellDenseSoftmaxCrossEntropyMatchPyTorch) {
-  for (GoldenCase c : {GoldenCase{"gru_ra", tools::RnnCell::kGru, true},
-                       GoldenCase{"gru_rb", tools::RnnCell::kGru, false},
-                       GoldenCase{"lstm", tools::RnnCell::kLstm, false},
-                       GoldenCase{"rnn", tools::RnnCell::kRnn, false}}) {
+  for (GoldenCase c : {GoldenCase{"gru_ra", tools::find_cell("gru"), true},
+                       GoldenCase{"gru_rb", tools::find_cell("gru"), false},
+                       GoldenCase{"lstm", tools::find_cell("lstm"), false},
+                       GoldenCase{"rnn", tools::find_cell("rnn"), false}}) {
     SCOPED_TRACE(c.name);
     TrainingConfig config;  // CE, all weights
     config.optimizer = Optimizer::kAdam;
@@ -284,7 +284,7 @@ TEST(RecurrentGolden, CellDenseSoftmaxCrossEntropyMatchPyTorch) {
     s.bytes = golden_model(c);
     ASSERT_TRUE(s.prepare_bytes(config));
     Trainer& t = s.trainer;
-    const int expected_weights = c.cell == tools::RnnCell::kLstm ? 12 + 2 : 3 + 2;
+    const int expected_weights = c.cell == tools::find_cell("lstm") ? 12 + 2 : 3 + 2;
     ASSERT_EQ(t.weight_count(), expected_weights);
     std::vector<float> x = test::load_train_floats(std::string(c.name) + "_x");
     std::vector<float> y = test::load_train_floats(std::string(c.name) + "_y");

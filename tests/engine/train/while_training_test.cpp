@@ -185,22 +185,22 @@ TEST(WhileTraining, LoopGradientsMatchFiniteDifferences) {
 // LSTM and SimpleRNN loop bodies (the builder's converter form) against
 // finite differences; no fused backward needed.
 TEST(WhileTraining, LstmAndRnnLoopGradientsMatchFiniteDifferences) {
-  for (tools::RnnCell cell : {tools::RnnCell::kLstm, tools::RnnCell::kRnn}) {
+  for (const tools::CellDescriptor* cell : {tools::find_cell("lstm"), tools::find_cell("rnn")}) {
     BuildSpec spec = small_gru(true, tools::GruVariant::kModern);
     spec.cell = cell;
     spec.timesteps = 4;
     spec.units = 3;
     Session s;
     s.bytes = build(spec, RnnLayout::kWhile);
-    ASSERT_TRUE(s.prepare_bytes(adam_all())) << tools::rnn_cell_name(cell);
+    ASSERT_TRUE(s.prepare_bytes(adam_all())) << cell->name;
     check_gradients(s, {random_floats(12, 1.f, 13)}, {1.f},
-                    std::string(tools::rnn_cell_name(cell)) + " WHILE loop");
+                    std::string(cell->name) + " WHILE loop");
   }
 }
 
 // Loop vs fused for LSTM and SimpleRNN: runs once the fused ops have their
 // backward kernels (skipped, with the reason, before that).
-void expect_same_training_if_fused_trains(tools::RnnCell cell) {
+void expect_same_training_if_fused_trains(const tools::CellDescriptor* cell) {
   BuildSpec spec = small_gru(true, tools::GruVariant::kModern);
   spec.cell = cell;
   Session probe;
@@ -211,15 +211,15 @@ void expect_same_training_if_fused_trains(tools::RnnCell cell) {
     GTEST_SKIP() << prepared.message();
   }
   ASSERT_TRUE(prepared);
-  expect_same_training(spec, tools::rnn_cell_name(cell));
+  expect_same_training(spec, cell->name);
 }
 
 TEST(WhileTraining, LstmLoopMatchesFusedOp) {
-  expect_same_training_if_fused_trains(tools::RnnCell::kLstm);
+  expect_same_training_if_fused_trains(tools::find_cell("lstm"));
 }
 
 TEST(WhileTraining, RnnLoopMatchesFusedOp) {
-  expect_same_training_if_fused_trains(tools::RnnCell::kRnn);
+  expect_same_training_if_fused_trains(tools::find_cell("rnn"));
 }
 
 TEST(WhileTraining, ScopeCountsTheLoopAsOneLayer) {
