@@ -399,7 +399,7 @@ Status check_dynamic_inputs(const OpContext& ctx, const KernelRegistration& kern
 Status check_output_shapes(const OpContext& ctx) {
   for (int i = 0; i < ctx.output_count(); ++i) {
     const Tensor* output = ctx.output(i);
-    if (!output || output->shape.elements() >= 0) continue;
+    if (!output || output->shape.valid_size()) continue;
     char text[96];
     format_shape(output->shape, text, sizeof text);
     return Status::error(StatusCode::kInvalidModel,

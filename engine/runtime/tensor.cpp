@@ -33,9 +33,9 @@ void format_shape(const Shape& shape, char* out, size_t capacity) {
 }
 
 bool tensor_bytes(TensorType type, const Shape& shape, size_t* bytes) {
-  const int64_t elements = shape.elements();
+  uint64_t elements = 0;
   uint64_t n = 0;
-  if (elements < 0 || !tensor_storage_bytes(type, static_cast<uint64_t>(elements), &n)) return false;
+  if (!shape.valid_size(&elements) || !tensor_storage_bytes(type, elements, &n)) return false;
   return fits_size_t(n, bytes);
 }
 
@@ -48,7 +48,7 @@ Status tensor_bytes_or_error(const Tensor& tensor, size_t* bytes) {
     return Status::error(StatusCode::kUnsupported, "tensor '%.96s': %s tensors have no fixed size",
                          tensor.name, tensor_type_name(tensor.type));
   }
-  if (tensor.shape.elements() < 0) {
+  if (!tensor.shape.valid_size()) {
     return Status::error(StatusCode::kInvalidModel,
                          "tensor '%.96s': shape %s %s has a negative dimension or more than %llu "
                          "elements",

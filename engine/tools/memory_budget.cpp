@@ -6,9 +6,12 @@
 namespace gruwb::tools {
 namespace {
 
-std::string gib(size_t bytes) {
+// "10.5 GiB", "2.0 MiB"
+std::string human_bytes(size_t bytes) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1u << 30));
+  const bool gib = bytes >= (size_t{1} << 30);
+  std::snprintf(text, sizeof text, gib ? "%.1f GiB" : "%.1f MiB",
+                static_cast<double>(bytes) / (gib ? (1u << 30) : (1u << 20)));
   return text;
 }
 
@@ -27,8 +30,8 @@ size_t memory_budget_bytes() {
 bool within_memory_budget(size_t needed, const ArenaUsage& usage, std::string* error) {
   const size_t budget = memory_budget_bytes();
   if (needed <= budget) return true;
-  *error = "the plan needs " + std::to_string(needed) + " bytes (" + gib(needed) +
-           ") of arena, over the " + gib(budget) + " memory budget (GRUWB_MEMORY_BUDGET_MB)";
+  *error = "the plan needs " + std::to_string(needed) + " bytes (" + human_bytes(needed) +
+           ") of arena, over the " + human_bytes(budget) + " memory budget (GRUWB_MEMORY_BUDGET_MB)";
   if (usage.largest_tensor_index >= 0) {
     *error += "; its largest tensor is subgraph " + std::to_string(usage.largest_tensor_subgraph) +
               " tensor " + std::to_string(usage.largest_tensor_index) + " '" +

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Crash census: structurally mutated models (tests/fuzz/model_mutator.h) through the gruwb CLI.
 
-For every seed model, `model_mutate` writes COUNT mutants; each mutant goes through run, train,
-grad, fuse, bench (inference and training) and export with inputs and labels shaped for the seed
-model. A run counts as
+For every seed model, `model_mutate` writes COUNT mutants; each mutant goes through run, train and
+grad (or `bench --train` when the seed takes no samples `train` can shape), fuse, bench and export,
+with inputs and labels shaped for the seed model. A run counts as
   crash      killed by a signal, or an uncaught exception / abort
   sanitizer  an AddressSanitizer / UndefinedBehaviorSanitizer report on stderr (whatever the exit)
   hang       still running after --timeout seconds
@@ -102,10 +102,11 @@ def commands(gruwb, mutant, files, scratch):
         result.append(("train", [gruwb, "train", mutant, "--inputs", x, "--labels", y, "-o", out,
                                  "--epochs", "1", "--batch", "2"]))
         result.append(("grad", [gruwb, "grad", mutant, "--input", x, "--labels", y]))
+    else:  # no samples shaped for `train`: training on bench's random samples instead
+        result.append(("bench-train", [gruwb, "bench", mutant, "--repetitions", "1", "--min-time",
+                                       "0.001", "--train", "all", "--batch", "1"]))
     result.append(("fuse", [gruwb, "fuse", mutant, "-o", out]))
     result.append(("bench", [gruwb, "bench", mutant, "--repetitions", "1", "--min-time", "0.001"]))
-    result.append(("bench-train", [gruwb, "bench", mutant, "--repetitions", "1", "--min-time",
-                                   "0.001", "--train", "all", "--batch", "1"]))
     result.append(("export", [gruwb, "export", mutant, "--to", "npy", "-o",
                               os.path.join(scratch, "weights")]))
     return result

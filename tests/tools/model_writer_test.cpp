@@ -5,6 +5,7 @@
 
 #include <flatbuffers/minireflect.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -641,6 +642,34 @@ TEST(FormatForPath, CircleExtensionOnly) {
   EXPECT_EQ(format_for_path("model.circle.bak"), ModelFormat::kTflite);
   EXPECT_EQ(format_for_path("circle"), ModelFormat::kTflite);
   EXPECT_EQ(format_for_path(""), ModelFormat::kTflite);
+}
+
+// A save killed before its rename left "<path>.tmp-<pid>" behind for good; the next save to the
+// same path removes those of processes that are gone, and only those.
+TEST(AtomicSave, StaleTemporariesOfDeadProcessesAreRemovedByTheNextSave) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gruwb_atomic_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  ASSERT_EQ(waitpid(dead, nullptr, 0), dead);
+  const std::string path = (dir / "model.tflite").string();
+  const std::string stale = path + ".tmp-" + std::to_string(dead);
+  const std::string alive = path + ".tmp-" + std::to_string(getppid());  // a running process
+  const std::string other = (dir / "other.tflite").string() + ".tmp-" + std::to_string(dead);
+  for (const std::string& file : {stale, alive, other}) {
+    std::FILE* f = std::fopen(file.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  std::string error;
+  ASSERT_TRUE(tools::write_file_atomically(path, {1, 2, 3}, &error)) << error;
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(alive));
+  EXPECT_TRUE(std::filesystem::exists(other));  // another file's temporaries are not ours
+  EXPECT_EQ(std::filesystem::file_size(path), 3u);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
