@@ -114,9 +114,9 @@ Status check_tensor(const Validator& v, uint32_t sg, unsigned index) {  // unsig
   }
   if (tensor->sparsity()) {
     // No kernel reads the compressed layout: the dense shape would read past the stored bytes.
-    return Status::error(StatusCode::kUnsupported,
-                         "tensor %u '%.96s': sparse tensors (sparsity parameters) are not supported",
-                         index, name);
+    return Status::error(
+        StatusCode::kUnsupported,
+        "tensor %u '%.96s': sparse tensors (sparsity parameters) are not supported", index, name);
   }
   if (v.buffer_count == 0) return Status();
   uint32_t data_bytes = count_of(v.model->buffers()->Get(tensor->buffer())->data());
@@ -263,7 +263,8 @@ Status check_reshape_options(const fb::Operator* op) {
   uint64_t elements = 1;
   for (int32_t dim : shape) {
     if (dim == -1 && ++inferred == 1) continue;
-    if (dim < 0 || dim > kMaxDimension || !checked_mul(elements, static_cast<uint64_t>(dim), &elements) ||
+    if (dim < 0 || dim > kMaxDimension ||
+        !checked_mul(elements, static_cast<uint64_t>(dim), &elements) ||
         elements > kMaxTensorElements) {
       return Status::error(StatusCode::kInvalidModel,
                            "new_shape %s: each dimension must be 0..%lld, or one -1, and the "
@@ -298,10 +299,10 @@ Status check_dataflow(const Validator& v, uint32_t sg) {
         if (in == out) problem = "also one of its own inputs";
       }
       if (problem) {
-        return Status::error(StatusCode::kInvalidModel,
-                             "op %u (%s) writes tensor %d '%.96s', which is %s",
-                             static_cast<unsigned>(o), v.op_label(op), static_cast<int>(out),
-                             str_or_empty(tensors->Get(static_cast<uint32_t>(out))->name()), problem);
+        return Status::error(
+            StatusCode::kInvalidModel, "op %u (%s) writes tensor %d '%.96s', which is %s",
+            static_cast<unsigned>(o), v.op_label(op), static_cast<int>(out),
+            str_or_empty(tensors->Get(static_cast<uint32_t>(out))->name()), problem);
       }
     }
   }
@@ -310,7 +311,8 @@ Status check_dataflow(const Validator& v, uint32_t sg) {
   for (uint32_t first = 0; first < tensor_count; first += kWindow) {
     memset(written, 0, sizeof written);
     const auto mark = [&](int32_t t) {  // true when `t` was already marked
-      if (t < 0 || static_cast<uint32_t>(t) < first || static_cast<uint32_t>(t) - first >= kWindow) {
+      if (t < 0 || static_cast<uint32_t>(t) < first ||
+          static_cast<uint32_t>(t) - first >= kWindow) {
         return false;
       }
       const uint32_t bit = static_cast<uint32_t>(t) - first;
@@ -333,14 +335,17 @@ Status check_dataflow(const Validator& v, uint32_t sg) {
       }
     }
     for (int32_t out : span_of(subgraph->outputs())) {
-      if (static_cast<uint32_t>(out) < first || static_cast<uint32_t>(out) - first >= kWindow) continue;
+      if (static_cast<uint32_t>(out) < first || static_cast<uint32_t>(out) - first >= kWindow)
+        continue;
       const uint32_t bit = static_cast<uint32_t>(out) - first;
       const fb::Tensor* tensor = tensors->Get(static_cast<uint32_t>(out));
-      if ((written[bit / 8] & (1u << (bit % 8))) || is_constant(out) || tensor->is_variable()) continue;
-      return Status::error(StatusCode::kInvalidModel,
-                           "output tensor %d '%.96s' is written by no op (and is no input, constant "
-                           "or variable)",
-                           static_cast<int>(out), str_or_empty(tensor->name()));
+      if ((written[bit / 8] & (1u << (bit % 8))) || is_constant(out) || tensor->is_variable())
+        continue;
+      return Status::error(
+          StatusCode::kInvalidModel,
+          "output tensor %d '%.96s' is written by no op (and is no input, constant "
+          "or variable)",
+          static_cast<int>(out), str_or_empty(tensor->name()));
     }
   }
   return Status();

@@ -405,7 +405,8 @@ Status check_output_shapes(const OpContext& ctx) {
     return Status::error(StatusCode::kInvalidModel,
                          "output %d '%.96s' would have shape %s: a negative dimension or more "
                          "than %llu elements",
-                         i, output->name, text, static_cast<unsigned long long>(kMaxTensorElements));
+                         i, output->name, text,
+                         static_cast<unsigned long long>(kMaxTensorElements));
   }
   return Status();
 }

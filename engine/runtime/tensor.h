@@ -25,7 +25,8 @@ struct Shape {
   // (engine/model/checked_size.h): a shape computed at prepare cannot wrap.
   bool valid_size(uint64_t* elements = nullptr) const {
     uint64_t n = 0;
-    if (!checked_element_count(dims, static_cast<size_t>(rank < 0 ? 0 : rank), kMaxTensorElements, &n)) {
+    if (!checked_element_count(dims, static_cast<size_t>(rank < 0 ? 0 : rank), kMaxTensorElements,
+                               &n)) {
       return false;
     }
     if (elements) *elements = n;

@@ -31,7 +31,8 @@ bool within_memory_budget(size_t needed, const ArenaUsage& usage, std::string* e
   const size_t budget = memory_budget_bytes();
   if (needed <= budget) return true;
   *error = "the plan needs " + std::to_string(needed) + " bytes (" + human_bytes(needed) +
-           ") of arena, over the " + human_bytes(budget) + " memory budget (GRUWB_MEMORY_BUDGET_MB)";
+           ") of arena, over the " + human_bytes(budget) +
+           " memory budget (GRUWB_MEMORY_BUDGET_MB)";
   if (usage.largest_tensor_index >= 0) {
     *error += "; its largest tensor is subgraph " + std::to_string(usage.largest_tensor_subgraph) +
               " tensor " + std::to_string(usage.largest_tensor_index) + " '" +

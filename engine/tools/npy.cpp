@@ -150,7 +150,8 @@ bool parse_npy(const std::vector<uint8_t>& bytes, const std::string& label, NpyA
   const int64_t elements = out->elements();
   uint64_t expected64 = 0;
   size_t expected = 0;
-  if (elements < 0 || !checked_mul(static_cast<uint64_t>(elements), uint64_t{element}, &expected64) ||
+  if (elements < 0 ||
+      !checked_mul(static_cast<uint64_t>(elements), uint64_t{element}, &expected64) ||
       !fits_size_t(expected64, &expected)) {
     return fail("shape " + npy_shape_text(out->shape) + " " + out->dtype +
                 " has more bytes than this machine can address");

@@ -291,8 +291,7 @@ TEST(DatasetNumpyCsv, NonFiniteLabelsAndInfiniteInputsAreNamed) {
   EXPECT_TRUE(load_dataset(d + "x.npy," + d + "y.npy", &files, &error)) << error;  // NaN: missing
   ASSERT_TRUE(tools::write_npy(d + "x_inf.npy", float_array({2, 3}, {1, 2, 3, 4, inf, 6}), &error));
   EXPECT_FALSE(load_dataset(d + "x_inf.npy," + d + "y.npy", &files, &error));
-  EXPECT_NE(error.find("x_inf.npy: element 4 is not a finite number (infinite)"),
-            std::string::npos)
+  EXPECT_NE(error.find("x_inf.npy: element 4 is not a finite number (infinite)"), std::string::npos)
       << error;
 }
 
@@ -300,7 +299,8 @@ TEST(DatasetNumpyCsv, NonFiniteLabelsAndInfiniteInputsAreNamed) {
 TEST(DatasetNumpyCsv, NpyShapeBeyondAddressableBytesIsRefused) {
   QTemporaryDir dir;
   const std::string d = dir.path().toStdString() + "/";
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }";
   header += std::string(63 - (header.size() + 10) % 64, ' ') + "\n";
   std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
   bytes += static_cast<char>(header.size() & 0xff);
@@ -329,10 +329,10 @@ TEST(DatasetNumpyCsv, NpzWithAWrappingMemberOffsetIsRefused) {
     u16(static_cast<uint32_t>((v >> 16) & 0xffff));
   };
   const std::string name = "x.npy";
-  u32(0x02014b50);  // central directory entry
+  u32(0x02014b50);                                 // central directory entry
   for (uint32_t v : {20, 20, 0, 0, 0, 0}) u16(v);  // versions, flags, stored, time, date
-  for (uint64_t v : {0, 4, 4}) u32(v);                // crc, sizes
-  for (uint32_t v : {5, 12, 0, 0, 0}) u16(v);        // name, extra, comment, disk, attributes
+  for (uint64_t v : {0, 4, 4}) u32(v);             // crc, sizes
+  for (uint32_t v : {5, 12, 0, 0, 0}) u16(v);      // name, extra, comment, disk, attributes
   u32(0);
   u32(0xffffffffu);  // local header offset: in the zip64 extra
   zip += name;

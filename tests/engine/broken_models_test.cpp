@@ -629,8 +629,9 @@ TEST(Dataflow, SparseTensorIsRejectedByName) {
       }
     }
   });
-  EXPECT_TRUE(fails_with(bytes, StatusCode::kUnsupported,
-                         "'sparse_weights': sparse tensors (sparsity parameters) are not supported"));
+  EXPECT_TRUE(
+      fails_with(bytes, StatusCode::kUnsupported,
+                 "'sparse_weights': sparse tensors (sparsity parameters) are not supported"));
 }
 
 // An output nothing writes was left unplanned: run.cpp and trainer.cpp dereferenced null.
@@ -671,10 +672,9 @@ TEST(Dataflow, TensorWrittenByTwoOps) {
     main.operators[2]->outputs[0] = main.operators[0]->outputs[0];
     main.outputs = {main.operators[1]->outputs[0]};
   });
-  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel,
-                         "op 2 (FULLY_CONNECTED) writes tensor"));
-  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel,
-                         "'twice', which another output already writes"));
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel, "op 2 (FULLY_CONNECTED) writes tensor"));
+  EXPECT_TRUE(
+      fails_with(bytes, StatusCode::kInvalidModel, "'twice', which another output already writes"));
 }
 
 TEST(Dataflow, OperatorWritingAGraphInput) {
@@ -690,8 +690,7 @@ TEST(Dataflow, OperatorWritingAConstant) {
     fb::SubGraphT& main = main_of(def);
     main.operators[0]->outputs[0] = main.operators[2]->inputs[1];  // op 2's weights
   });
-  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel,
-                         "op 0 (FULLY_CONNECTED) writes tensor"));
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel, "op 0 (FULLY_CONNECTED) writes tensor"));
   EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel, "which is a constant"));
 }
 

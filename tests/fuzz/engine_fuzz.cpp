@@ -1,4 +1,5 @@
-// libFuzzer targets for the engine past the reader, one per GRUWB_FUZZ_STAGE (tests/fuzz/CMakeLists.txt):
+// libFuzzer targets for the engine past the reader, one per GRUWB_FUZZ_STAGE
+// (tests/fuzz/CMakeLists.txt):
 //   1 model_invoke_fuzz  load + prepare + invoke (twice: variables and loop state carried over)
 //   2 model_train_fuzz   load + training prepare (scope all, Adam) + one training step
 //   3 model_fuse_fuzz    the RNN detector and fuser (engine/tools) on the loaded model
@@ -31,18 +32,20 @@ constexpr size_t kArenaCap = size_t{64} << 20;
 // The model bytes, 16-byte aligned as a file loader gives them, exact-size for ASan's redzone.
 struct AlignedBytes {
   explicit AlignedBytes(const uint8_t* data, size_t size)
-      : size(size), bytes(static_cast<uint8_t*>(::operator new(size ? size : 1, std::align_val_t{16}))) {
+      : size(size),
+        bytes(static_cast<uint8_t*>(::operator new (size ? size : 1, std::align_val_t{16}))) {
     if (size) std::memcpy(bytes, data, size);
   }
-  ~AlignedBytes() { ::operator delete(bytes, std::align_val_t{16}); }
+  ~AlignedBytes() { ::operator delete (bytes, std::align_val_t{16}); }
   size_t size;
   uint8_t* bytes;
 };
 
 struct Arena {
   explicit Arena(size_t size)
-      : size(size), bytes(static_cast<uint8_t*>(::operator new(size ? size : 1, std::align_val_t{16}))) {}
-  ~Arena() { ::operator delete(bytes, std::align_val_t{16}); }
+      : size(size),
+        bytes(static_cast<uint8_t*>(::operator new (size ? size : 1, std::align_val_t{16}))) {}
+  ~Arena() { ::operator delete (bytes, std::align_val_t{16}); }
   size_t size;
   uint8_t* bytes;
 };
@@ -58,7 +61,8 @@ void fill(gruwb::Tensor* tensor) {
     tensor->data[i] = static_cast<uint8_t>((i * 37) % 3);
   }
   if (tensor->type == gruwb::TensorType::FLOAT32) {
-    for (size_t i = 0; i < tensor->bytes / 4; ++i) tensor->f32()[i] = static_cast<float>(i % 7) / 3.5f - 1.f;
+    for (size_t i = 0; i < tensor->bytes / 4; ++i)
+      tensor->f32()[i] = static_cast<float>(i % 7) / 3.5f - 1.f;
   }
 }
 

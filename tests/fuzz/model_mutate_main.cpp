@@ -1,7 +1,8 @@
 // model_mutate: writes structurally mutated copies of a model (tests/fuzz/model_mutator.h), for
 // tests/fuzz/mutant_census.py and for reproducing a fuzzer finding by its seed.
 //   model_mutate MODEL OUT_DIR COUNT [FIRST_SEED]
-// Writes OUT_DIR/<stem>-<seed>.<ext> for seeds FIRST_SEED.. and prints "<file>\t<edits>" per mutant.
+// Writes OUT_DIR/<stem>-<seed>.<ext> for seeds FIRST_SEED.. and prints "<file>\t<edits>" per
+// mutant.
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,7 +23,8 @@ int main(int argc, char** argv) {
   const long count = std::strtol(argv[3], nullptr, 10);
   const unsigned long long first_seed = argc == 5 ? std::strtoull(argv[4], nullptr, 10) : 1;
   std::ifstream in(path, std::ios::binary);
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
   const size_t slash = path.find_last_of('/');
   const std::string file = slash == std::string::npos ? path : path.substr(slash + 1);
   const size_t dot = file.find_last_of('.');
@@ -41,7 +43,8 @@ int main(int argc, char** argv) {
     ++written;
   }
   if (written == 0) {
-    std::fprintf(stderr, "model_mutate: %s is no verifiable model (or no edit applied)\n", path.c_str());
+    std::fprintf(stderr, "model_mutate: %s is no verifiable model (or no edit applied)\n",
+                 path.c_str());
     return 2;
   }
   return 0;

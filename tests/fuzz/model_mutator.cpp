@@ -22,18 +22,33 @@ const T& pick_from(Rng& rng, const std::vector<T>& values) {
 
 // Values that break size arithmetic and index checks.
 int64_t extreme_int(Rng& rng) {
-  static const std::vector<int64_t> values = {
-      0,          1,           -1,           -2,         2,          3,     7,
-      127,        -128,        255,          65535,      1 << 20,    1 << 28, (1 << 28) + 1,
-      1 << 30,    INT32_MAX,   INT32_MIN,    INT32_MAX - 1, 0x10000,  4096,  -(1 << 28)};
+  static const std::vector<int64_t> values = {0,         1,
+                                              -1,        -2,
+                                              2,         3,
+                                              7,         127,
+                                              -128,      255,
+                                              65535,     1 << 20,
+                                              1 << 28,   (1 << 28) + 1,
+                                              1 << 30,   INT32_MAX,
+                                              INT32_MIN, INT32_MAX - 1,
+                                              0x10000,   4096,
+                                              -(1 << 28)};
   if (rng() % 8 == 0) return static_cast<int32_t>(rng());
   return pick_from(rng, values);
 }
 
 double extreme_float(Rng& rng) {
-  static const std::vector<double> values = {
-      0.0, -0.0, 1.0, -1.0, 1e38, -1e38, 1e-45, std::numeric_limits<double>::infinity(),
-      -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), 3e9};
+  static const std::vector<double> values = {0.0,
+                                             -0.0,
+                                             1.0,
+                                             -1.0,
+                                             1e38,
+                                             -1e38,
+                                             1e-45,
+                                             std::numeric_limits<double>::infinity(),
+                                             -std::numeric_limits<double>::infinity(),
+                                             std::numeric_limits<double>::quiet_NaN(),
+                                             3e9};
   return pick_from(rng, values);
 }
 
@@ -240,8 +255,9 @@ struct Editor {
       options.init_subgraph_index = target;
       op->builtin_options.Set(std::move(options));
     }
-    g->operators.insert(g->operators.begin() + static_cast<std::ptrdiff_t>(pick(rng, g->operators.size() + 1)),
-                        std::move(op));
+    g->operators.insert(
+        g->operators.begin() + static_cast<std::ptrdiff_t>(pick(rng, g->operators.size() + 1)),
+        std::move(op));
     note("subgraph " + std::to_string(sg) + " gains a " + (loop ? "WHILE" : "CALL_ONCE") +
          " calling subgraph " + std::to_string(target));
     return true;
@@ -341,7 +357,7 @@ struct Editor {
     fb::TensorT* tensor = this->tensor(&sg, &t);
     if (!tensor) return false;
     const int value = rng() % 4 == 0 ? static_cast<int>(static_cast<int8_t>(rng()))
-                                      : static_cast<int>(rng() % 20) - 5;
+                                     : static_cast<int>(rng() % 20) - 5;
     tensor->type = static_cast<fb::TensorType>(value);
     note(where(sg, t, "tensor") + " type = " + std::to_string(value));
     return true;
@@ -351,7 +367,8 @@ struct Editor {
     size_t sg = 0, t = 0;
     fb::TensorT* tensor = this->tensor(&sg, &t);
     if (!tensor) return false;
-    if (!tensor->quantization) tensor->quantization = std::make_unique<fb::QuantizationParametersT>();
+    if (!tensor->quantization)
+      tensor->quantization = std::make_unique<fb::QuantizationParametersT>();
     fb::QuantizationParametersT& q = *tensor->quantization;
     switch (rng() % 5) {
       case 0: q.scale.clear(); break;
@@ -478,7 +495,8 @@ bool garble_options_fields(uint8_t* bytes, Rng& rng, std::string& log) {
   }
   if (changed) {
     if (!log.empty()) log += "; ";
-    log += "subgraph " + std::to_string(sg) + " op " + std::to_string(o) + " options fields garbled";
+    log +=
+        "subgraph " + std::to_string(sg) + " op " + std::to_string(o) + " options fields garbled";
   }
   return changed;
 }
@@ -515,9 +533,10 @@ bool mutate_model(const uint8_t* data, size_t size, uint64_t seed, Mutant* out, 
   bool garble_fields = false;
   int applied = 0;
   for (int e = 0; e < edits; ++e) {
-    const Mutation mutation = only != Mutation::kCount
-                                  ? only
-                                  : static_cast<Mutation>(rng() % static_cast<int>(Mutation::kCount));
+    const Mutation mutation =
+        only != Mutation::kCount
+            ? only
+            : static_cast<Mutation>(rng() % static_cast<int>(Mutation::kCount));
     if (mutation == Mutation::kGarbageOptions && rng() % 2) {
       garble_fields = true;
       continue;

@@ -15,17 +15,17 @@ namespace gruwb::fuzz {
 
 // The kinds of edit, one per hazard listed in issue #17.
 enum class Mutation : uint8_t {
-  kHugeDimension,       // a dimension up to 2^31 (or negative)
+  kHugeDimension,         // a dimension up to 2^31 (or negative)
   kShapeLiesAboutBuffer,  // constant shape, buffer size or buffer index changed independently
-  kIndexOutOfRange,     // op/subgraph tensor index, opcode, buffer, called subgraph past the end
-  kMinusOneIndex,       // -1 where an index is required (op outputs, graph inputs/outputs, ...)
-  kSelfReference,       // a control-flow op calling its own subgraph (or subgraph 0)
-  kSparsity,            // sparsity parameters on a tensor
-  kGarbageOptions,      // option fields set to extreme values, or another op's options table
-  kRewire,              // duplicated outputs, ops writing constants/graph inputs, unproduced outputs
-  kTypeChange,          // a tensor's element type changed (including unnamed values)
-  kQuantization,        // scales/zero points missing, zero, NaN, mismatched; bad quantized axis
-  kConstantData,        // int32 constants (shapes, axes, indices) set to extreme values
+  kIndexOutOfRange,       // op/subgraph tensor index, opcode, buffer, called subgraph past the end
+  kMinusOneIndex,         // -1 where an index is required (op outputs, graph inputs/outputs, ...)
+  kSelfReference,         // a control-flow op calling its own subgraph (or subgraph 0)
+  kSparsity,              // sparsity parameters on a tensor
+  kGarbageOptions,        // option fields set to extreme values, or another op's options table
+  kRewire,        // duplicated outputs, ops writing constants/graph inputs, unproduced outputs
+  kTypeChange,    // a tensor's element type changed (including unnamed values)
+  kQuantization,  // scales/zero points missing, zero, NaN, mismatched; bad quantized axis
+  kConstantData,  // int32 constants (shapes, axes, indices) set to extreme values
   kCount
 };
 const char* mutation_name(Mutation mutation);
