@@ -25,9 +25,9 @@
 
 namespace {
 
-// Arenas above this are not tried: the planner reports the size it needs, and a model that needs
-// more is rejected like a host over its memory budget would.
-constexpr size_t kArenaCap = size_t{64} << 20;
+void check_message(const gruwb::Status& status) {
+  if (!status.ok() && status.message()[0] == '\0') __builtin_trap();  // errors must say what
+}
 
 // The model bytes, 16-byte aligned as a file loader gives them, exact-size for ASan's redzone.
 struct AlignedBytes {
@@ -41,6 +41,11 @@ struct AlignedBytes {
   uint8_t* bytes;
 };
 
+#if GRUWB_FUZZ_STAGE != 3
+// Arenas above this are not tried: the planner reports the size it needs, and a model that needs
+// more is rejected like a host over its memory budget would.
+constexpr size_t kArenaCap = size_t{64} << 20;
+
 struct Arena {
   explicit Arena(size_t size)
       : size(size),
@@ -49,10 +54,6 @@ struct Arena {
   size_t size;
   uint8_t* bytes;
 };
-
-void check_message(const gruwb::Status& status) {
-  if (!status.ok() && status.message()[0] == '\0') __builtin_trap();  // errors must say what
-}
 
 // Deterministic, finite input values in [-1, 1] (int tensors: small non-negative numbers).
 void fill(gruwb::Tensor* tensor) {
@@ -65,6 +66,8 @@ void fill(gruwb::Tensor* tensor) {
       tensor->f32()[i] = static_cast<float>(i % 7) / 3.5f - 1.f;
   }
 }
+
+#endif
 
 #if GRUWB_FUZZ_STAGE == 1
 void run_inference(const gruwb::Model& model) {
