@@ -178,23 +178,26 @@ def main():
 
     counts = {}
     findings = []
+    # Findings are written as they come, so a census cut short still tells what it found.
+    report = open(os.path.join(args.out, "findings.txt"), "w")
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = []
         for i, (name, argv, line) in enumerate(jobs):
             scratch = os.path.join(args.out, "scratch%d" % i)
             argv = [a.replace("@SCRATCH@", scratch) for a in argv]
             futures.append((line, pool.submit(run_one, name, argv, scratch, args.timeout)))
-        for line, future in futures:
+        for done, (line, future) in enumerate(futures, 1):
             name, argv, kind, returncode, stderr = future.result()
             counts[kind] = counts.get(kind, 0) + 1
             if kind != "clean":
                 findings.append((kind, name, returncode, argv, line, stderr))
-
-    with open(os.path.join(args.out, "findings.txt"), "w") as report:
-        for kind, name, returncode, argv, line, stderr in findings:
-            report.write("=== %s in %s (exit %s): %s\n    edits: %s\n%s\n" % (
-                kind, name, returncode, " ".join(argv), line.split("\t", 1)[-1],
-                "\n".join(stderr.splitlines()[-25:])))
+                report.write("=== %s in %s (exit %s): %s\n    edits: %s\n%s\n" % (
+                    kind, name, returncode, " ".join(argv), line.split("\t", 1)[-1],
+                    "\n".join(stderr.splitlines()[-25:])))
+                report.flush()
+            if done % 500 == 0:
+                print("  %d/%d runs, %d findings" % (done, len(jobs), len(findings)), flush=True)
+    report.close()
     by_command = {}
     for kind, name, *_ in findings:
         by_command.setdefault(name, {}).setdefault(kind, 0)
