@@ -7,7 +7,8 @@
 #   GRUWB_FUZZ_SECONDS=60   how long each engine fuzzer runs (0: build the fuzzers, do not run them)
 #   GRUWB_FUZZ_INPUTS_SECONDS=60   each dataset-reader and board-handler fuzzer (0: build only)
 #   GRUWB_CENSUS_MUTANTS=40  mutants per seed model in the asan stage's census
-#   GRUWB_CI_STAGES="layers test portability firmware fuzz"   the stages to run (default; add asan)
+#   GRUWB_CI_STAGES="layers test portability firmware fuzz"   the stages to run (these by default;
+#                      add `asan` for the ASan/UBSan census and engine/tools tests, not timed yet)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -20,7 +21,7 @@ export QT_QPA_PLATFORM=offscreen
 
 failed=()
 summary=()
-stages=" ${GRUWB_CI_STAGES:-layers test portability firmware fuzz asan} "
+stages=" ${GRUWB_CI_STAGES:-layers test portability firmware fuzz} "
 run_stage() {
   local key=$1 name=$2
   shift 2
