@@ -158,8 +158,9 @@ fuzz_engine() {
     pids+=($!)
     names+=("$name")
     if [ ${#pids[@]} -eq "$jobs" ]; then
-      wait "${pids[0]}" || { echo "$name: fuzzer failed"; status=1; }
+      wait "${pids[0]}" || { echo "${names[0]}: fuzzer failed"; status=1; }
       pids=("${pids[@]:1}")
+      names=("${names[@]:1}")
     fi
   done
   for pid in "${pids[@]}"; do wait "$pid" || status=1; done
