@@ -817,6 +817,11 @@ bool dataset_from_arrays(const tools::NpyArray& x, const tools::NpyArray& y,
       return false;
     }
   }
+  if (one_hot && y.shape[1] > kMaxClassId + 1) {
+    *error = y_label + ": " + std::to_string(y.shape[1]) + " one-hot columns, at most " +
+             std::to_string(kMaxClassId + 1) + " classes are supported";
+    return false;
+  }
   int classes = one_hot ? static_cast<int>(y.shape[1]) : 0;
   for (int64_t i = 0; i < n; ++i) {
     int label = -1;
@@ -825,9 +830,9 @@ bool dataset_from_arrays(const tools::NpyArray& x, const tools::NpyArray& y,
       label = static_cast<int>(std::max_element(row, row + classes) - row);
     } else {
       const double v = yv[static_cast<size_t>(i)];
-      if (v < 0 || v != std::floor(v) || v > 1e6) {
+      if (v < 0 || v != std::floor(v) || v > kMaxClassId) {
         *error = y_label + ": element " + std::to_string(i) + " is " + std::to_string(v) +
-                 ", expected a class id 0, 1, 2, ...";
+                 ", expected a class id 0, 1, 2, ... up to " + std::to_string(kMaxClassId);
         return false;
       }
       label = static_cast<int>(v);
@@ -897,7 +902,7 @@ bool read_zip(const std::string& path, std::map<std::string, std::vector<uint8_t
     // zip64 end of central directory locator just before the EOCD.
     uint64_t zip64_eocd = 0, count = 0;
     if (eocd < 20 || !read_u64(b, eocd - 20 + 8, &zip64_eocd) ||
-        !read_u64(b, zip64_eocd + 32, &count) || !read_u64(b, zip64_eocd + 48, &cd_offset)) {
+        !inside(b, zip64_eocd, 56) || !read_u64(b, zip64_eocd + 32, &count) || !read_u64(b, zip64_eocd + 48, &cd_offset)) {
       return fail("bad zip64 directory");
     }
     entries = static_cast<uint32_t>(count);
@@ -913,7 +918,7 @@ bool read_zip(const std::string& path, std::map<std::string, std::vector<uint8_t
         !inside(b, at, uint64_t{46} + name_len + extra_len)) {
       return fail("bad central directory entry " + std::to_string(e));
     }
-    const std::string name(reinterpret_cast<const char*>(&b[at + 46]), name_len);
+    const std::string name(reinterpret_cast<const char*>(b.data() + at + 46), name_len);
     // zip64 extra: the 0xffffffff fields follow in order usize, csize, offset.
     for (size_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
       uint32_t id = 0, size = 0;

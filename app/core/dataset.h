@@ -11,6 +11,10 @@
 
 namespace gruwb::app {
 
+// Class ids in .npy/.npz labels are at most this: classifiers that run on a microcontroller
+// have tens of classes, and a stray id of 10^6 would otherwise make a million one-hot columns.
+constexpr int kMaxClassId = 4095;
+
 // One split of labelled series. Values are time-major per sample: series[i]
 // holds lengths[i] x channels floats ([t][c]); missing values are NaN.
 struct Dataset {

@@ -13,16 +13,17 @@ namespace gruwb {
 // alike): 2^31, so element counts times any element size fit 64 bits with room to spare.
 constexpr uint64_t kMaxTensorElements = uint64_t{1} << 31;
 
-// a * b and a + b into *out; false (and *out untouched) when the result does not fit T.
-template <typename T>
-[[nodiscard]] inline bool checked_mul(T a, T b, T* out) {
+// a * b and a + b into *out; false (and *out untouched) when the exact result does not fit T.
+// The operands may have other integer types (the builtins compute the exact result first).
+template <typename T, typename A, typename B>
+[[nodiscard]] inline bool checked_mul(A a, B b, T* out) {
   T result;
   if (__builtin_mul_overflow(a, b, &result)) return false;
   *out = result;
   return true;
 }
-template <typename T>
-[[nodiscard]] inline bool checked_add(T a, T b, T* out) {
+template <typename T, typename A, typename B>
+[[nodiscard]] inline bool checked_add(A a, B b, T* out) {
   T result;
   if (__builtin_add_overflow(a, b, &result)) return false;
   *out = result;

@@ -140,6 +140,10 @@ bool parse_npy(const std::vector<uint8_t>& bytes, const std::string& label, NpyA
       !dict_value(header, "shape", &shape_text)) {
     return fail("malformed .npy header: " + header);
   }
+  if (descr.size() < 2 || descr.back() != descr.front() ||
+      (descr.front() != '\'' && descr.front() != '"')) {
+    return fail("malformed descr " + descr + " (a quoted dtype such as '<f4')");
+  }
   out->dtype = descr.substr(1, descr.size() - 2);
   if (out->dtype == "=f4" || out->dtype == "=i4") out->dtype[0] = '<';  // native = LE here
   if (fortran.rfind("True", 0) == 0)
@@ -154,7 +158,7 @@ bool parse_npy(const std::vector<uint8_t>& bytes, const std::string& label, NpyA
       !checked_mul(static_cast<uint64_t>(elements), uint64_t{element}, &expected64) ||
       !fits_size_t(expected64, &expected)) {
     return fail("shape " + npy_shape_text(out->shape) + " " + out->dtype +
-                " has more bytes than this machine can address");
+                " has more bytes than fit in memory");
   }
   size_t available = bytes.size() - offset - header_len;
   if (available != expected) {

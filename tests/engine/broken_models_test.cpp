@@ -428,7 +428,10 @@ TEST(ControlFlow, CycleThroughTwoBodies) {
     loop->builtin_options.AsWhileOptions()->cond_subgraph_index = 3;
     loop->builtin_options.AsWhileOptions()->body_subgraph_index = 2;
     loop->inputs = {inner.outputs[0]};
-    loop->outputs = {0};
+    // A new tensor for its output: an op may not write the body's inputs.
+    inner.tensors.push_back(std::make_unique<fb::TensorT>(*inner.tensors[inner.outputs[0]]));
+    inner.tensors.back()->name = "cycle_out";
+    loop->outputs = {static_cast<int32_t>(inner.tensors.size() - 1)};
     inner.operators.push_back(std::move(loop));
   });
   EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel,

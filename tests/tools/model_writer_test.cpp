@@ -483,22 +483,7 @@ TEST(WriterFields, RarelyUsedFieldsSurviveBothFormats) {
   fb::CustomQuantizationT custom_quantization;
   custom_quantization.custom = {7, 8, 9};
   extra->quantization->details.Set(std::move(custom_quantization));
-  extra->sparsity = std::make_unique<fb::SparsityParametersT>();
-  extra->sparsity->traversal_order = {0, 1};
-  extra->sparsity->block_map = {1};
-  auto dense = std::make_unique<fb::DimensionMetadataT>();
-  dense->format = fb::DimensionType::DENSE;
-  dense->dense_size = 4;
-  auto csr = std::make_unique<fb::DimensionMetadataT>();
-  csr->format = fb::DimensionType::SPARSE_CSR;
-  fb::Int32VectorT segments;
-  segments.values = {0, 2, 3, 3, 4};
-  csr->array_segments.Set(std::move(segments));
-  fb::Uint8VectorT indices;
-  indices.values = {0, 3, 1, 2};
-  csr->array_indices.Set(std::move(indices));
-  extra->sparsity->dim_metadata.push_back(std::move(dense));
-  extra->sparsity->dim_metadata.push_back(std::move(csr));
+  // No sparsity: the reader refuses sparse tensors (broken_models_test), so none round-trips.
   auto variant = std::make_unique<fb::VariantSubTypeT>();
   variant->shape = {2};
   variant->type = fb::TensorType::FLOAT32;
@@ -536,7 +521,6 @@ TEST(WriterFields, RarelyUsedFieldsSurviveBothFormats) {
     ASSERT_NE(tensor.quantization->scale(), nullptr);
     EXPECT_EQ(tensor.quantization->scale()->size(), 4u);
     EXPECT_EQ(tensor.quantization->scale()->Get(3), 1e-7f);
-    EXPECT_TRUE(tensor.is_sparse);
     EXPECT_TRUE(tensor.is_variable);
     EXPECT_EQ(to_vector(tensor.shape_signature), (std::vector<int32_t>{-1, 4}));
   }
