@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # THE test command (README, .ci/run): on a fresh Debian 12 it installs what is missing, builds
-# everything, runs the whole test suite, checks that the engine cross-compiles for a Cortex-M4F
-# without exceptions/Qt/iostream, and fuzzes the model reader for a bounded time.
+# everything with ASan + UBSan and runs the whole test suite, checks that the engine cross-compiles
+# for a Cortex-M4F without exceptions/Qt/iostream, trains and benches the firmware under QEMU,
+# fuzzes the model reader, invoke, training, the fuser, the dataset readers and the board's message
+# handler for a bounded time, and sends mutated models through every gruwb command (the census).
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
-#   GRUWB_FUZZ_SECONDS=60   how long the fuzzer runs (0: build the fuzzer, do not run it)
-#   GRUWB_FUZZ_INPUTS_SECONDS=120   each dataset-reader and board-handler fuzzer (0: build only)
-#   GRUWB_CI_STAGES="layers test portability firmware fuzz"   the stages to run (all by default)
+#   GRUWB_FUZZ_SECONDS=45   each engine fuzzer's run time (0: build the fuzzers, do not run them)
+#   GRUWB_FUZZ_INPUTS_SECONDS=45   each dataset-reader and board-handler fuzzer's (0: build only)
+#   GRUWB_CENSUS_MUTANTS=20  mutants per seed model in the census
+#   GRUWB_CI_STAGES="layers test portability firmware fuzz census"   the stages to run (all by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -18,7 +21,7 @@ export QT_QPA_PLATFORM=offscreen
 
 failed=()
 summary=()
-stages=" ${GRUWB_CI_STAGES:-layers test portability firmware fuzz} "
+stages=" ${GRUWB_CI_STAGES:-layers test portability firmware fuzz census} "
 run_stage() {
   local key=$1 name=$2
   shift 2
@@ -38,10 +41,16 @@ run_stage() {
   fi
 }
 
+# The whole suite runs once, built with ASan + UBSan (GRUWB_SANITIZE; a report aborts the test):
+# one build serves the tests, the firmware stage's host side and the mutant census. It lives in
+# build-asan/ so a developer's build/ keeps its own configuration. Leak checks are off: Qt's
+# one-time allocations at exit are not ours to fix.
+ci_build=build-asan
+export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
 build_and_test() {
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  cmake --build build -j "$jobs"
-  ctest --test-dir build --output-on-failure -j "$jobs"
+  cmake -S . -B "$ci_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRUWB_SANITIZE=ON
+  cmake --build "$ci_build" -j "$jobs"
+  ctest --test-dir "$ci_build" --output-on-failure -j "$jobs"
 }
 
 # The layers of docs/architecture.md, by their #include lines (no build needed): each rule names
@@ -118,38 +127,79 @@ portability_check() {
   return "$status"
 }
 
-# libFuzzer + ASan/UBSan on the model reader, seeded with every model in ../shared and the samples.
-fuzz_model_reader() {
+# libFuzzer + ASan/UBSan: the model reader, then the engine past it (invoke, one training step,
+# the fuser; tests/fuzz/engine_fuzz.cpp, with the flatbuffer-aware model mutator), each for
+# GRUWB_FUZZ_SECONDS, two at a time, seeded with every model in ../shared, the samples, the test
+# fixtures and the regression inputs of earlier findings (tests/fuzz/regressions).
+fuzz_engine() {
   local dir=build-fuzz
-  local seconds=${GRUWB_FUZZ_SECONDS:-60}
+  local seconds=${GRUWB_FUZZ_SECONDS:-45}
+  local fuzzers=(model_reader_fuzz model_invoke_fuzz model_train_fuzz model_fuse_fuzz)
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FUZZ=ON
-  cmake --build "$dir" -j "$jobs" --target model_reader_fuzz
+  cmake --build "$dir" -j "$jobs" --target "${fuzzers[@]}"
   [ "$seconds" -gt 0 ] || { echo "fuzz run skipped (GRUWB_FUZZ_SECONDS=0)"; return 0; }
 
   # libFuzzer writes new inputs into the first corpus folder, so the seeds are copied into a
   # scratch folder rather than given as the read-only ../shared folders.
-  rm -rf "$dir/corpus" "$dir/seeds" && mkdir -p "$dir/corpus" "$dir/seeds"
-  find "$shared/data/models" resources/samples -type f \( -name '*.tflite' -o -name '*.circle' \) \
-    -exec cp {} "$dir/seeds/" \;
+  rm -rf "$dir/seeds" && mkdir -p "$dir/seeds"
+  find "$shared/data/models" resources/samples tests/fixtures tests/fuzz/regressions -type f \
+    \( -name '*.tflite' -o -name '*.circle' \) -size -512k -exec cp {} "$dir/seeds/" \;
   local seed_count
   seed_count=$(find "$dir/seeds" -type f | wc -l)
   [ "$seed_count" -gt 0 ] || { echo "no seed models found in $shared/data/models"; return 1; }
-  echo "fuzzing the model reader for $seconds s from $seed_count seed models"
+  echo "fuzzing ${#fuzzers[@]} targets for $seconds s each, two at a time, from $seed_count seed models"
 
-  local log="$dir/fuzz.log" status=0
-  UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-    "$dir/tests/fuzz/model_reader_fuzz" -max_total_time="$seconds" -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$dir/" "$dir/corpus" "$dir/seeds" >"$log" 2>&1 ||
-    status=$?
-  if [ "$status" -ne 0 ]; then
-    echo "fuzzer failed (exit $status); the crashing input is saved as $dir/crash-*. Log tail:"
-    tail -n 80 "$log"
-    return 1
-  fi
-  final_stat() { grep "^stat::$1:" "$log" | tail -n 1 | awk '{print $2}'; }
-  echo "fuzz: $(final_stat number_of_executed_units) executions in $seconds s" \
-    "($(final_stat average_exec_per_sec)/s), no crash; corpus grew by $(final_stat new_units_added) inputs"
+  run_fuzzer() {
+    local name=$1
+    mkdir -p "$dir/corpus-$name"  # kept between runs (and in a CI cache of build-fuzz)
+    UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+      "$dir/tests/fuzz/$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 \
+      -print_final_stats=1 -artifact_prefix="$dir/$name-" "$dir/corpus-$name" "$dir/seeds" \
+      >"$dir/$name.log" 2>&1
+  }
+  local status=0 name pids=() names=()
+  for name in "${fuzzers[@]}"; do
+    run_fuzzer "$name" &
+    pids+=($!)
+    names+=("$name")
+    if [ ${#pids[@]} -eq "$jobs" ]; then
+      wait "${pids[0]}" || { echo "${names[0]}: fuzzer failed"; status=1; }
+      pids=("${pids[@]:1}")
+      names=("${names[@]:1}")
+    fi
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  local total=0 log executions
+  for name in "${fuzzers[@]}"; do
+    log="$dir/$name.log"
+    final_stat() { grep "^stat::$1:" "$log" | tail -n 1 | awk '{print $2}'; }
+    executions=$(final_stat number_of_executed_units)
+    if ! grep -q "^stat::number_of_executed_units" "$log" || grep -qE "^==[0-9]+==ERROR|runtime error:|deadly signal" "$log"; then
+      echo "$name: FINDING (the input is saved as $dir/$name-crash-*). Log tail:"
+      tail -n 60 "$log"
+      status=1
+      continue
+    fi
+    total=$((total + executions))
+    echo "$name: $executions executions in $seconds s ($(final_stat average_exec_per_sec)/s)," \
+      "no finding; corpus grew by $(final_stat new_units_added) inputs"
+  done
+  echo "fuzz: $total executions in total"
+  return "$status"
+}
+
+# The crash census in small: mutants of a few shipped models (tests/fuzz/model_mutator.h) through
+# run/train/grad/fuse/bench/export of the sanitized gruwb; any crash or sanitizer report fails it.
+# GRUWB_CENSUS_MUTANTS per seed model (default 20).
+census() {
+  cmake --build "$ci_build" -j "$jobs" --target gruwb model_mutate
+  local models=(resources/samples/gesture_gru_while.tflite resources/samples/gesture_gru.circle
+    resources/samples/tflm_hello_world_float.tflite "$shared/data/models/tflite/litert_nested_while.tflite"
+    "$shared/data/models/onert-micro/synthetic_gru_fc_softmax_t3_i2_h4_c3.circle")
+  python3 tests/fuzz/mutant_census.py --gruwb "$ci_build/app/cli/gruwb" \
+    --mutate "$ci_build/tests/fuzz/model_mutate" --out "$ci_build/census" \
+    --count "${GRUWB_CENSUS_MUTANTS:-20}" --timeout 120 --jobs "$jobs" "${models[@]}"
 }
 
 # The int8 image must compute what the host computes, bit for bit: the reference GRU quantized by
@@ -157,8 +207,8 @@ fuzz_model_reader() {
 int8_board_bench() {
   local elf=$1 model=build-firmware/gesture_int8.tflite log=build-firmware/qemu-int8.log
   command -v qemu-system-arm >/dev/null || { echo "qemu-system-arm missing"; return 1; }
-  [ -x build/app/cli/gruwb ] || cmake --build build -j "$jobs" --target gruwb
-  build/app/cli/gruwb quantize resources/samples/gesture_gru_fused.tflite \
+  [ -x "$ci_build/app/cli/gruwb" ] || cmake --build "$ci_build" -j "$jobs" --target gruwb
+  "$ci_build/app/cli/gruwb" quantize resources/samples/gesture_gru_fused.tflite \
     --data resources/samples/BasicMotionsAcc60_TRAIN.ts -o "$model" || return 1
   qemu-system-arm -M mps2-an386 -kernel "$elf" -display none -monitor none -serial pty \
     -icount shift=0 >"$log" 2>&1 &
@@ -168,7 +218,7 @@ int8_board_bench() {
     [ -n "$port" ] && break
     sleep 0.1
   done
-  timeout 300 build/app/cli/gruwb board bench "$model" --port "$port" --runs 5 || rc=$?
+  timeout 300 "$ci_build/app/cli/gruwb" board bench "$model" --port "$port" --runs 5 || rc=$?
   kill "$qemu" 2>/dev/null || true
   wait "$qemu" 2>/dev/null || true
   return $rc
@@ -182,7 +232,7 @@ int8_board_bench() {
 # between runs (a CI cache of build-fuzz keeps it growing); any finding fails the stage.
 fuzz_inputs() {
   local dir=build-fuzz
-  local seconds=${GRUWB_FUZZ_INPUTS_SECONDS:-60}
+  local seconds=${GRUWB_FUZZ_INPUTS_SECONDS:-45}
   local targets=(dataset_ts_fuzz dataset_arff_fuzz dataset_csv_fuzz dataset_npy_fuzz
     dataset_npz_fuzz device_fuzz)
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -295,16 +345,18 @@ firmware_qemu() {
   cmake --build "$dir" -j "$jobs" --target gruwb_fw_mps2_an386
   [ "$inference_bytes" -lt "$trained_bytes" ] || { echo "the inference-only image is not smaller"; return 1; }
   command -v qemu-system-arm >/dev/null || { echo "qemu-system-arm missing (install-deps.sh installs it)"; return 1; }
-  [ -x build/tests/serial/serial_qemu_test ] || cmake --build build -j "$jobs" --target serial_qemu_test
-  GRUWB_FW_OPS=reference GRUWB_FW_ELF="$root/$elf" build/tests/serial/serial_qemu_test
+  [ -x "$ci_build/tests/serial/serial_qemu_test" ] ||
+    cmake --build "$ci_build" -j "$jobs" --target serial_qemu_test
+  GRUWB_FW_OPS=reference GRUWB_FW_ELF="$root/$elf" "$ci_build/tests/serial/serial_qemu_test"
 }
 
 run_stage layers "layers: includes follow docs/architecture.md" layer_check
-run_stage test "build and test (build/)" build_and_test
+run_stage test "build and test, ASan + UBSan (build-asan/)" build_and_test
 run_stage portability "portability: engine for Cortex-M4F (build-cortex-m4f/)" portability_check
 run_stage firmware "firmware: Cortex-M4F image trains under QEMU (build-firmware/)" firmware_qemu
-run_stage fuzz "fuzz: model reader (build-fuzz/)" fuzz_model_reader
+run_stage fuzz "fuzz: reader, invoke, training step, fuser (build-fuzz/)" fuzz_engine
 run_stage fuzz "fuzz: dataset readers and the board's message handler (build-fuzz/)" fuzz_inputs
+run_stage census "census: mutated models through every gruwb command, ASan + UBSan (build-asan/)" census
 
 echo
 echo "=== summary (total $SECONDS s)"

@@ -5,6 +5,8 @@
 // with 1 on unknown options. Errors go to stderr as ONE line "gruwb: ...".
 
 #include <cstdio>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -76,5 +78,14 @@ int main(int argc, char** argv) {
   }
   const Command* command = find_command(first);
   if (!command) return usage_error("unknown command '" + first + "'", nullptr);
-  return command->run(rest);
+  // Sizes are checked against the memory budget (engine/tools/memory_budget.h) before anything
+  // large is allocated; a machine short of memory still gets one line, not an abort.
+  try {
+    return command->run(rest);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "gruwb: %s: out of memory\n", command->name);
+  } catch (const std::length_error& e) {
+    std::fprintf(stderr, "gruwb: %s: out of memory (%s)\n", command->name, e.what());
+  }
+  return gruwb::app::kExitBadInput;
 }

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "engine/tools/memory_budget.h"
 #include "engine/tools/npy.h"
 
 namespace gruwb::app {
@@ -803,6 +804,24 @@ bool dataset_from_arrays(const tools::NpyArray& x, const tools::NpyArray& y,
   std::vector<double> xv, yv;
   if (!tools::npy_values(x, x_label, &xv, error) || !tools::npy_values(y, y_label, &yv, error))
     return false;
+  // A NaN row would arg-max to class 0; Inf is no value in X (NaN there marks a missing one).
+  for (size_t k = 0; k < yv.size(); ++k) {
+    if (!std::isfinite(yv[k])) {
+      *error = non_finite_element(y_label, k, yv[k]);
+      return false;
+    }
+  }
+  for (size_t k = 0; k < xv.size(); ++k) {
+    if (std::isinf(xv[k]) || std::isinf(static_cast<float>(xv[k]))) {
+      *error = non_finite_element(x_label, k, HUGE_VAL);
+      return false;
+    }
+  }
+  if (one_hot && y.shape[1] > kMaxClassId + 1) {
+    *error = y_label + ": " + std::to_string(y.shape[1]) + " one-hot columns, at most " +
+             std::to_string(kMaxClassId + 1) + " classes are supported";
+    return false;
+  }
   int classes = one_hot ? static_cast<int>(y.shape[1]) : 0;
   for (int64_t i = 0; i < n; ++i) {
     int label = -1;
@@ -811,9 +830,9 @@ bool dataset_from_arrays(const tools::NpyArray& x, const tools::NpyArray& y,
       label = static_cast<int>(std::max_element(row, row + classes) - row);
     } else {
       const double v = yv[static_cast<size_t>(i)];
-      if (v < 0 || v != std::floor(v) || v > 1e6) {
+      if (v < 0 || v != std::floor(v) || v > kMaxClassId) {
         *error = y_label + ": element " + std::to_string(i) + " is " + std::to_string(v) +
-                 ", expected a class id 0, 1, 2, ...";
+                 ", expected a class id 0, 1, 2, ... up to " + std::to_string(kMaxClassId);
         return false;
       }
       label = static_cast<int>(v);
@@ -833,19 +852,24 @@ bool dataset_from_arrays(const tools::NpyArray& x, const tools::NpyArray& y,
   return true;
 }
 
-bool read_u16(const std::vector<uint8_t>& b, size_t at, uint32_t* v) {
-  if (at + 2 > b.size()) return false;
+// True when [at, at + length) lies inside `b`; offsets come from the file, so the sum may wrap.
+bool inside(const std::vector<uint8_t>& b, uint64_t at, uint64_t length) {
+  return at <= b.size() && length <= b.size() - at;
+}
+
+bool read_u16(const std::vector<uint8_t>& b, uint64_t at, uint32_t* v) {
+  if (!inside(b, at, 2)) return false;
   *v = b[at] | (b[at + 1] << 8);
   return true;
 }
-bool read_u32(const std::vector<uint8_t>& b, size_t at, uint64_t* v) {
-  if (at + 4 > b.size()) return false;
+bool read_u32(const std::vector<uint8_t>& b, uint64_t at, uint64_t* v) {
+  if (!inside(b, at, 4)) return false;
   *v = b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (static_cast<uint64_t>(b[at + 3]) << 24);
   return true;
 }
-bool read_u64(const std::vector<uint8_t>& b, size_t at, uint64_t* v) {
+bool read_u64(const std::vector<uint8_t>& b, uint64_t at, uint64_t* v) {
   uint64_t lo = 0, hi = 0;
-  if (!read_u32(b, at, &lo) || !read_u32(b, at + 4, &hi)) return false;
+  if (!inside(b, at, 8) || !read_u32(b, at, &lo) || !read_u32(b, at + 4, &hi)) return false;
   *v = lo | (hi << 32);
   return true;
 }
@@ -878,12 +902,12 @@ bool read_zip(const std::string& path, std::map<std::string, std::vector<uint8_t
     // zip64 end of central directory locator just before the EOCD.
     uint64_t zip64_eocd = 0, count = 0;
     if (eocd < 20 || !read_u64(b, eocd - 20 + 8, &zip64_eocd) ||
-        !read_u64(b, zip64_eocd + 32, &count) || !read_u64(b, zip64_eocd + 48, &cd_offset)) {
+        !inside(b, zip64_eocd, 56) || !read_u64(b, zip64_eocd + 32, &count) || !read_u64(b, zip64_eocd + 48, &cd_offset)) {
       return fail("bad zip64 directory");
     }
     entries = static_cast<uint32_t>(count);
   }
-  size_t at = cd_offset;
+  uint64_t at = cd_offset;
   for (uint32_t e = 0; e < entries; ++e) {
     uint64_t signature = 0, csize = 0, usize = 0, local = 0;
     uint32_t method = 0, name_len = 0, extra_len = 0, comment_len = 0;
@@ -891,10 +915,10 @@ bool read_zip(const std::string& path, std::map<std::string, std::vector<uint8_t
         !read_u32(b, at + 20, &csize) || !read_u32(b, at + 24, &usize) ||
         !read_u16(b, at + 28, &name_len) || !read_u16(b, at + 30, &extra_len) ||
         !read_u16(b, at + 32, &comment_len) || !read_u32(b, at + 42, &local) ||
-        at + 46 + name_len + extra_len > b.size()) {
+        !inside(b, at, uint64_t{46} + name_len + extra_len)) {
       return fail("bad central directory entry " + std::to_string(e));
     }
-    const std::string name(reinterpret_cast<const char*>(&b[at + 46]), name_len);
+    const std::string name(reinterpret_cast<const char*>(b.data() + at + 46), name_len);
     // zip64 extra: the 0xffffffff fields follow in order usize, csize, offset.
     for (size_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
       uint32_t id = 0, size = 0;
@@ -912,17 +936,23 @@ bool read_zip(const std::string& path, std::map<std::string, std::vector<uint8_t
     if (!read_u16(b, local + 26, &local_name) || !read_u16(b, local + 28, &local_extra)) {
       return fail("bad local header of " + name);
     }
-    const uint64_t data = local + 30 + local_name + local_extra;
-    if (data + csize > b.size() || usize > (1ull << 32))
+    const uint64_t header = uint64_t{30} + local_name + local_extra;
+    if (!inside(b, local, header) || !inside(b, local + header, csize) || usize > (1ull << 32)) {
       return fail("member " + name + " truncated");
+    }
+    const uint64_t data = local + header;
+    if (usize > tools::memory_budget_bytes()) {
+      return fail("member " + name + " claims " + std::to_string(usize) +
+                  " bytes, over the memory budget (GRUWB_MEMORY_BUDGET_MB)");
+    }
     std::vector<uint8_t> content(usize);
     if (method == 0) {
       if (csize != usize) return fail("stored member " + name + " has two sizes");
-      std::memcpy(content.data(), &b[data], usize);
+      std::memcpy(content.data(), b.data() + data, usize);
     } else if (method == 8) {
       z_stream stream{};
       if (inflateInit2(&stream, -MAX_WBITS) != Z_OK) return fail("zlib init");
-      stream.next_in = const_cast<Bytef*>(&b[data]);
+      stream.next_in = const_cast<Bytef*>(b.data() + data);
       stream.avail_in = static_cast<uInt>(csize);
       stream.next_out = content.data();
       stream.avail_out = static_cast<uInt>(usize);
@@ -971,6 +1001,11 @@ std::string test_sibling(const std::string& path) {
 }
 
 }  // namespace
+
+std::string non_finite_element(const std::string& label, size_t index, double value) {
+  return label + ": element " + std::to_string(index) + " is not a finite number (" +
+         (std::isnan(value) ? "NaN" : "infinite") + ")";
+}
 
 bool load_npy_pair(const std::string& x_path, const std::string& y_path, Dataset* out,
                    std::string* error) {

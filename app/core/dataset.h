@@ -11,6 +11,10 @@
 
 namespace gruwb::app {
 
+// Class ids in .npy/.npz labels are at most this: classifiers that run on a microcontroller
+// have tens of classes, and a stray id of 10^6 would otherwise make a million one-hot columns.
+constexpr int kMaxClassId = 4095;
+
 // One split of labelled series. Values are time-major per sample: series[i]
 // holds lengths[i] x channels floats ([t][c]); missing values are NaN.
 struct Dataset {
@@ -43,6 +47,10 @@ bool load_ts(const std::string& path, Dataset* out, std::string* error);
 bool load_arff(const std::string& path, Dataset* out, std::string* error);
 // CSV in either layout (docs/datasets.md); rows with split=test go to `test`.
 bool load_csv(const std::string& path, DatasetFiles* out, std::string* error);
+// "<label>: element <index> is not a finite number (NaN)": the one wording every command uses for
+// a value it cannot train on (labels anywhere; inputs in `train`/`grad`, Inf inputs everywhere).
+std::string non_finite_element(const std::string& label, size_t index, double value);
+
 // X [N,T,F] or [N,T] float32/float64, y [N] integer class ids (or [N,C] one-hot).
 bool load_npy_pair(const std::string& x_path, const std::string& y_path, Dataset* out,
                    std::string* error);

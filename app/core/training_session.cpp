@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstring>
 
+#include "app/core/dataset.h"
 #include "engine/tools/dequantize.h"
 #include "engine/tools/initializers.h"
 #include "engine/tools/json_writer.h"
+#include "engine/tools/memory_budget.h"
 #include "engine/tools/model_writer.h"
 #include "engine/tools/npy.h"
 #include "engine/train/loss_output.h"
@@ -42,7 +44,7 @@ bool to_floats(const tools::NpyArray& array, const std::string& label, std::vect
   for (size_t i = 0; i < values.size(); ++i) {
     (*out)[i] = static_cast<float>(values[i]);
     if (!std::isfinite((*out)[i])) {
-      *error = label + ": element " + std::to_string(i) + " is not a finite number";
+      *error = non_finite_element(label, i, (*out)[i]);
       return false;
     }
   }
@@ -513,8 +515,11 @@ bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& t
     status = s.prepare_in(spec_.config, probe);
     if (status.ok() || status.code() != StatusCode::kOutOfMemory) break;
     const size_t needed = s.trainer.arena_bytes_needed();
-    if (needed > (size_t{1} << 31)) break;
-    probe = std::max(needed + 4096, probe * 2);
+    if (!tools::within_memory_budget(needed, s.trainer.interpreter().arena_usage(), error)) {
+      *error = spec_.model_label + ": " + *error;
+      return false;
+    }
+    probe = std::max(saturating_add(needed, 4096), probe * 2);
   }
   if (status.ok()) status = s.prepare_in(spec_.config, s.trainer.arena_bytes_needed());
   if (!status.ok()) {

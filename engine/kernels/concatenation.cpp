@@ -116,7 +116,7 @@ void requantize_uint8(const Tensor* input, const Tensor* output, const uint8_t* 
   const float bias = static_cast<float>(-in.zero_point) * scale;
   for (size_t j = 0; j < n; ++j) {
     const float product = static_cast<float>(from[j]) * scale;
-    const int32_t v = static_cast<int32_t>(std::round(product + bias)) + out.zero_point;
+    const int64_t v = int64_t{round_saturated(product + bias)} + out.zero_point;
     to[j] = static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
   }
 }

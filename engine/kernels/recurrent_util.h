@@ -168,6 +168,7 @@ Shape sequence_shape(const SequenceLayout& layout, int32_t features);
 // x = k ln2 + r with |r| <= ln2/2, exp(r) by its Taylor polynomial to r^6
 // (relative error < 2e-7), 2^k written straight into the exponent bits.
 inline float fast_exp(float x) {
+  if (x != x) return x;  // NaN (weights or inputs from a file): no integer conversion of it
   x = x < -87.f ? -87.f : (x > 88.f ? 88.f : x);
   // Adding and removing 1.5 * 2^23 rounds to the nearest integer without a
   // libm call (valid for |value| < 2^22).

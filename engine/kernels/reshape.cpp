@@ -43,8 +43,16 @@ Status resolve_shape(const Tensor* input, const int32_t* dims, int32_t rank, Sha
     if (dims[i] == -1) {
       if (unknown >= 0) return Status::error(StatusCode::kInvalidModel, "two -1 dimensions");
       unknown = i;
-    } else {
-      known *= dims[i];
+    } else if (dims[i] < 0) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "new shape dimension %d is %d (must be >= 0, or -1 for the one "
+                           "inferred dimension)",
+                           static_cast<int>(i), static_cast<int>(dims[i]));
+    } else if (!checked_mul(known, int64_t{dims[i]}, &known) ||
+               known > static_cast<int64_t>(kMaxTensorElements)) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "new shape for '%s' has more than %llu elements", input->name,
+                           static_cast<unsigned long long>(kMaxTensorElements));
     }
   }
   if (unknown >= 0)

@@ -112,7 +112,13 @@ Status check_tensor(const Validator& v, uint32_t sg, unsigned index) {  // unsig
                          index, name, static_cast<unsigned>(tensor->buffer()),
                          static_cast<unsigned>(v.buffer_count));
   }
-  if (v.buffer_count == 0 || tensor->sparsity()) return Status();
+  if (tensor->sparsity()) {
+    // No kernel reads the compressed layout: the dense shape would read past the stored bytes.
+    return Status::error(
+        StatusCode::kUnsupported,
+        "tensor %u '%.96s': sparse tensors (sparsity parameters) are not supported", index, name);
+  }
+  if (v.buffer_count == 0) return Status();
   uint32_t data_bytes = count_of(v.model->buffers()->Get(tensor->buffer())->data());
   uint64_t needed = 0;
   if (data_bytes != 0 && tensor_storage_bytes(tensor->type(), elements, &needed) &&
@@ -198,6 +204,13 @@ Status check_control_flow(const Validator& v, const fb::Operator* op, int32_t op
     GRUWB_RETURN_IF_ERROR(check_subgraph_index(v, "else", branches->else_subgraph_index()));
   }
   if (once) GRUWB_RETURN_IF_ERROR(check_subgraph_index(v, "init", once->init_subgraph_index()));
+  Span<int32_t> inputs = span_of(op->inputs());
+  for (size_t i = 0; (w || branches || once) && i < inputs.size; ++i) {
+    if (inputs[i] < 0) {  // the values control flow carries into subgraphs cannot be omitted
+      return Status::error(StatusCode::kInvalidModel, "input %u is -1 (omitted)",
+                           static_cast<unsigned>(i));
+    }
+  }
   switch (static_cast<BuiltinOperator>(op_code)) {
     case BuiltinOperator::WHILE:
       if (!w) return Status::error(StatusCode::kInvalidModel, "WHILE has no WhileOptions");
@@ -226,13 +239,116 @@ Status check_operator(const Validator& v, uint32_t sg, uint32_t index) {
   }
   uint32_t tensors = v.tensor_count(sg);
   GRUWB_RETURN_IF_ERROR(check_index_list("input", span_of(op->inputs()), tensors, true));
-  GRUWB_RETURN_IF_ERROR(check_index_list("output", span_of(op->outputs()), tensors, true));
+  GRUWB_RETURN_IF_ERROR(check_index_list("output", span_of(op->outputs()), tensors, false));
   GRUWB_RETURN_IF_ERROR(
       check_index_list("intermediate", span_of(op->intermediates()), tensors, false));
   const fb::OperatorCode* code = v.model->operator_codes()->Get(op->opcode_index());
   int32_t op_code =
       decode_op_code(code->deprecated_builtin_code(), static_cast<int32_t>(code->builtin_code()), v.format);
   return check_control_flow(v, op, op_code);
+}
+
+// RESHAPE's new_shape in its options: each dimension >= 0 or one -1, a sane rank and count.
+Status check_reshape_options(const fb::Operator* op) {
+  const fb::ReshapeOptions* options = op->builtin_options_as_ReshapeOptions();
+  if (!options || !options->new_shape()) return Status();
+  Span<int32_t> shape = span_of(options->new_shape());
+  char text[64];
+  format_shape(shape, text, sizeof text);
+  if (shape.size > static_cast<size_t>(kMaxRank)) {
+    return Status::error(StatusCode::kInvalidModel, "new_shape %s has rank %u, more than %d", text,
+                         static_cast<unsigned>(shape.size), kMaxRank);
+  }
+  int inferred = 0;
+  uint64_t elements = 1;
+  for (int32_t dim : shape) {
+    if (dim == -1 && ++inferred == 1) continue;
+    if (dim < 0 || dim > kMaxDimension ||
+        !checked_mul(elements, static_cast<uint64_t>(dim), &elements) ||
+        elements > kMaxTensorElements) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "new_shape %s: each dimension must be 0..%lld, or one -1, and the "
+                           "product at most %llu",
+                           text, static_cast<long long>(kMaxDimension),
+                           static_cast<unsigned long long>(kMaxTensorElements));
+    }
+  }
+  return Status();
+}
+
+// Who writes what, in fixed memory: tensors are visited in windows of kWindow, each marked as it
+// is written (by the caller for subgraph inputs, else by an op). Catches a tensor written twice
+// (two ops, or one op listing it twice), an op writing a graph input or a constant, an op reading
+// its own output, and a subgraph output nothing writes.
+Status check_dataflow(const Validator& v, uint32_t sg) {
+  const fb::SubGraph* subgraph = v.subgraph(sg);
+  const auto* tensors = subgraph->tensors();
+  const uint32_t tensor_count = v.tensor_count(sg);
+  const uint32_t op_count = count_of(subgraph->operators());
+  Span<int32_t> inputs = span_of(subgraph->inputs());
+  const auto is_constant = [&](int32_t t) {
+    const uint32_t buffer = tensors->Get(static_cast<uint32_t>(t))->buffer();
+    return buffer < v.buffer_count && count_of(v.model->buffers()->Get(buffer)->data()) != 0;
+  };
+  for (uint32_t o = 0; o < op_count; ++o) {
+    const fb::Operator* op = subgraph->operators()->Get(o);
+    for (int32_t out : span_of(op->outputs())) {
+      const char* problem = nullptr;
+      if (is_constant(out)) problem = "a constant";
+      for (int32_t in : span_of(op->inputs())) {
+        if (in == out) problem = "also one of its own inputs";
+      }
+      if (problem) {
+        return Status::error(
+            StatusCode::kInvalidModel, "op %u (%s) writes tensor %d '%.96s', which is %s",
+            static_cast<unsigned>(o), v.op_label(op), static_cast<int>(out),
+            str_or_empty(tensors->Get(static_cast<uint32_t>(out))->name()), problem);
+      }
+    }
+  }
+  constexpr uint32_t kWindow = 2048;
+  uint8_t written[kWindow / 8];
+  for (uint32_t first = 0; first < tensor_count; first += kWindow) {
+    memset(written, 0, sizeof written);
+    const auto mark = [&](int32_t t) {  // true when `t` was already marked
+      if (t < 0 || static_cast<uint32_t>(t) < first ||
+          static_cast<uint32_t>(t) - first >= kWindow) {
+        return false;
+      }
+      const uint32_t bit = static_cast<uint32_t>(t) - first;
+      const bool was = written[bit / 8] & (1u << (bit % 8));
+      written[bit / 8] = static_cast<uint8_t>(written[bit / 8] | (1u << (bit % 8)));
+      return was;
+    };
+    for (int32_t in : inputs) mark(in);
+    for (uint32_t o = 0; o < op_count; ++o) {
+      const fb::Operator* op = subgraph->operators()->Get(o);
+      for (int32_t out : span_of(op->outputs())) {
+        if (!mark(out)) continue;
+        bool graph_input = false;
+        for (int32_t in : inputs) graph_input |= in == out;
+        return Status::error(StatusCode::kInvalidModel,
+                             "op %u (%s) writes tensor %d '%.96s', which %s",
+                             static_cast<unsigned>(o), v.op_label(op), static_cast<int>(out),
+                             str_or_empty(tensors->Get(static_cast<uint32_t>(out))->name()),
+                             graph_input ? "is a subgraph input" : "another output already writes");
+      }
+    }
+    for (int32_t out : span_of(subgraph->outputs())) {
+      if (static_cast<uint32_t>(out) < first || static_cast<uint32_t>(out) - first >= kWindow)
+        continue;
+      const uint32_t bit = static_cast<uint32_t>(out) - first;
+      const fb::Tensor* tensor = tensors->Get(static_cast<uint32_t>(out));
+      if ((written[bit / 8] & (1u << (bit % 8))) || is_constant(out) || tensor->is_variable())
+        continue;
+      return Status::error(
+          StatusCode::kInvalidModel,
+          "output tensor %d '%.96s' is written by no op (and is no input, constant "
+          "or variable)",
+          static_cast<int>(out), str_or_empty(tensor->name()));
+    }
+  }
+  return Status();
 }
 
 Status check_subgraph(const Validator& v, uint32_t sg) {
@@ -244,12 +360,13 @@ Status check_subgraph(const Validator& v, uint32_t sg) {
   uint32_t ops = count_of(subgraph->operators());
   for (uint32_t o = 0; o < ops; ++o) {
     Status status = check_operator(v, sg, o);
+    if (status.ok()) status = check_reshape_options(subgraph->operators()->Get(o));
     if (!status.ok()) {
       return status.prefix("op %u (%s): ", static_cast<unsigned>(o),
                            v.op_label(subgraph->operators()->Get(o)));
     }
   }
-  return Status();
+  return check_dataflow(v, sg);
 }
 
 // Calls of subgraph `sg`'s op `o`, as subgraph indices (validated already).

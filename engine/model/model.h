@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/model/checked_size.h"
 #include "engine/model/status.h"
 #include "engine/model/tensor_type.h"
 #include "engine/schema/model_generated.h"
@@ -125,7 +126,6 @@ struct SignatureView {
 constexpr int kMaxSubgraphs = 256;
 constexpr int kMaxRank = 8;
 constexpr int64_t kMaxDimension = int64_t{1} << 28;
-constexpr uint64_t kMaxTensorElements = uint64_t{1} << 31;
 
 class Model {
  public:

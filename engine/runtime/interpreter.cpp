@@ -168,12 +168,12 @@ Status Interpreter::layout_tables(size_t* table_bytes) {
 
 Status Interpreter::allocate_persistent(size_t bytes, void** out) {
   size_t start = align_up(persistent_end_);
-  if (start + bytes > arena_bytes_) {
-    usage_.persistent_bytes = start + bytes - usage_.metadata_bytes;
+  if (saturating_add(start, bytes) > arena_bytes_) {
+    usage_.persistent_bytes = saturating_add(start, bytes) - usage_.metadata_bytes;
     return Status::error(StatusCode::kOutOfMemory,
                          "arena of %u bytes is too small: persistent data needs %u more bytes",
                          static_cast<unsigned>(arena_bytes_),
-                         static_cast<unsigned>(start + bytes - arena_bytes_));
+                         static_cast<unsigned>(saturating_add(start, bytes) - arena_bytes_));
   }
   *out = arena_ + start;
   memset(*out, 0, bytes);
@@ -216,7 +216,7 @@ Status Interpreter::add_tape(int subgraph, int op, size_t bytes) {
   }
   train.tape_buffer = buffer_count_;
   buffers_[buffer_count_++] = PlannedBuffer{bytes, 0, 0, 0};
-  training_usage_.tape_bytes += bytes;
+  training_usage_.tape_bytes = saturating_add(training_usage_.tape_bytes, bytes);
   return Status();
 }
 
@@ -271,10 +271,8 @@ Status Interpreter::init_tensors(int s) {
     tensor.name = view.name;
     if (view.is_variable) {
       tensor.kind = TensorKind::kVariable;
-      if (!tensor_bytes(tensor.type, tensor.shape, &tensor.bytes)) {
-        return Status::error(StatusCode::kUnsupported, "tensor %d '%s': %s variables unsupported",
-                             t, tensor.name, tensor_type_name(tensor.type));
-      }
+      Status sized = tensor_bytes_or_error(tensor, &tensor.bytes);
+      if (!sized.ok()) return sized.prefix("subgraph %d tensor %d (a variable): ", s, t);
       void* data = nullptr;
       GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &data));
       tensor.data = static_cast<uint8_t*>(data);
@@ -396,6 +394,23 @@ Status check_dynamic_inputs(const OpContext& ctx, const KernelRegistration& kern
   return Status();
 }
 
+// Shapes a kernel computed at prepare (FILL dims, RESHAPE, broadcasting ...) are checked once
+// here, before any later kernel sizes loops or scratch from them.
+Status check_output_shapes(const OpContext& ctx) {
+  for (int i = 0; i < ctx.output_count(); ++i) {
+    const Tensor* output = ctx.output(i);
+    if (!output || output->shape.valid_size()) continue;
+    char text[96];
+    format_shape(output->shape, text, sizeof text);
+    return Status::error(StatusCode::kInvalidModel,
+                         "output %d '%.96s' would have shape %s: a negative dimension or more "
+                         "than %llu elements",
+                         i, output->name, text,
+                         static_cast<unsigned long long>(kMaxTensorElements));
+  }
+  return Status();
+}
+
 }  // namespace
 
 Status Interpreter::prepare_subgraph(int index) {
@@ -409,6 +424,7 @@ Status Interpreter::prepare_subgraph(int index) {
     OpContext ctx(this, index, o, state.tensors, &state.nodes[o]);
     Status status = check_dynamic_inputs(ctx, *state.nodes[o].kernel);
     if (status.ok()) status = state.nodes[o].kernel->prepare(ctx);
+    if (status.ok()) status = check_output_shapes(ctx);
     if (!status.ok()) {
       return status.prefix("subgraph %d '%s' op %d (%s): ", index, model_->subgraph(index).name, o,
                            state.nodes[o].op.name());
@@ -493,9 +509,13 @@ Status Interpreter::plan_activations() {
         tensor.kind = TensorKind::kOmitted;
         continue;
       }
-      if (!tensor_bytes(tensor.type, tensor.shape, &tensor.bytes)) {
-        return Status::error(StatusCode::kUnsupported, "subgraph %d tensor %d '%s': %s tensors", s,
-                             t, tensor.name, tensor_type_name(tensor.type));
+      Status sized = tensor_bytes_or_error(tensor, &tensor.bytes);
+      if (!sized.ok()) return sized.prefix("subgraph %d tensor %d: ", s, t);
+      if (tensor.bytes > usage_.largest_tensor_bytes) {
+        usage_.largest_tensor = tensor.name;
+        usage_.largest_tensor_subgraph = s;
+        usage_.largest_tensor_index = t;
+        usage_.largest_tensor_bytes = tensor.bytes;
       }
       b.bytes = tensor.bytes;
       // Taped WHILE body values live on their loop's tape (one copy per
@@ -524,7 +544,7 @@ Status Interpreter::plan_activations() {
   // arena's tail until planning is done.
   const size_t work_bytes = planner_work_bytes(buffer_count_);
   size_t persistent = align_up(persistent_end_);
-  if (persistent + work_bytes > arena_bytes_) {
+  if (saturating_add(persistent, work_bytes) > arena_bytes_) {
     usage_.activation_bytes = work_bytes;
     return Status::error(StatusCode::kOutOfMemory,
                          "arena of %u bytes is too small to plan activations",
@@ -537,14 +557,16 @@ Status Interpreter::plan_activations() {
   // activations (all folded, or tiny) needs room for them instead.
   usage_.activation_bytes = high_water > work_bytes ? high_water : work_bytes;
   usage_.persistent_bytes = persistent - usage_.metadata_bytes;
-  if (persistent + high_water > arena_bytes_) {
+  if (saturating_add(persistent, high_water) > arena_bytes_) {
     return Status::error(
         StatusCode::kOutOfMemory,
-        "arena too small: the model needs %u bytes (tables %u, persistent %u, "
-        "activations %u), the arena has %u",
-        static_cast<unsigned>(usage_.total()), static_cast<unsigned>(usage_.metadata_bytes),
-        static_cast<unsigned>(usage_.persistent_bytes),
-        static_cast<unsigned>(usage_.activation_bytes), static_cast<unsigned>(arena_bytes_));
+        "arena too small: the model needs %llu bytes (tables %llu, persistent %llu, "
+        "activations %llu), the arena has %llu",
+        static_cast<unsigned long long>(usage_.total()),
+        static_cast<unsigned long long>(usage_.metadata_bytes),
+        static_cast<unsigned long long>(usage_.persistent_bytes),
+        static_cast<unsigned long long>(usage_.activation_bytes),
+        static_cast<unsigned long long>(arena_bytes_));
   }
   for (int s = 0; s < subgraph_count_; ++s) {
     SubgraphState& state = subgraphs_[s];

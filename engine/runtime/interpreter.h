@@ -137,7 +137,14 @@ struct ArenaUsage {
   size_t metadata_bytes = 0;    // tensor/op tables
   size_t persistent_bytes = 0;  // variables + kernel state
   size_t activation_bytes = 0;  // planned, shared activations + scratch
-  size_t total() const { return metadata_bytes + persistent_bytes + activation_bytes; }
+  // The largest planned tensor, named by a host whose memory budget the plan exceeds.
+  const char* largest_tensor = "";
+  int largest_tensor_subgraph = -1;
+  int largest_tensor_index = -1;
+  size_t largest_tensor_bytes = 0;
+  size_t total() const {
+    return saturating_add(saturating_add(metadata_bytes, persistent_bytes), activation_bytes);
+  }
 };
 
 class StateGradientObserver;  // engine/runtime/state_gradient_observer.h

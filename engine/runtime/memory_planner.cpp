@@ -1,9 +1,16 @@
 #include "engine/runtime/memory_planner.h"
 
+#include "engine/model/checked_size.h"
+
 namespace gruwb {
 
 size_t plan_buffers(PlannedBuffer* buffers, int32_t count, size_t alignment, void* work) {
-  const auto align_up = [alignment](size_t n) { return (n + alignment - 1) & ~(alignment - 1); };
+  // Sizes and offsets that do not fit size_t (absurd models, 32-bit targets) make the plan
+  // SIZE_MAX bytes, which no arena has.
+  const auto align_up = [alignment](size_t n) {
+    size_t aligned = SIZE_MAX;
+    return checked_align_up(n, alignment, &aligned) ? aligned : SIZE_MAX;
+  };
   int32_t* order = static_cast<int32_t*>(work);
   int32_t* placed = order + count;  // placed ids, sorted by offset
   int32_t order_count = 0;
@@ -29,8 +36,8 @@ size_t plan_buffers(PlannedBuffer* buffers, int32_t count, size_t alignment, voi
       const PlannedBuffer& other = buffers[placed[p]];
       const bool overlaps_in_time = !(other.last < b.first || b.last < other.first);
       if (!overlaps_in_time) continue;
-      if (other.offset >= candidate + size) break;  // the gap before `other` fits
-      const size_t other_end = other.offset + align_up(other.bytes);
+      if (other.offset >= saturating_add(candidate, size)) break;  // the gap before `other` fits
+      const size_t other_end = saturating_add(other.offset, align_up(other.bytes));
       if (other_end > candidate) candidate = other_end;
     }
     b.offset = candidate;
@@ -41,7 +48,9 @@ size_t plan_buffers(PlannedBuffer* buffers, int32_t count, size_t alignment, voi
     }
     placed[pos] = order[i];
     ++placed_count;
-    if (candidate + size > high_water) high_water = candidate + size;
+    const size_t end = saturating_add(candidate, size);
+    if (end == SIZE_MAX) return SIZE_MAX;
+    if (end > high_water) high_water = end;
   }
   return high_water;
 }

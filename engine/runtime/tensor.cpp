@@ -33,14 +33,31 @@ void format_shape(const Shape& shape, char* out, size_t capacity) {
 }
 
 bool tensor_bytes(TensorType type, const Shape& shape, size_t* bytes) {
-  const int64_t elements = shape.elements();
+  uint64_t elements = 0;
   uint64_t n = 0;
-  if (elements < 0 || !tensor_storage_bytes(type, static_cast<uint64_t>(elements), &n))
-    return false;
-  // On a 32-bit board a size past SIZE_MAX must fail, not truncate.
-  if (static_cast<uint64_t>(static_cast<size_t>(n)) != n) return false;
-  *bytes = static_cast<size_t>(n);
-  return true;
+  if (!shape.valid_size(&elements) || !tensor_storage_bytes(type, elements, &n)) return false;
+  return fits_size_t(n, bytes);
+}
+
+Status tensor_bytes_or_error(const Tensor& tensor, size_t* bytes) {
+  if (tensor_bytes(tensor.type, tensor.shape, bytes)) return Status();
+  char text[96];
+  format_shape(tensor.shape, text, sizeof text);
+  uint64_t unit = 0;
+  if (!tensor_storage_bytes(tensor.type, 1, &unit)) {
+    return Status::error(StatusCode::kUnsupported, "tensor '%.96s': %s tensors have no fixed size",
+                         tensor.name, tensor_type_name(tensor.type));
+  }
+  if (!tensor.shape.valid_size()) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "tensor '%.96s': shape %s %s has a negative dimension or more than %llu "
+                         "elements",
+                         tensor.name, text, tensor_type_name(tensor.type),
+                         static_cast<unsigned long long>(kMaxTensorElements));
+  }
+  return Status::error(StatusCode::kOutOfMemory,
+                       "tensor '%.96s': shape %s %s needs more bytes than this target can address",
+                       tensor.name, text, tensor_type_name(tensor.type));
 }
 
 Status set_dynamic_shape(Tensor* tensor, const Shape& shape) {

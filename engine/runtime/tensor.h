@@ -14,10 +14,23 @@ struct Shape {
   int32_t rank = 0;
   int32_t dims[kMaxRank] = {};
 
+  // Product of the dimensions (1 for a scalar); 0 for a shape that is not valid_size() (then
+  // tensor_bytes() refuses it and prepare fails naming the tensor, so no loop or copy sized by it
+  // runs).
   int64_t elements() const {
-    int64_t n = 1;
-    for (int32_t i = 0; i < rank; ++i) n *= dims[i];
-    return n;
+    uint64_t n = 0;
+    return valid_size(&n) ? static_cast<int64_t>(n) : 0;
+  }
+  // False when a dimension is negative or the product exceeds kMaxTensorElements
+  // (engine/model/checked_size.h): a shape computed at prepare cannot wrap.
+  bool valid_size(uint64_t* elements = nullptr) const {
+    uint64_t n = 0;
+    if (!checked_element_count(dims, static_cast<size_t>(rank < 0 ? 0 : rank), kMaxTensorElements,
+                               &n)) {
+      return false;
+    }
+    if (elements) *elements = n;
+    return true;
   }
   int32_t dim(int32_t i) const { return dims[i < 0 ? i + rank : i]; }
   bool operator==(const Shape& other) const;
@@ -60,8 +73,12 @@ struct Tensor {
 };
 
 // Bytes for `shape` x `type`, rounded up to whole bytes; false for types
-// without a fixed size.
+// without a fixed size and for shapes that are not valid_size() or whose bytes do not fit size_t.
 bool tensor_bytes(TensorType type, const Shape& shape, size_t* bytes);
+
+// tensor_bytes() of a tensor as a Status that names it, its shape and type when it fails:
+// "tensor 'x': shape [268435456,268435456,256] float32 has more than 2147483648 elements".
+Status tensor_bytes_or_error(const Tensor& tensor, size_t* bytes);
 
 // Eval of a kernel whose output is `dynamic`: the actual shape, checked
 // against the planned bytes (a loop whose slices outgrow their bound fails

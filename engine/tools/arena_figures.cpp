@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/tools/memory_budget.h"
 #include "engine/tools/model_runner.h"
 
 namespace gruwb::tools {
@@ -35,6 +36,9 @@ TrainingArena plan_training(const Model& model, const char* scope) {
       return result;
     }
     size = std::max(trainer.arena_bytes_needed(), size * 4);
+    if (!within_memory_budget(size, trainer.interpreter().arena_usage(), &result.error)) {
+      return result;
+    }
   }
   result.error = "training arena could not be sized";
   return result;

@@ -1,11 +1,14 @@
 #include "engine/tools/model_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace gruwb::tools {
@@ -51,8 +54,34 @@ bool load_model_file(const std::string& path, LoadedModel* out, std::string* err
   return load_model_bytes(std::move(bytes), path, out, error);
 }
 
+namespace {
+
+// Temporary files of saves to `path` that were killed before their rename ("<path>.tmp-<pid>"
+// whose process is gone): removed by the next save, so interrupted saves leave nothing behind.
+void remove_stale_temporaries(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp-";
+  DIR* dir = ::opendir(folder.c_str());
+  if (!dir) return;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    char* end = nullptr;
+    const long pid = std::strtol(digits.c_str(), &end, 10);
+    if (digits.empty() || *end != '\0' || pid <= 0 || pid == getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    ::unlink((slash == std::string::npos ? name : folder + name).c_str());
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
 bool write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes,
                            std::string* error) {
+  remove_stale_temporaries(path);
   std::string temp = path + ".tmp-" + std::to_string(getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {

@@ -37,7 +37,8 @@ bool load_model_bytes(std::vector<uint8_t> bytes, const std::string& label, Load
 bool read_file_bytes(const std::string& path, std::vector<uint8_t>* out, std::string* error);
 
 // Writes atomically: a temporary file beside `path`, fsync, then rename, so a
-// crash never leaves a half-written model behind.
+// crash never leaves a half-written model behind; temporaries of earlier saves
+// to `path` whose process died are removed first.
 bool write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes,
                            std::string* error);
 

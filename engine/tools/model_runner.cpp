@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "engine/tools/memory_budget.h"
+
 namespace gruwb::tools {
 
 std::string npy_dtype_for(TensorType type) {
@@ -39,11 +41,12 @@ bool ModelRunner::prepare(const Model& model, std::string* error) {
   for (;;) {
     std::string probe_error;
     if (prepare_in(probe, &probe_error)) break;
-    if (interpreter_.arena_bytes_needed() <= probe || probe >= (size_t{1} << 31)) {
+    if (interpreter_.arena_bytes_needed() <= probe) {
       *error = probe_error;
       return false;
     }
     probe = interpreter_.arena_bytes_needed();
+    if (!within_memory_budget(probe, interpreter_.arena_usage(), error)) return false;
   }
   return prepare_in(interpreter_.arena_bytes_needed(), error);
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "engine/model/checked_size.h"
 #include "engine/tools/model_file.h"
 
 namespace gruwb::tools {
@@ -55,9 +56,9 @@ bool parse_shape(const std::string& text, std::vector<int64_t>* shape) {
 }  // namespace
 
 int64_t NpyArray::elements() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  uint64_t n = 0;
+  if (!checked_element_count(shape.data(), shape.size(), uint64_t{INT64_MAX}, &n)) return -1;
+  return static_cast<int64_t>(n);
 }
 
 bool npy_values(const NpyArray& a, const std::string& label, std::vector<double>* values,
@@ -132,7 +133,7 @@ bool parse_npy(const std::vector<uint8_t>& bytes, const std::string& label, NpyA
   } else {
     return fail("unsupported .npy format version " + std::to_string(major));
   }
-  if (offset + header_len > bytes.size()) return fail("truncated .npy header");
+  if (header_len > bytes.size() - offset) return fail("truncated .npy header");
   std::string header(reinterpret_cast<const char*>(bytes.data() + offset), header_len);
   std::string descr, fortran, shape_text;
   if (!dict_value(header, "descr", &descr) || !dict_value(header, "fortran_order", &fortran) ||
@@ -150,13 +151,14 @@ bool parse_npy(const std::vector<uint8_t>& bytes, const std::string& label, NpyA
   if (!parse_shape(shape_text, &out->shape)) return fail("malformed shape " + shape_text);
   size_t element = npy_dtype_size(out->dtype);
   if (element == 0) return fail("unsupported dtype '" + out->dtype + "'");
-  // The shape's byte size, overflow-checked: a header may claim (2^40, 2^40, ...).
-  size_t expected = element;
-  for (int64_t dim : out->shape) {
-    if (__builtin_mul_overflow(expected, static_cast<size_t>(dim), &expected)) {
-      return fail("shape " + npy_shape_text(out->shape) + " " + out->dtype +
-                  " has more bytes than fit in memory");
-    }
+  const int64_t elements = out->elements();
+  uint64_t expected64 = 0;
+  size_t expected = 0;
+  if (elements < 0 ||
+      !checked_mul(static_cast<uint64_t>(elements), uint64_t{element}, &expected64) ||
+      !fits_size_t(expected64, &expected)) {
+    return fail("shape " + npy_shape_text(out->shape) + " " + out->dtype +
+                " has more bytes than fit in memory");
   }
   size_t available = bytes.size() - offset - header_len;
   if (available != expected) {

@@ -482,9 +482,11 @@ Status Trainer::compute_loss(float* loss_out) {
       break;
     }
   }
-  if (!std::isfinite(loss)) {
+  // Summed in double, reported in float: a loss beyond float32 (1e38 targets) is infinite too.
+  if (!std::isfinite(static_cast<float>(loss))) {
     return Status::error(StatusCode::kInvalidArgument,
-                         "the loss is %s: output '%s' holds a NaN/Inf or the labels do",
+                         "the loss is %s: output '%s' holds a NaN/Inf or the labels do (or they "
+                         "are too far apart for float32)",
                          std::isnan(loss) ? "NaN" : "infinite", out->name);
   }
   if (loss_out) *loss_out = static_cast<float>(loss);
@@ -671,6 +673,15 @@ Status Trainer::apply_update() {
       }
     } else {
       for (int64_t i = 0; i < n; ++i) p[i] -= lr * g[i] * scale;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (!std::isfinite(p[i])) {
+        return Status::error(StatusCode::kInvalidArgument,
+                             "weight '%s' became %s at element %lld (step %lld): lower the "
+                             "learning rate or enable clipping",
+                             weights->name, std::isnan(p[i]) ? "NaN" : "infinite",
+                             static_cast<long long>(i), static_cast<long long>(step_));
+      }
     }
   }
   clear_gradients();

@@ -7,7 +7,7 @@
 #include "engine/runtime/kernel.h"
 #include "engine/train/loss_output.h"
 #include "serial/firmware/inference_bench.h"
-#include "serial/protocol/checked.h"
+#include "engine/model/checked_size.h"
 
 namespace gruwb::serial {
 namespace {

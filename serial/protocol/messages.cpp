@@ -2,7 +2,7 @@
 
 #include <initializer_list>
 
-#include "serial/protocol/checked.h"
+#include "engine/model/checked_size.h"
 
 namespace gruwb::serial {
 

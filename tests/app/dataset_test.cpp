@@ -8,8 +8,12 @@
 
 #include <QTemporaryDir>
 #include <cmath>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <string>
+
+#include "engine/tools/npy.h"
 
 namespace gruwb::app {
 namespace {
@@ -259,6 +263,100 @@ TEST(DatasetNumpyCsv, NpyPairAndBrokenCsv) {
   EXPECT_NE(error.find("no such file"), std::string::npos) << error;
   EXPECT_FALSE(load_dataset(dir.path().toStdString(), &files, &error));
   EXPECT_NE(error.find("_TRAIN.ts"), std::string::npos) << error;
+}
+
+tools::NpyArray float_array(std::vector<int64_t> shape, const std::vector<float>& values) {
+  tools::NpyArray array;
+  array.dtype = "<f4";
+  array.shape = std::move(shape);
+  array.data.resize(values.size() * 4);
+  std::memcpy(array.data.data(), values.data(), array.data.size());
+  return array;
+}
+
+// An all-NaN one-hot row arg-maxed to class 0; Inf in X was taken while `train` refused it.
+TEST(DatasetNumpyCsv, NonFiniteLabelsAndInfiniteInputsAreNamed) {
+  QTemporaryDir dir;
+  const std::string d = dir.path().toStdString() + "/";
+  std::string error;
+  const float nan = std::nanf("");
+  const float inf = std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(tools::write_npy(d + "x.npy", float_array({2, 3}, {1, 2, 3, 4, nan, 6}), &error));
+  ASSERT_TRUE(tools::write_npy(d + "y_nan.npy", float_array({2, 2}, {0, 1, nan, nan}), &error));
+  DatasetFiles files;
+  EXPECT_FALSE(load_dataset(d + "x.npy," + d + "y_nan.npy", &files, &error));
+  EXPECT_NE(error.find("y_nan.npy: element 2 is not a finite number (NaN)"), std::string::npos)
+      << error;
+  ASSERT_TRUE(tools::write_npy(d + "y.npy", float_array({2, 2}, {0, 1, 1, 0}), &error));
+  EXPECT_TRUE(load_dataset(d + "x.npy," + d + "y.npy", &files, &error)) << error;  // NaN: missing
+  ASSERT_TRUE(tools::write_npy(d + "x_inf.npy", float_array({2, 3}, {1, 2, 3, 4, inf, 6}), &error));
+  EXPECT_FALSE(load_dataset(d + "x_inf.npy," + d + "y.npy", &files, &error));
+  EXPECT_NE(error.find("x_inf.npy: element 4 is not a finite number (infinite)"), std::string::npos)
+      << error;
+}
+
+// A zip64 local-header offset near 2^64 wrapped the bounds check: the reader read before its
+// buffer.
+TEST(DatasetNumpyCsv, NpzWithAWrappingMemberOffsetIsRefused) {
+  std::string zip;
+  const auto u16 = [&](uint32_t v) {
+    zip += static_cast<char>(v & 0xff);
+    zip += static_cast<char>((v >> 8) & 0xff);
+  };
+  const auto u32 = [&](uint64_t v) {
+    u16(static_cast<uint32_t>(v & 0xffff));
+    u16(static_cast<uint32_t>((v >> 16) & 0xffff));
+  };
+  const std::string name = "x.npy";
+  u32(0x02014b50);                                 // central directory entry
+  for (uint32_t v : {20, 20, 0, 0, 0, 0}) u16(v);  // versions, flags, stored, time, date
+  for (uint64_t v : {0, 4, 4}) u32(v);             // crc, sizes
+  for (uint32_t v : {5, 12, 0, 0, 0}) u16(v);      // name, extra, comment, disk, attributes
+  u32(0);
+  u32(0xffffffffu);  // local header offset: in the zip64 extra
+  zip += name;
+  u16(1);  // zip64 extra: offset 2^64 - 16
+  u16(8);
+  u32(0xfffffff0u);
+  u32(0xffffffffu);
+  const uint32_t directory_bytes = static_cast<uint32_t>(zip.size());
+  u32(0x06054b50);  // end of central directory: 1 entry at offset 0
+  for (uint32_t v : {0, 0, 1, 1}) u16(v);
+  u32(directory_bytes);
+  u32(0);
+  u16(0);
+  QTemporaryDir dir;
+  const std::string path = dir.path().toStdString() + "/wrapped.npz";
+  write(path, zip);
+  DatasetFiles files;
+  std::string error;
+  EXPECT_FALSE(load_dataset(path, &files, &error));
+  EXPECT_NE(error.find("wrapped.npz: not a valid .npz (zip) file: member x.npy truncated"),
+            std::string::npos)
+      << error;
+}
+
+// Found by dataset_npz_fuzz in CI: a zip64 end-of-directory record at an offset near 2^64 wrapped
+// the reads after it, and a central directory entry was then read one byte before the buffer.
+TEST(DatasetNumpyCsv, NpzWithAWrappingZip64DirectoryIsRefused) {
+  static const char kFound[] =
+    "\x55\xef\xbb\xbf\x04\x01\x00\x00\x00\x20\x01\x00\x04\xff\xff\xff"
+    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+    "\xff\x20\x01\x00\x50\x4b\x05\x06\xff\xff\xff\xff\xff\xff\xff\xff"
+    "\x7f\xff\xff\xf7\xff\xff\xff\xff\xff\xff\xff\xff\xff\x00";
+  QTemporaryDir dir;
+  const std::string path = dir.path().toStdString() + "/found.npz";
+  write(path, std::string(kFound, sizeof kFound - 1));
+  DatasetFiles files;
+  std::string error;
+  EXPECT_FALSE(load_dataset(path, &files, &error));
+  EXPECT_NE(error.find("found.npz: not a valid .npz (zip) file: bad zip64 directory"),
+            std::string::npos)
+      << error;
 }
 
 TEST(DatasetPrepare, NormalisationFittedOnTrainingOnly) {

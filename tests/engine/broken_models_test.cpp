@@ -428,7 +428,10 @@ TEST(ControlFlow, CycleThroughTwoBodies) {
     loop->builtin_options.AsWhileOptions()->cond_subgraph_index = 3;
     loop->builtin_options.AsWhileOptions()->body_subgraph_index = 2;
     loop->inputs = {inner.outputs[0]};
-    loop->outputs = {0};
+    // A new tensor for its output: an op may not write the body's inputs.
+    inner.tensors.push_back(std::make_unique<fb::TensorT>(*inner.tensors[inner.outputs[0]]));
+    inner.tensors.back()->name = "cycle_out";
+    loop->outputs = {static_cast<int32_t>(inner.tensors.size() - 1)};
     inner.operators.push_back(std::move(loop));
   });
   EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel,
@@ -613,6 +616,106 @@ TEST(Structure, TooManySubgraphs) {
     }
   });
   EXPECT_TRUE(fails_with(bytes, StatusCode::kUnsupported, "257 subgraphs, the limit is 256"));
+}
+
+// --- dataflow the kernels would trip on (found by tests/fuzz/mutant_census.py) ------
+
+// A sparse constant skipped the buffer size check; kernels read its dense shape past the bytes.
+TEST(Dataflow, SparseTensorIsRejectedByName) {
+  auto bytes = edited(kHelloWorld, [](ModelDef& def) {
+    fb::SubGraphT& main = main_of(def);
+    for (auto& tensor : main.tensors) {
+      if (tensor->buffer != 0 && !def.buffers[tensor->buffer]->data.empty()) {
+        tensor->sparsity = std::make_unique<fb::SparsityParametersT>();
+        tensor->name = "sparse_weights";
+        return;
+      }
+    }
+  });
+  EXPECT_TRUE(
+      fails_with(bytes, StatusCode::kUnsupported,
+                 "'sparse_weights': sparse tensors (sparsity parameters) are not supported"));
+}
+
+// An output nothing writes was left unplanned: run.cpp and trainer.cpp dereferenced null.
+TEST(Dataflow, GraphOutputWithoutAProducer) {
+  auto bytes = edited(kHelloWorld, [](ModelDef& def) {
+    fb::SubGraphT& main = main_of(def);
+    auto tensor = std::make_unique<fb::TensorT>();
+    tensor->name = "orphan";
+    tensor->shape = {1, 1};
+    main.tensors.push_back(std::move(tensor));
+    main.outputs.push_back(static_cast<int32_t>(main.tensors.size() - 1));
+  });
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel,
+                         "subgraph 0 'main' output tensor 10 'orphan' is written by no op"));
+}
+
+// An op output of -1 crashed WHILE's prepare and the fuser.
+TEST(Dataflow, OperatorOutputOfMinusOne) {
+  auto bytes =
+      edited(kHelloWorld, [](ModelDef& def) { main_of(def).operators[1]->outputs[0] = -1; });
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel,
+                         "op 1 (FULLY_CONNECTED): output 0 is tensor -1"));
+}
+
+TEST(Dataflow, WhileInputOfMinusOne) {
+  auto bytes = edited(kWhile, [](ModelDef& def) {
+    for (auto& op : main_of(def).operators) {
+      if (op->builtin_options.AsWhileOptions()) op->inputs[0] = -1;
+    }
+  });
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel, "(WHILE): input 0 is -1 (omitted)"));
+}
+
+TEST(Dataflow, TensorWrittenByTwoOps) {
+  auto bytes = edited(kHelloWorld, [](ModelDef& def) {
+    fb::SubGraphT& main = main_of(def);
+    main.tensors[static_cast<size_t>(main.operators[0]->outputs[0])]->name = "twice";
+    main.operators[2]->outputs[0] = main.operators[0]->outputs[0];
+    main.outputs = {main.operators[1]->outputs[0]};
+  });
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel, "op 2 (FULLY_CONNECTED) writes tensor"));
+  EXPECT_TRUE(
+      fails_with(bytes, StatusCode::kInvalidModel, "'twice', which another output already writes"));
+}
+
+TEST(Dataflow, OperatorWritingAGraphInput) {
+  auto bytes = edited(kHelloWorld, [](ModelDef& def) {
+    fb::SubGraphT& main = main_of(def);
+    main.operators[2]->outputs[0] = main.inputs[0];
+  });
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel, "which is a subgraph input"));
+}
+
+TEST(Dataflow, OperatorWritingAConstant) {
+  auto bytes = edited(kHelloWorld, [](ModelDef& def) {
+    fb::SubGraphT& main = main_of(def);
+    main.operators[0]->outputs[0] = main.operators[2]->inputs[1];  // op 2's weights
+  });
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel, "op 0 (FULLY_CONNECTED) writes tensor"));
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel, "which is a constant"));
+}
+
+TEST(Dataflow, OperatorReadingItsOwnOutput) {
+  auto bytes = edited(kHelloWorld, [](ModelDef& def) {
+    fb::OperatorT& op = *main_of(def).operators[1];
+    op.inputs[0] = op.outputs[0];
+  });
+  EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel, "which is also one of its own inputs"));
+}
+
+TEST(Dataflow, ReshapeOptionsWithNegativeOrAbsurdShapes) {
+  for (const std::vector<int32_t>& new_shape :
+       {std::vector<int32_t>{-2, 3}, std::vector<int32_t>{-1, -1}, std::vector<int32_t>{1 << 30, 4},
+        std::vector<int32_t>{65536, 65536, 2}}) {
+    auto bytes = edited(kHelloWorld, [&](ModelDef& def) {
+      fb::ReshapeOptionsT options;
+      options.new_shape = new_shape;
+      main_of(def).operators[0]->builtin_options.Set(std::move(options));
+    });
+    EXPECT_TRUE(fails_with(bytes, StatusCode::kInvalidModel, "new_shape ["));
+  }
 }
 
 // A clean edit must still load: the corpus breaks models on purpose, not by

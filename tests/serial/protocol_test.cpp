@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "serial/protocol/checked.h"
+#include "engine/model/checked_size.h"
 #include "serial/protocol/cobs.h"
 #include "serial/protocol/crc32.h"
 #include "serial/protocol/frame.h"

@@ -5,6 +5,7 @@
 
 #include <flatbuffers/minireflect.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -482,22 +483,7 @@ TEST(WriterFields, RarelyUsedFieldsSurviveBothFormats) {
   fb::CustomQuantizationT custom_quantization;
   custom_quantization.custom = {7, 8, 9};
   extra->quantization->details.Set(std::move(custom_quantization));
-  extra->sparsity = std::make_unique<fb::SparsityParametersT>();
-  extra->sparsity->traversal_order = {0, 1};
-  extra->sparsity->block_map = {1};
-  auto dense = std::make_unique<fb::DimensionMetadataT>();
-  dense->format = fb::DimensionType::DENSE;
-  dense->dense_size = 4;
-  auto csr = std::make_unique<fb::DimensionMetadataT>();
-  csr->format = fb::DimensionType::SPARSE_CSR;
-  fb::Int32VectorT segments;
-  segments.values = {0, 2, 3, 3, 4};
-  csr->array_segments.Set(std::move(segments));
-  fb::Uint8VectorT indices;
-  indices.values = {0, 3, 1, 2};
-  csr->array_indices.Set(std::move(indices));
-  extra->sparsity->dim_metadata.push_back(std::move(dense));
-  extra->sparsity->dim_metadata.push_back(std::move(csr));
+  // No sparsity: the reader refuses sparse tensors (broken_models_test), so none round-trips.
   auto variant = std::make_unique<fb::VariantSubTypeT>();
   variant->shape = {2};
   variant->type = fb::TensorType::FLOAT32;
@@ -535,7 +521,6 @@ TEST(WriterFields, RarelyUsedFieldsSurviveBothFormats) {
     ASSERT_NE(tensor.quantization->scale(), nullptr);
     EXPECT_EQ(tensor.quantization->scale()->size(), 4u);
     EXPECT_EQ(tensor.quantization->scale()->Get(3), 1e-7f);
-    EXPECT_TRUE(tensor.is_sparse);
     EXPECT_TRUE(tensor.is_variable);
     EXPECT_EQ(to_vector(tensor.shape_signature), (std::vector<int32_t>{-1, 4}));
   }
@@ -641,6 +626,34 @@ TEST(FormatForPath, CircleExtensionOnly) {
   EXPECT_EQ(format_for_path("model.circle.bak"), ModelFormat::kTflite);
   EXPECT_EQ(format_for_path("circle"), ModelFormat::kTflite);
   EXPECT_EQ(format_for_path(""), ModelFormat::kTflite);
+}
+
+// A save killed before its rename left "<path>.tmp-<pid>" behind for good; the next save to the
+// same path removes those of processes that are gone, and only those.
+TEST(AtomicSave, StaleTemporariesOfDeadProcessesAreRemovedByTheNextSave) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gruwb_atomic_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  ASSERT_EQ(waitpid(dead, nullptr, 0), dead);
+  const std::string path = (dir / "model.tflite").string();
+  const std::string stale = path + ".tmp-" + std::to_string(dead);
+  const std::string alive = path + ".tmp-" + std::to_string(getppid());  // a running process
+  const std::string other = (dir / "other.tflite").string() + ".tmp-" + std::to_string(dead);
+  for (const std::string& file : {stale, alive, other}) {
+    std::FILE* f = std::fopen(file.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  std::string error;
+  ASSERT_TRUE(tools::write_file_atomically(path, {1, 2, 3}, &error)) << error;
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(alive));
+  EXPECT_TRUE(std::filesystem::exists(other));  // another file's temporaries are not ours
+  EXPECT_EQ(std::filesystem::file_size(path), 3u);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "tests/engine/kernels/op_test_util.h"
 
@@ -47,6 +48,20 @@ TEST(Int8KernelsTest, QuantizeRoundsHalfAwayFromZeroAndSaturates) {
   ASSERT_EQ(out.size(), 1u);
   // 3 + round(0.5) = 4, 3 + round(-0.5) = 2, 3 + 2, 3 + round(-2.6) = 0, saturated.
   EXPECT_EQ(int8s(out[0]), (std::vector<int32_t>{4, 2, 5, 0, 127, -128}));
+}
+
+// A tiny scale (or a huge input) put x / scale beyond int32, a conversion with undefined
+// behaviour (model_invoke_fuzz on a shipped fixture); NaN and Inf inputs likewise.
+TEST(Int8KernelsTest, QuantizeBeyondInt32AndNonFiniteInputsSaturate) {
+  OpModelBuilder b;
+  int x = b.input("x", {1, 5});
+  int y = b.output("y", {1, 5}, TensorType::INT8);
+  quantize_tensor(b, y, {1e-12f}, {100});
+  b.op(BuiltinOperator::QUANTIZE, {x}, {y});
+  const float inf = std::numeric_limits<float>::infinity();
+  auto out = run(b, {Values::f32({1, 5}, {1.f, -1.f, inf, -inf, std::nanf("")})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(int8s(out[0]), (std::vector<int32_t>{127, -128, 127, -128, 100}));
 }
 
 TEST(Int8KernelsTest, QuantizeUint8ToInt8ShiftsByTheZeroPoints) {

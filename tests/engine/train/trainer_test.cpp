@@ -356,18 +356,40 @@ TEST(TrainGuard, NanGradientNamesTheWeight) {
   TrainingConfig c = mse_config(false);
   OpModelBuilder b;
   int x = b.input("x", {1, 2});
-  int w = b.constant("layer/w", {1, 2}, {1.f, 1.f});
+  int w = b.constant("layer/w", {1, 2}, {1.f, -1.f});
   int y = b.output("y");
   b.op(BuiltinOperator::FULLY_CONNECTED, {x, w, -1}, {y});
   Session s;
   ASSERT_TRUE(s.prepare(b, c));
+  // y = 1e30 - 1e30 = 0, a finite loss (1e38), but dL/dw = 2 (y - label) x overflows.
   s.trainer.input(0)->f32()[0] = 1e30f;
   s.trainer.input(0)->f32()[1] = 1e30f;
-  s.trainer.label()[0] = 0.f;
+  s.trainer.label()[0] = 1e19f;
   Status st = s.trainer.train_sample(nullptr);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(std::string(st.message()).find("infinite"), std::string::npos) << st.message();
   EXPECT_NE(std::string(st.message()).find("'layer/w'"), std::string::npos) << st.message();
+}
+
+// MSE against 1e38 targets: the loss summed in double is finite (1e76) but not as a float32; it
+// trained "completed" with exit 0 and saved the unchanged model.
+TEST(TrainGuard, LossBeyondFloat32IsInfiniteAndNamesTheOutput) {
+  TrainingConfig c = mse_config(false);
+  OpModelBuilder b;
+  int x = b.input("x", {1, 2});
+  int w = b.constant("layer/w", {1, 2}, {0.5f, 0.5f});
+  int y = b.output("prediction");
+  b.op(BuiltinOperator::FULLY_CONNECTED, {x, w, -1}, {y});
+  Session s;
+  ASSERT_TRUE(s.prepare(b, c));
+  s.trainer.input(0)->f32()[0] = 1.f;
+  s.trainer.input(0)->f32()[1] = 1.f;
+  s.trainer.label()[0] = 1e38f;
+  Status st = s.trainer.train_sample(nullptr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(std::string(st.message()).find("the loss is infinite: output 'prediction'"),
+            std::string::npos)
+      << st.message();
 }
 
 // ---- learning --------------------------------------------------------------------------

@@ -1,0 +1,133 @@
+// Overflow-checked size arithmetic (engine/model/checked_size.h) and what it guards: shapes a
+// kernel computes at prepare, the planner's offsets, and the host's memory budget. Each case is
+// a crash the mutant census (tests/fuzz/mutant_census.py) found or the issue measured.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdint>
+#include <string>
+
+#include "engine/model/checked_size.h"
+#include "engine/runtime/memory_planner.h"
+#include "engine/runtime/tensor.h"
+#include "engine/tools/memory_budget.h"
+#include "tests/engine/kernels/op_test_util.h"
+
+namespace gruwb::test {
+namespace {
+
+TEST(CheckedSize, ArithmeticRefusesWhatDoesNotFit) {
+  uint64_t product = 0;
+  EXPECT_TRUE(checked_mul<uint64_t>(uint64_t{1} << 31, 4, &product));
+  EXPECT_EQ(product, uint64_t{1} << 33);
+  EXPECT_FALSE(checked_mul<uint64_t>(uint64_t{1} << 32, uint64_t{1} << 32, &product));
+  // A Cortex-M size_t: 2^31 float32 elements are 8 GiB, which 32 bits cannot hold.
+  uint32_t bytes32 = 0;
+  EXPECT_FALSE(checked_mul<uint32_t>(uint32_t{1} << 31, 4, &bytes32));
+  EXPECT_FALSE(checked_add<uint32_t>(UINT32_MAX - 3, 4, &bytes32));
+  size_t aligned = 0;
+  EXPECT_TRUE(checked_align_up(17, 16, &aligned));
+  EXPECT_EQ(aligned, 32u);
+  EXPECT_FALSE(checked_align_up(SIZE_MAX - 3, 16, &aligned));
+  EXPECT_EQ(saturating_add(SIZE_MAX - 1, 5), SIZE_MAX);
+}
+
+TEST(CheckedSize, ElementCountRefusesNegativeAndOversizedShapes) {
+  uint64_t n = 0;
+  const int32_t fine[] = {2, 3, 4};
+  ASSERT_TRUE(checked_element_count(fine, 3, kMaxTensorElements, &n));
+  EXPECT_EQ(n, 24u);
+  const int32_t negative[] = {2, -3};
+  EXPECT_FALSE(checked_element_count(negative, 2, kMaxTensorElements, &n));
+  const int32_t wraps_int64[] = {1 << 28, 1 << 28, 256};  // 2^64: wrapped to 0 before
+  EXPECT_FALSE(checked_element_count(wraps_int64, 3, kMaxTensorElements, &n));
+}
+
+TEST(ShapeElements, OverflowingShapeIsInvalidWithNoElementsAndNoBytes) {
+  const Shape shape = make_shape({1 << 28, 1 << 28, 256});
+  EXPECT_FALSE(shape.valid_size());
+  EXPECT_EQ(shape.elements(), 0);
+  size_t bytes = 0;
+  EXPECT_FALSE(tensor_bytes(TensorType::FLOAT32, shape, &bytes));
+  EXPECT_FALSE(make_shape({2, -1}).valid_size());
+  EXPECT_EQ(make_shape({}).elements(), 1);
+  EXPECT_TRUE(make_shape({0, 5}).valid_size());
+  EXPECT_EQ(make_shape({0, 5}).elements(), 0);
+}
+
+TEST(MemoryPlanner, BuffersBeyondSizeMaxMakeAPlanNoArenaHas) {
+  PlannedBuffer buffers[2] = {{SIZE_MAX - 4, 0, 0, 1}, {64, 0, 0, 1}};
+  int32_t work[4];
+  EXPECT_EQ(plan_buffers(buffers, 2, 16, work), SIZE_MAX);
+  PlannedBuffer both_huge[2] = {{SIZE_MAX / 2, 0, 0, 1}, {SIZE_MAX / 2, 0, 0, 1}};
+  EXPECT_EQ(plan_buffers(both_huge, 2, 16, work), SIZE_MAX);
+}
+
+// FILL of [2^28, 2^28, 256] "ran" and printed an empty output: the element count wrapped to 0.
+TEST(HostileShapes, FillWithWrappingDimsFailsAtPrepareNamingTheOutput) {
+  OpModelBuilder b;
+  int dims = b.constant_i32("dims", {3}, {1 << 28, 1 << 28, 256});
+  int value = b.constant("value", {}, {1.f});
+  int y = b.output("filled");
+  b.op(BuiltinOperator::FILL, {dims, value}, {y});
+  OpRunner runner(b);
+  ASSERT_FALSE(runner.ok());
+  EXPECT_NE(runner.error().find("'filled' would have shape [268435456,268435456,256]"),
+            std::string::npos)
+      << runner.error();
+}
+
+TEST(HostileShapes, FillWithANegativeDimFailsAtPrepare) {
+  OpModelBuilder b;
+  int dims = b.constant_i32("dims", {2}, {4, -3});
+  int value = b.constant("value", {}, {1.f});
+  int y = b.output("filled");
+  b.op(BuiltinOperator::FILL, {dims, value}, {y});
+  OpRunner runner(b);
+  ASSERT_FALSE(runner.ok());
+  EXPECT_NE(runner.error().find("(FILL): dims 'dims' holds a bad size -3 at 1"), std::string::npos)
+      << runner.error();
+}
+
+TEST(HostileShapes, ReshapeToNegativeDimsThatMultiplyRightIsRefused) {
+  OpModelBuilder b;
+  int x = b.input("x", {2, 3});
+  int shape = b.constant_i32("shape", {2}, {-2, -3});  // product 6, as the input's
+  int y = b.output("y");
+  b.op(BuiltinOperator::RESHAPE, {x, shape}, {y});
+  OpRunner runner(b);
+  ASSERT_FALSE(runner.ok());
+  EXPECT_NE(runner.error().find("new shape dimension 0 is -2"), std::string::npos)
+      << runner.error();
+}
+
+// A few bytes of file claiming gigabytes made `gruwb run` allocate 10.5 GB for 33 s.
+TEST(MemoryBudget, PlanOverTheBudgetNamesTheLargestTensor) {
+  ASSERT_EQ(setenv("GRUWB_MEMORY_BUDGET_MB", "2", 1), 0);
+  OpModelBuilder b;
+  int dims = b.constant_i32("dims", {2}, {1024, 1024});  // 4 MiB of float32
+  int value = b.input("value", {});
+  int y = b.output("four_mebibytes");
+  b.op(BuiltinOperator::FILL, {dims, value}, {y});
+  OpRunner runner(b);
+  unsetenv("GRUWB_MEMORY_BUDGET_MB");
+  ASSERT_FALSE(runner.ok());
+  EXPECT_NE(runner.error().find("over the 2.0 MiB memory budget (GRUWB_MEMORY_BUDGET_MB)"),
+            std::string::npos)
+      << runner.error();
+  EXPECT_NE(runner.error().find("'four_mebibytes' with 4194304 bytes"), std::string::npos)
+      << runner.error();
+}
+
+TEST(MemoryBudget, EnvironmentSetsItInMebibytes) {
+  ASSERT_EQ(setenv("GRUWB_MEMORY_BUDGET_MB", "300", 1), 0);
+  EXPECT_EQ(tools::memory_budget_bytes(), size_t{300} << 20);
+  ASSERT_EQ(setenv("GRUWB_MEMORY_BUDGET_MB", "lots", 1), 0);
+  EXPECT_EQ(tools::memory_budget_bytes(), size_t{2} << 30);
+  unsetenv("GRUWB_MEMORY_BUDGET_MB");
+  EXPECT_EQ(tools::memory_budget_bytes(), size_t{2} << 30);
+}
+
+}  // namespace
+}  // namespace gruwb::test
