@@ -7,7 +7,7 @@
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
 #   GRUWB_FUZZ_SECONDS=45   each engine fuzzer's run time (0: build the fuzzers, do not run them)
 #   GRUWB_FUZZ_INPUTS_SECONDS=45   each dataset-reader and board-handler fuzzer's (0: build only)
-#   GRUWB_CENSUS_MUTANTS=20  mutants per seed model in the census
+#   GRUWB_CENSUS_MUTANTS=10  mutants per seed model in the census
 #   GRUWB_CI_STAGES="layers test portability firmware fuzz census"   the stages to run (all by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -199,7 +199,7 @@ census() {
     "$shared/data/models/onert-micro/synthetic_gru_fc_softmax_t3_i2_h4_c3.circle")
   python3 tests/fuzz/mutant_census.py --gruwb "$ci_build/app/cli/gruwb" \
     --mutate "$ci_build/tests/fuzz/model_mutate" --out "$ci_build/census" \
-    --count "${GRUWB_CENSUS_MUTANTS:-20}" --timeout 120 --jobs "$jobs" "${models[@]}"
+    --count "${GRUWB_CENSUS_MUTANTS:-10}" --timeout 120 --jobs "$jobs" "${models[@]}"
 }
 
 # The int8 image must compute what the host computes, bit for bit: the reference GRU quantized by

@@ -463,7 +463,9 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(canvas_, 1);
 }
 
-GraphView::~GraphView() = default;
+// The scene is a child: QWidget's destructor deletes it after this object is no longer a
+// GraphView, and clearing its items emits selectionChanged into onSelectionChanged.
+GraphView::~GraphView() { scene_->disconnect(this); }
 
 void GraphView::setReport(const tools::AnalyzerReport& report) {
   report_ = report;

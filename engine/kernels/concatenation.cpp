@@ -134,6 +134,7 @@ Status eval(OpContext& ctx) {
     for (int i = 0; i < n; ++i) {
       const Tensor* input = ctx.input(i);
       const size_t chunk = static_cast<size_t>(input->shape.dims[p.axis] * inner) * element_bytes;
+      if (chunk == 0) continue;  // an empty input (a TensorList's first row) has no data pointer
       const uint8_t* from = input->data + static_cast<size_t>(o) * chunk;
       if (GRUWB_INTEGER_FORM(CONCATENATION) && output->type == TensorType::UINT8) {
         requantize_uint8(input, output, from, out, chunk);

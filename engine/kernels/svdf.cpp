@@ -227,17 +227,19 @@ Status eval_integer(OpContext& ctx, const SvdfLayout& l) {
       memory[l.memory - 1] =
           static_cast<int16_t>(acc < -32768 ? -32768 : (acc > 32767 ? 32767 : acc));
       const int16_t* w = wt + static_cast<int64_t>(f) * l.memory;
-      int32_t sum = 0;
+      // TFLite accumulates in int32 and relies on it wrapping; uint32 wraps with defined behaviour.
+      uint32_t sum = 0;
       for (int32_t m = 0; m < l.memory; ++m) {
-        sum += static_cast<int32_t>(w[m]) * static_cast<int32_t>(memory[m]);
+        sum += static_cast<uint32_t>(static_cast<int32_t>(w[m]) * static_cast<int32_t>(memory[m]));
       }
-      sums[f] = sum;
+      sums[f] = static_cast<int32_t>(sum);
     }
     int8_t* yb = y + static_cast<int64_t>(b) * l.units;
     for (int32_t u = 0; u < l.units; ++u) {
-      int32_t v = bias ? bias->i32()[u] : 0;
-      for (int32_t r = 0; r < l.rank; ++r) v += sums[u * l.rank + r];
-      v = multiply_by_quantized_multiplier(v, d.output) + d.output_zero_point;
+      uint32_t total = bias ? static_cast<uint32_t>(bias->i32()[u]) : 0;
+      for (int32_t r = 0; r < l.rank; ++r) total += static_cast<uint32_t>(sums[u * l.rank + r]);
+      int32_t v = multiply_by_quantized_multiplier(static_cast<int32_t>(total), d.output) +
+                  d.output_zero_point;
       yb[u] = static_cast<int8_t>(v < -128 ? -128 : (v > 127 ? 127 : v));
     }
   }

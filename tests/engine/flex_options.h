@@ -42,10 +42,13 @@ inline std::vector<uint8_t> flex_node_def_options(const std::string& op, int dty
     flex_detail::append_field(&entry, 2, attr);
     flex_detail::append_field(&node, 5, entry);
   }
+  // Builder::String(data, size) copies size + 1 bytes (the terminator it expects).
+  const size_t node_bytes = node.size();
+  node.push_back(0);
   flexbuffers::Builder fbb;
   fbb.Vector([&] {
     fbb.String(op);
-    fbb.String(reinterpret_cast<const char*>(node.data()), node.size());
+    fbb.String(reinterpret_cast<const char*>(node.data()), node_bytes);
   });
   fbb.Finish();
   return fbb.GetBuffer();
