@@ -458,7 +458,11 @@ void write_garbage(Rng& rng, flatbuffers::ElementaryType type, uint8_t* field) {
 
 // Every scalar field (and int vector element, with some chance) of one op's options table gets an
 // extreme value, in place in the packed buffer (the mini reflection tables name the field types).
-bool garble_options_fields(uint8_t* bytes, Rng& rng, std::string& log) {
+bool garble_options_fields(uint8_t* bytes, size_t size, Rng& rng, std::string& log) {
+  // Only writes that lie inside the buffer: a field or vector may be read from anywhere.
+  const auto inside = [&](const uint8_t* at, size_t n) {
+    return at >= bytes && n <= size && static_cast<size_t>(at - bytes) <= size - n;
+  };
   const fb::Model* model = fb::GetModel(bytes);
   if (!model->subgraphs() || model->subgraphs()->size() == 0) return false;
   const size_t sg = pick(rng, model->subgraphs()->size());
@@ -482,13 +486,18 @@ bool garble_options_fields(uint8_t* bytes, Rng& rng, std::string& log) {
     if (at == 0 || scalar_size(base) == 0 || rng() % 3 == 0) continue;
     uint8_t* field = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(table)) + at;
     if (code.is_repeating) {
+      if (!inside(field, 4)) continue;
       const uint8_t* vector = field + flatbuffers::ReadScalar<flatbuffers::uoffset_t>(field);
+      if (!inside(vector, 4)) continue;
       const auto count = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(vector);
       uint8_t* elements = const_cast<uint8_t*>(vector) + sizeof(flatbuffers::uoffset_t);
       for (flatbuffers::uoffset_t e = 0; e < count; ++e) {
-        if (rng() % 2) write_garbage(rng, base, elements + e * scalar_size(base));
+        uint8_t* element = elements + e * scalar_size(base);
+        if (!inside(element, scalar_size(base))) break;
+        if (rng() % 2) write_garbage(rng, base, element);
       }
     } else {
+      if (!inside(field, scalar_size(base))) continue;
       write_garbage(rng, base, field);
     }
     changed = true;
@@ -555,7 +564,7 @@ bool mutate_model(const uint8_t* data, size_t size, uint64_t seed, Mutant* out, 
   out->bytes.assign(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize());
   if (garble_fields) {
     std::string fields_log;
-    if (garble_options_fields(out->bytes.data(), rng, fields_log)) {
+    if (garble_options_fields(out->bytes.data(), out->bytes.size(), rng, fields_log)) {
       ++applied;
       log += (log.empty() ? "" : "; ") + std::string("garbage-options: ") + fields_log;
     }
