@@ -901,8 +901,8 @@ bool read_zip(const std::string& path, std::map<std::string, std::vector<uint8_t
   if (cd_offset == 0xffffffffu || entries == 0xffffu) {
     // zip64 end of central directory locator just before the EOCD.
     uint64_t zip64_eocd = 0, count = 0;
-    if (eocd < 20 || !read_u64(b, eocd - 20 + 8, &zip64_eocd) ||
-        !inside(b, zip64_eocd, 56) || !read_u64(b, zip64_eocd + 32, &count) || !read_u64(b, zip64_eocd + 48, &cd_offset)) {
+    if (eocd < 20 || !read_u64(b, eocd - 20 + 8, &zip64_eocd) || !inside(b, zip64_eocd, 56) ||
+        !read_u64(b, zip64_eocd + 32, &count) || !read_u64(b, zip64_eocd + 48, &cd_offset)) {
       return fail("bad zip64 directory");
     }
     entries = static_cast<uint32_t>(count);
@@ -948,7 +948,7 @@ bool read_zip(const std::string& path, std::map<std::string, std::vector<uint8_t
     std::vector<uint8_t> content(usize);
     if (method == 0) {
       if (csize != usize) return fail("stored member " + name + " has two sizes");
-      std::memcpy(content.data(), b.data() + data, usize);
+      if (usize > 0) std::memcpy(content.data(), b.data() + data, usize);  // no memcpy from/to null
     } else if (method == 8) {
       z_stream stream{};
       if (inflateInit2(&stream, -MAX_WBITS) != Z_OK) return fail("zlib init");

@@ -411,6 +411,18 @@ Status check_output_shapes(const OpContext& ctx) {
   return Status();
 }
 
+// A tensor declared with no elements and no data starts as an empty constant (init_tensors); one
+// that an op writes gets its shape from the op instead, and is planned like any activation.
+void make_outputs_activations(OpContext& ctx) {
+  for (int i = 0; i < ctx.output_count(); ++i) {
+    Tensor* output = ctx.output(i);
+    if (!output || output->kind != TensorKind::kConstant) continue;
+    output->kind = TensorKind::kActivation;
+    output->data = nullptr;
+    output->bytes = 0;
+  }
+}
+
 }  // namespace
 
 Status Interpreter::prepare_subgraph(int index) {
@@ -422,6 +434,7 @@ Status Interpreter::prepare_subgraph(int index) {
   state.preparing = true;
   for (int o = 0; o < state.op_count; ++o) {
     OpContext ctx(this, index, o, state.tensors, &state.nodes[o]);
+    make_outputs_activations(ctx);
     Status status = check_dynamic_inputs(ctx, *state.nodes[o].kernel);
     if (status.ok()) status = state.nodes[o].kernel->prepare(ctx);
     if (status.ok()) status = check_output_shapes(ctx);

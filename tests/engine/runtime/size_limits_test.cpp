@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -100,6 +101,49 @@ TEST(HostileShapes, ReshapeToNegativeDimsThatMultiplyRightIsRefused) {
   ASSERT_FALSE(runner.ok());
   EXPECT_NE(runner.error().find("new shape dimension 0 is -2"), std::string::npos)
       << runner.error();
+}
+
+// A tensor declared with no elements was taken for an empty constant even when an op wrote it:
+// LOGISTIC then stored 64 values through a null pointer (model_invoke_fuzz). It now gets the
+// shape its op computes, as TFLite gives it.
+TEST(HostileShapes, OutputDeclaredEmptyGetsTheShapeItsOpComputes) {
+  OpModelBuilder b;
+  int x = b.input("x", {2, 3});
+  int y = b.output("y", {2, 0});
+  b.op(BuiltinOperator::LOGISTIC, {x}, {y});
+  const std::vector<float> values = iota_floats(6, 0.5f, -1.5f);
+  const std::vector<Values> out = run(b, {Values::f32({2, 3}, values)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape, (std::vector<int32_t>{2, 3}));
+  std::vector<float> expected;
+  for (float v : values) expected.push_back(1.f / (1.f + std::exp(-v)));
+  EXPECT_TRUE(floats_near(expected, out[0].floats(), 1e-6f));
+}
+
+// The same for a WHILE's result: the copy out of the loop read from a null pointer
+// (model_train_fuzz). x doubles while x < 10: 1 -> 16.
+TEST(HostileShapes, WhileResultDeclaredEmptyCarriesTheLoopValue) {
+  OpModelBuilder b;
+  const int cond = b.add_subgraph("cond");
+  const int body = b.add_subgraph("body");
+  int x = b.input("x", {});
+  int result = b.output("result", {0});
+  fb::WhileOptionsT loop;
+  loop.cond_subgraph_index = cond;
+  loop.body_subgraph_index = body;
+  b.op(BuiltinOperator::WHILE, {x}, {result}, loop);
+  b.use_subgraph(cond);
+  int cx = b.input("x", {});
+  int limit = b.constant("limit", {}, {10.f});
+  int more = b.output("more", {}, TensorType::BOOL);
+  b.op(BuiltinOperator::LESS, {cx, limit}, {more});
+  b.use_subgraph(body);
+  int bx = b.input("x", {});
+  int twice = b.output("twice", {});
+  b.op(BuiltinOperator::ADD, {bx, bx}, {twice}, fb::AddOptionsT());
+  const std::vector<Values> out = run(b, {Values::f32({}, {1.f})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].floats(), (std::vector<float>{16.f}));
 }
 
 // A few bytes of file claiming gigabytes made `gruwb run` allocate 10.5 GB for 33 s.
