@@ -73,7 +73,16 @@ Status expect_integer(const Tensor* t, TensorType type, const char* role, Tensor
   return q ? expect_quantized(t, role, q) : Status();
 }
 
+// Weights, biases and coefficients: read at prepare (row sums, scales), so they must be in the
+// file, as TFLite requires.
+Status expect_constant(const Tensor* t, const char* role) {
+  if (t->kind == TensorKind::kConstant && t->data) return Status();
+  return Status::error(StatusCode::kInvalidModel, "%s '%s' must be a constant in the file", role,
+                       t->name);
+}
+
 Status expect_matrix(const Tensor* t, int32_t rows, int32_t cols, const char* role) {
+  GRUWB_RETURN_IF_ERROR(expect_constant(t, role));
   if (t->shape.rank != 2 || t->shape.dims[0] != rows || t->shape.dims[1] != cols) {
     char expected[32];
     snprintf(expected, sizeof expected, "[%d,%d]", static_cast<int>(rows), static_cast<int>(cols));
@@ -83,6 +92,7 @@ Status expect_matrix(const Tensor* t, int32_t rows, int32_t cols, const char* ro
 }
 
 Status expect_vector(const Tensor* t, int32_t size, const char* role) {
+  GRUWB_RETURN_IF_ERROR(expect_constant(t, role));
   if (t->elements() != size) {
     char expected[32];
     snprintf(expected, sizeof expected, "%d values", static_cast<int>(size));

@@ -116,7 +116,10 @@ struct Editor {
     switch (rng() % 4) {
       case 0:  // shape grows, data stays
         if (tensor->shape.empty()) tensor->shape.push_back(2);
-        tensor->shape[pick(rng, tensor->shape.size())] *= 2;
+        {
+          int32_t& dim = tensor->shape[pick(rng, tensor->shape.size())];
+          dim = static_cast<int32_t>(static_cast<uint32_t>(dim) * 2u);  // wraps: hostile too
+        }
         note(where(sg, t, "tensor") + " shape doubled, buffer kept");
         return true;
       case 1: {  // data shrinks or grows
