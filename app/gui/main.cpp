@@ -9,6 +9,7 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "app/core/plugin_manager.h"
 #include "app/gui/main_window.h"
 #include "app/gui/training_workspace.h"
 #include "views/experiment_panel.h"
@@ -49,6 +50,12 @@ int main(int argc, char** argv) {
   parser.addOption(find);
   parser.addOption(run);
   parser.process(app);
+
+  // Plugins before the window, so its panels list their cells and formats; a refused plugin
+  // is one line on stderr (and in Help > Plugins).
+  for (const QString& problem : gruwb::app::load_plugins("gru-workbench")) {
+    std::fprintf(stderr, "gru-workbench: %s\n", qPrintable(problem));
+  }
 
   gruwb::gui::MainWindow window;
   if (parser.isSet(screenshot)) {

@@ -33,6 +33,7 @@ class QStackedWidget;
 namespace gruwb::views {
 class GraphView;
 class ModelReportView;
+class PluginListView;
 class SizeView;
 class TensorInspector;
 }  // namespace gruwb::views
@@ -143,6 +144,7 @@ class MainWindow : public QMainWindow {
   void markRnnCells(const tools::FuseResult& fused);
   void benchmarkModel();
   void showBenchResult(const QString& path, const QString& report, const QString& problem);
+  void showPluginsDialog();  // Help > Plugins
 
   std::unique_ptr<tools::LoadedModel> model_;  // the open document; null when none
   tools::AnalyzerReport report_;
@@ -168,6 +170,8 @@ class MainWindow : public QMainWindow {
   QAction* bench_action_ = nullptr;
   BenchRunner* bench_ = nullptr;
   QDialog* bench_dialog_ = nullptr;
+  QDialog* plugins_dialog_ = nullptr;
+  views::PluginListView* plugin_list_ = nullptr;
   QPlainTextEdit* bench_text_ = nullptr;
   TrainingWorkspace* training_ = nullptr;
 };
