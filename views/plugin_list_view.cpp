@@ -59,8 +59,10 @@ void PluginListView::setReport(const QJsonObject& report) {
     const QJsonObject plugin = value.toObject();
     auto* item = new QTreeWidgetItem(tree_);
     item->setText(kName, plugin["name"].toString());
-    item->setText(kSdk, QString::number(plugin["sdk"].toInt()));
-    item->setText(kPath, plugin["path"].toString());
+    const int sdk = plugin["sdk"].toInt();
+    item->setText(kSdk, sdk > 0 ? QString::number(sdk) : QString());  // 0: unreadable metadata
+    const QString path = plugin["path"].toString();
+    item->setText(kPath, path);
     item->setToolTip(kPath, plugin["path"].toString());
     if (plugin["loaded"].toBool()) {
       ++loaded;
@@ -72,7 +74,11 @@ void PluginListView::setReport(const QJsonObject& report) {
       item->setToolTip(kProvides, item->text(kProvides));
     } else {
       ++refused;
-      item->setText(kStatus, tr("refused: %1").arg(plugin["problem"].toString()));
+      // The File column names the file: the status keeps only the reason.
+      QString problem = plugin["problem"].toString();
+      if (problem.startsWith(path + ": ")) problem = problem.mid(path.size() + 2);
+      if (problem.endsWith(" (" + path + ")")) problem.chop(path.size() + 3);
+      item->setText(kStatus, tr("refused: %1").arg(problem));
       item->setToolTip(kStatus, item->text(kStatus));
       for (int c = 0; c < kColumnCount; ++c) item->setForeground(c, QColor(176, 0, 32));
     }

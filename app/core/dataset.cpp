@@ -1087,7 +1087,7 @@ bool load_npz(const std::string& path, DatasetFiles* out, std::string* error) {
 bool add_dataset_reader(DatasetReader reader) {
   if (!reader.load || reader.extensions.empty()) return false;
   for (const std::string& extension : reader.extensions) {
-    for (const std::string& taken : {".ts", ".arff", ".csv", ".npz", ".npy"}) {
+    for (const char* taken : {".ts", ".arff", ".csv", ".npz", ".npy"}) {
       if (lower(extension) == taken) return false;
     }
     if (extension.size() < 2 || extension[0] != '.' || reader_for("x" + extension)) return false;

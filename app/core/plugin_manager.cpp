@@ -6,6 +6,7 @@
 #include <QLibrary>
 #include <QPluginLoader>
 #include <QStandardPaths>
+#include <cstring>
 
 #include "engine/runtime/op_resolver.h"
 #include "engine/tools/cells/cell_registry.h"
@@ -21,6 +22,32 @@ namespace {
 constexpr char kIidPrefix[] = "org.gruwb.Plugin/";
 
 QString file_name(const QString& path) { return QFileInfo(path).fileName(); }
+
+// Runs `read` with Qt's plugin loader warnings ("failed to map to memory") dropped: the
+// manager reports each file's problem in its own one line.
+QtMessageHandler previous_handler = nullptr;
+void drop_loader_warnings(QtMsgType type, const QMessageLogContext& context, const QString& text) {
+  if (context.category && std::strcmp(context.category, "qt.core.plugin.loader") == 0) return;
+  if (previous_handler) previous_handler(type, context, text);
+}
+template <typename Read>
+auto quietly(Read read) {
+  previous_handler = qInstallMessageHandler(drop_loader_warnings);
+  auto result = read();
+  qInstallMessageHandler(previous_handler);
+  return result;
+}
+
+// Qt's reason without the path it repeats: "the file is not a valid ELF object (...)".
+QString metadata_problem(const QPluginLoader& loader, const QString& path) {
+  if (QFileInfo(path).size() == 0) return "the file is empty";
+  QString why = loader.errorString();
+  why.replace("'" + path + "'", "the file");
+  const qsizetype colon = why.lastIndexOf(": ");
+  if (colon >= 0) why = why.mid(colon + 2);
+  if (why.endsWith('.')) why.chop(1);
+  return why;
+}
 
 }  // namespace
 
@@ -60,11 +87,13 @@ const PluginRecord& PluginManager::loadFile(const QString& path) {
   PluginRecord& record = records_.back();
   record.path = path;
   record.name = file_name(path);
-  QPluginLoader loader(path);
-  const QJsonObject meta = loader.metaData();
+  QPluginLoader loader;
+  const QJsonObject meta = quietly([&] {
+    loader.setFileName(path);
+    return loader.metaData();
+  });
   if (meta.isEmpty()) {
-    const QString why = loader.errorString();
-    record.problem = path + ": not a Qt plugin" + (why.isEmpty() ? QString() : ": " + why);
+    record.problem = path + ": cannot read plugin metadata: " + metadata_problem(loader, path);
     return record;
   }
   const QString iid = meta.value("IID").toString();

@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
                          "project's staging) and, with --screenshot, wait until it ends.");
   parser.addOption(find);
   parser.addOption(run);
+  QCommandLineOption plugins("plugins", "Open Help > Plugins (for screenshots).");
+  parser.addOption(plugins);
   parser.process(app);
 
   // Plugins before the window, so its panels list their cells and formats; a refused plugin
@@ -89,6 +91,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (parser.isSet(plugins)) window.showPluginsDialog();
   if (parser.isSet(dock)) {
     if (QDockWidget* d = window.dock(parser.value(dock) + "Dock")) {
       d->show();

@@ -230,7 +230,7 @@ void MainWindow::showPluginsDialog() {
     auto* layout = new QVBoxLayout(plugins_dialog_);
     layout->addWidget(plugin_list_);
     layout->addWidget(buttons);
-    plugins_dialog_->resize(980, 420);
+    plugins_dialog_->resize(1180, 440);
   }
   plugin_list_->setReport(app::plugins_json(app::plugin_manager(), app::plugin_folders()));
   plugins_dialog_->show();

@@ -78,6 +78,8 @@ class MainWindow : public QMainWindow {
   QString projectPath() const { return project_path_; }
   QStringList recentFiles() const;
   QString errorText() const;  // the banner's text; "" when no error is shown
+  // Help > Plugins: the plugins loaded and refused (app::plugins_json), in a dialog.
+  void showPluginsDialog();
 
   // The open model (null when none) and its analyzer report.
   const tools::LoadedModel* model() const { return model_.get(); }
@@ -144,7 +146,6 @@ class MainWindow : public QMainWindow {
   void markRnnCells(const tools::FuseResult& fused);
   void benchmarkModel();
   void showBenchResult(const QString& path, const QString& report, const QString& problem);
-  void showPluginsDialog();  // Help > Plugins
 
   std::unique_ptr<tools::LoadedModel> model_;  // the open document; null when none
   tools::AnalyzerReport report_;

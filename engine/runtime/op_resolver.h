@@ -28,8 +28,9 @@ struct OpResolver {
   bool supports(int32_t op_code, const char* custom_code) const {
     return find(op_code, custom_code) != nullptr;
   }
-  // Tables are sets of distinct ops, so a full count means every op.
-  bool is_all() const { return count == kAllOpCount; }
+  // Tables are sets of distinct ops, so a full count means every op (plus any the host
+  // added with add_default_op).
+  bool is_all() const { return count >= kAllOpCount; }
 };
 
 // Every kernel of the engine (engine/kernels/kernel_list.h).

@@ -194,8 +194,15 @@ TEST(PluginManager, BrokenFilesGiveOneLineEach) {
     EXPECT_FALSE(r.loaded) << r.path.toStdString();
     EXPECT_FALSE(r.problem.isEmpty());
     EXPECT_FALSE(r.problem.contains('\n')) << r.problem.toStdString();
-    EXPECT_TRUE(r.problem.startsWith(r.path + ": not a Qt plugin")) << r.problem.toStdString();
+    EXPECT_TRUE(r.problem.startsWith(r.path + ": cannot read plugin metadata: the file "))
+        << r.problem.toStdString();
   }
+  EXPECT_EQ(other.records()[0].problem,
+            dir.filePath("libempty.so") + ": cannot read plugin metadata: the file is empty");
+  EXPECT_EQ(other.records()[1].problem,
+            dir.filePath("libgarbage.so") +
+                ": cannot read plugin metadata: the file is not a valid ELF object (invalid "
+                "signature)");
   EXPECT_EQ(other.problems().size(), 4);
 }
 

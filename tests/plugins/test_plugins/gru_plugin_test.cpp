@@ -20,7 +20,7 @@ constexpr char kOp[] = "GRUWB_GRU_PLUGIN_TEST";
 
 const tools::CellDescriptor& gru() { return *tools::find_cell("gru"); }
 
-const char* fused_op(const tools::CellConfig& c, tools::ModelFormat format, bool hybrid) {
+const char* fused_op(const tools::CellConfig& c, ModelFormat format, bool hybrid) {
   const char* op = gru().fused_op(c, format, hybrid);
   return std::string(op) == "GRUWB_GRU" ? kOp : op;
 }
