@@ -22,18 +22,18 @@ const QString kSdk999Dir = QStringLiteral(GRUWB_TEST_PLUGIN_DIR "/sdk999");
 const QString kTsvTrain = QStringLiteral(
     GRUWB_SOURCE_DIR "/tests/fixtures/datasets/BasicMotionsAccX/BasicMotionsAccX_TRAIN.tsv");
 
-struct Run {
+struct CliRun {
   int exit_code = -1;
   QString out, err;
 };
 
-Run gruwb(const QStringList& args, const QString& plugin_path) {
+CliRun gruwb(const QStringList& args, const QString& plugin_path) {
   QProcess process;
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("GRUWB_PLUGIN_PATH", plugin_path);
   process.setProcessEnvironment(env);
   process.start(QStringLiteral(GRUWB_CLI), args);
-  Run run;
+  CliRun run;
   if (!process.waitForFinished(120000) || process.exitStatus() != QProcess::NormalExit) {
     ADD_FAILURE() << "gruwb did not finish normally: " << args.join(' ').toStdString();
     process.kill();
@@ -53,7 +53,7 @@ QJsonObject plugin_named(const QJsonObject& listing, const QString& name) {
 }
 
 TEST(GruwbPlugins, ListsLoadedAndRefusedPluginsAsJson) {
-  const Run run = gruwb({"plugins", "--json"}, kCellDir + ":" + kSdk999Dir);
+  const CliRun run = gruwb({"plugins", "--json"}, kCellDir + ":" + kSdk999Dir);
   ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
   // The refusal is one line on stderr, before any command runs.
   EXPECT_EQ(run.err, "gruwb: plugin sdk999_plugin built for SDK 999; this gruwb has SDK 1 (" +
@@ -85,7 +85,7 @@ TEST(GruwbPlugins, ListsLoadedAndRefusedPluginsAsJson) {
 }
 
 TEST(GruwbPlugins, TextListingAndHelp) {
-  const Run run = gruwb({"plugins"}, kCellDir);
+  const CliRun run = gruwb({"plugins"}, kCellDir);
   ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
   EXPECT_TRUE(run.err.isEmpty()) << run.err.toStdString();
   EXPECT_TRUE(run.out.contains("3 loaded, 0 refused")) << run.out.toStdString();
@@ -93,7 +93,7 @@ TEST(GruwbPlugins, TextListingAndHelp) {
   EXPECT_TRUE(run.out.contains("  dataset formats: .tsv"));
   EXPECT_TRUE(run.out.contains("  transports: tcp://"));
   // Help texts list the registered cells, the plugin's among them.
-  const Run help = gruwb({"build", "--help"}, kCellDir);
+  const CliRun help = gruwb({"build", "--help"}, kCellDir);
   EXPECT_TRUE(help.out.contains("gru_plugin_test")) << help.out.toStdString();
   EXPECT_FALSE(gruwb({"build", "--help"}, "").out.contains("gru_plugin_test"));
   EXPECT_EQ(gruwb({"plugins", "extra"}, "").exit_code, 2);
@@ -124,7 +124,7 @@ TEST(GruwbPlugins, BuildsAndRunsAPluginCell) {
                        dir.filePath(layout + ".tflite")};
   };
   for (const QString layout : {"fused", "while"}) {
-    const Run built = gruwb(build(layout), kCellDir);
+    const CliRun built = gruwb(build(layout), kCellDir);
     ASSERT_EQ(built.exit_code, 0) << built.err.toStdString() << built.out.toStdString();
   }
   QFile fused_file(dir.filePath("fused.tflite"));
@@ -150,7 +150,7 @@ TEST(GruwbPlugins, BuildsAndRunsAPluginCell) {
   std::vector<double> outputs[2];
   int k = 0;
   for (const QString layout : {"fused", "while"}) {
-    const Run ran = gruwb({"run", dir.filePath(layout + ".tflite"), "--input",
+    const CliRun ran = gruwb({"run", dir.filePath(layout + ".tflite"), "--input",
                            QString::fromStdString(input), "--json"},
                           kCellDir);
     ASSERT_EQ(ran.exit_code, 0) << ran.err.toStdString();
@@ -165,17 +165,17 @@ TEST(GruwbPlugins, BuildsAndRunsAPluginCell) {
   for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(outputs[0][i], outputs[1][i], 1e-5) << i;
 
   // Without the plugin the cell is unknown and its op has no kernel.
-  const Run no_cell = gruwb(build("fused"), "");
+  const CliRun no_cell = gruwb(build("fused"), "");
   EXPECT_EQ(no_cell.exit_code, 2);
   EXPECT_TRUE(no_cell.err.contains("gru_plugin_test")) << no_cell.err.toStdString();
-  const Run no_op =
+  const CliRun no_op =
       gruwb({"run", dir.filePath("fused.tflite"), "--input", QString::fromStdString(input)}, "");
   EXPECT_EQ(no_op.exit_code, 2);
   EXPECT_TRUE(no_op.err.contains("GRUWB_GRU_PLUGIN_TEST")) << no_op.err.toStdString();
 }
 
 TEST(GruwbPlugins, DataCommandReadsAPluginFormat) {
-  const Run run = gruwb({"data", kTsvTrain}, "");
+  const CliRun run = gruwb({"data", kTsvTrain}, "");
   ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
   EXPECT_TRUE(run.out.contains("BasicMotionsAccX")) << run.out.toStdString();
   EXPECT_TRUE(run.out.contains("40")) << run.out.toStdString();
@@ -187,7 +187,7 @@ TEST(GruwbPlugins, ABrokenPluginIsOneLineAndTheCommandStillRuns) {
   ASSERT_TRUE(broken.open(QIODevice::WriteOnly));
   broken.write(QByteArray(2048, '\x01'));
   broken.close();
-  const Run run = gruwb({"plugins", "--json"}, dir.path());
+  const CliRun run = gruwb({"plugins", "--json"}, dir.path());
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_EQ(run.err.count('\n'), 1) << run.err.toStdString();
   EXPECT_EQ(run.err, "gruwb: " + dir.filePath("libbroken.so") +

@@ -80,16 +80,16 @@ class TcpToPtyBridge {
   std::thread thread_;
 };
 
-struct Run {
+struct CliRun {
   int exit_code = -1;
   QString out;
 };
 
-Run gruwb(const QStringList& args) {
+CliRun gruwb(const QStringList& args) {
   QProcess process;
   process.setProcessChannelMode(QProcess::MergedChannels);
   process.start(QStringLiteral(GRUWB_CLI), args);
-  Run run;
+  CliRun run;
   if (!process.waitForFinished(120000)) {
     ADD_FAILURE() << "gruwb did not finish: " << args.join(' ').toStdString();
     process.kill();
@@ -114,13 +114,13 @@ TEST(TcpTransportPlugin, TalksToTheSimulatedBoardOverTcp) {
   {
     TcpToPtyBridge bridge(pty.toStdString());
     const QString port = "tcp://127.0.0.1:" + QString::number(bridge.port());
-    const Run info = gruwb({"board", "info", "--port", port});
+    const CliRun info = gruwb({"board", "info", "--port", port});
     EXPECT_EQ(info.exit_code, 0) << info.out.toStdString();
     EXPECT_TRUE(info.out.contains("using tcp transport (tcp_transport plugin)"))
         << info.out.toStdString();
     EXPECT_TRUE(info.out.contains("custom GRUWB_GRU")) << info.out.toStdString();
     // A whole exchange: upload, timed runs on the board, the output checked against the host.
-    const Run bench =
+    const CliRun bench =
         gruwb({"board", "bench", GRUWB_SOURCE_DIR "/resources/samples/gesture_gru_fused.tflite",
                "--port", port, "--runs", "5"});
     EXPECT_EQ(bench.exit_code, 0) << bench.out.toStdString();
@@ -129,11 +129,11 @@ TEST(TcpTransportPlugin, TalksToTheSimulatedBoardOverTcp) {
   sim.waitForFinished(5000);
 
   // Nothing listening: one line naming the address.
-  const Run refused = gruwb({"board", "info", "--port", "tcp://127.0.0.1:1"});
+  const CliRun refused = gruwb({"board", "info", "--port", "tcp://127.0.0.1:1"});
   EXPECT_EQ(refused.exit_code, 2) << refused.out.toStdString();
   EXPECT_TRUE(refused.out.contains("tcp://127.0.0.1:1: cannot connect: Connection refused"))
       << refused.out.toStdString();
-  const Run malformed = gruwb({"board", "info", "--port", "tcp://nohostport"});
+  const CliRun malformed = gruwb({"board", "info", "--port", "tcp://nohostport"});
   EXPECT_TRUE(malformed.out.contains("tcp://nohostport: expected tcp://HOST:PORT"))
       << malformed.out.toStdString();
 }
