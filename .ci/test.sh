@@ -66,6 +66,9 @@ layer_check() {
     'engine/runtime;engine/(tools|train)/;the runtime knows neither the host tools nor training (engine/train hands it TrainingSteps)'
     'engine/kernels;engine/(tools|train)/;kernels know neither the host tools nor training'
     'plugins/cells;(engine/(tools|train)|app|views|serial)/;cell kernels compile into the engine kernels: they know neither host tools, training nor what sits above the engine'
+    'plugins/examples;(engine|app|views|serial|plugins)/;a plugin compiles against the SDK headers (#include "gruwb/...") only'
+    'tests/plugins/test_plugins;(engine|app|views|serial|plugins)/;a plugin compiles against the SDK headers (#include "gruwb/...") only'
+    'plugins/include;(views|plugins)/;the SDK headers expose engine, app core and serial link types, never widgets'
   )
   local rule folder forbidden why hits
   for rule in "${rules[@]}"; do

@@ -89,5 +89,6 @@ extern const Command kFuseCommand;
 extern const Command kExportCommand;
 extern const Command kQuantizeCommand;
 extern const Command kCorpusCommand;
+extern const Command kPluginsCommand;
 
 }  // namespace gruwb::cli

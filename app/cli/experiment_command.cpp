@@ -355,7 +355,8 @@ const Command kDataCommand = {
     "\n"
     "Loads a dataset as `gruwb experiment --data` does and prints its splits,\n"
     "channels, lengths, missing values and class counts. PATH: a UEA folder,\n"
-    "NAME_TRAIN.ts/.arff, .csv, .npz or X.npy,y.npy (docs/datasets.md).\n"
+    "NAME_TRAIN.ts/.arff, .csv, .npz or X.npy,y.npy (docs/datasets.md), or a\n"
+    "format a plugin reads (gruwb plugins), e.g. NAME_TRAIN.tsv (tsv_reader).\n"
     "\n"
     "Exit status: 0 ok; 2 the file is unreadable (one line naming file:line:column).\n",
     run_data};

@@ -4,6 +4,7 @@
 // the contract (0 ok, 2 for bad input or usage) and QCommandLineParser exits
 // with 1 on unknown options. Errors go to stderr as ONE line "gruwb: ...".
 
+#include <QCoreApplication>
 #include <cstdio>
 #include <new>
 #include <stdexcept>
@@ -12,13 +13,14 @@
 
 #include "app/cli/command.h"
 #include "app/core/inspect.h"
+#include "app/core/plugin_manager.h"
 
 namespace gruwb::cli {
 
 const Command* const kCommands[] = {
-    &kInspectCommand,    &kRunCommand,  &kBenchCommand,    &kBuildCommand,   &kGradCommand,
-    &kTrainCommand,      &kFuseCommand, &kQuantizeCommand, &kCorpusCommand,  &kExportCommand,
-    &kExperimentCommand, &kDataCommand, &kBoardCommand,    &kBoardSimCommand};
+    &kInspectCommand,    &kRunCommand,  &kBenchCommand,    &kBuildCommand,    &kGradCommand,
+    &kTrainCommand,      &kFuseCommand, &kQuantizeCommand, &kCorpusCommand,   &kExportCommand,
+    &kExperimentCommand, &kDataCommand, &kBoardCommand,    &kBoardSimCommand, &kPluginsCommand};
 
 const Command* find_command(const std::string& name) {
   for (const Command* command : kCommands) {
@@ -51,6 +53,13 @@ void print_usage(FILE* stream) {
 int main(int argc, char** argv) {
   using namespace gruwb::cli;
   using gruwb::app::kExitOk;
+  // Plugins first, so every command (and its help) sees their cells, formats and
+  // transports; the user's plugin folder is the GUI's (same application names).
+  QCoreApplication::setOrganizationName("GRU Workbench");
+  QCoreApplication::setApplicationName("gru-workbench");
+  for (const QString& problem : gruwb::app::load_plugins("gruwb")) {
+    std::fprintf(stderr, "gruwb: %s\n", qPrintable(problem));
+  }
   if (argc < 2) return usage_error("missing COMMAND", nullptr);
   const std::string first = argv[1];
   const std::vector<std::string> rest(argv + 2, argv + argc);

@@ -984,10 +984,41 @@ bool ends_with(const std::string& text, const std::string& suffix) {
          lower(text.substr(text.size() - suffix.size())) == lower(suffix);
 }
 
+std::vector<DatasetReader>& readers() {
+  static std::vector<DatasetReader> list;
+  return list;
+}
+
+const DatasetReader* reader_for(const std::string& path) {
+  for (const DatasetReader& reader : readers()) {
+    for (const std::string& extension : reader.extensions) {
+      if (ends_with(path, extension)) return &reader;
+    }
+  }
+  return nullptr;
+}
+
+// The endings a NAME_TRAIN file may have: .ts, .arff and the registered readers'.
+std::vector<std::string> train_file_extensions() {
+  std::vector<std::string> extensions = {".ts", ".arff"};
+  for (const DatasetReader& reader : readers()) {
+    extensions.insert(extensions.end(), reader.extensions.begin(), reader.extensions.end());
+  }
+  return extensions;
+}
+
 bool load_one(const std::string& path, Dataset* out, std::string* error) {
   if (ends_with(path, ".ts")) return load_ts(path, out, error);
   if (ends_with(path, ".arff")) return load_arff(path, out, error);
-  *error = path + ": unknown dataset format (expected .ts or .arff)";
+  if (const DatasetReader* reader = reader_for(path)) {
+    *out = Dataset();
+    return reader->load(path, out, error);
+  }
+  std::string expected = ".ts or .arff";
+  for (const DatasetReader& reader : readers()) {
+    for (const std::string& extension : reader.extensions) expected += ", " + extension;
+  }
+  *error = path + ": unknown dataset format (expected " + expected + ")";
   return false;
 }
 
@@ -1053,12 +1084,26 @@ bool load_npz(const std::string& path, DatasetFiles* out, std::string* error) {
   return true;
 }
 
+bool add_dataset_reader(DatasetReader reader) {
+  if (!reader.load || reader.extensions.empty()) return false;
+  for (const std::string& extension : reader.extensions) {
+    for (const char* taken : {".ts", ".arff", ".csv", ".npz", ".npy"}) {
+      if (lower(extension) == taken) return false;
+    }
+    if (extension.size() < 2 || extension[0] != '.' || reader_for("x" + extension)) return false;
+  }
+  readers().push_back(std::move(reader));
+  return true;
+}
+
+const std::vector<DatasetReader>& dataset_readers() { return readers(); }
+
 bool load_dataset(const std::string& path, DatasetFiles* out, std::string* error) {
   *out = DatasetFiles();
   if (is_directory(path)) {
     const std::string dir = path.back() == '/' ? path : path + "/";
     const std::string name = file_stem(path.back() == '/' ? path.substr(0, path.size() - 1) : path);
-    for (const char* ext : {".ts", ".arff"}) {
+    for (const std::string& ext : train_file_extensions()) {
       const std::string train = dir + name + "_TRAIN" + ext;
       if (exists(train)) return load_dataset(train, out, error);
     }

@@ -6,6 +6,7 @@
 // docs/datasets.md describes the accepted files. Errors name file:line:column.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,9 +58,23 @@ bool load_npy_pair(const std::string& x_path, const std::string& y_path, Dataset
 // .npz (stored or deflated) with x_train/y_train[/x_test/y_test] or x/y.
 bool load_npz(const std::string& path, DatasetFiles* out, std::string* error);
 
-// Any of the above by path: a directory (NAME_TRAIN/NAME_TEST .ts or .arff,
-// or X_train.npy/y_train.npy[/X_test.npy/y_test.npy]), a NAME_TRAIN.ts/.arff
-// file (its _TEST sibling is picked up), a .csv, a .npz, "x.npy,y.npy".
+// A format the loaders above do not know, read by a plugin
+// (plugins/include/gruwb/dataset_reader_plugin.h): its file name endings
+// (".tsv", lower case) and a loader for one file.
+struct DatasetReader {
+  std::string name;  // who reads it, for messages: "tsv_reader plugin"
+  std::vector<std::string> extensions;
+  std::function<bool(const std::string& path, Dataset* out, std::string* error)> load;
+};
+// Registers `reader` at start-up (before any dataset loads); false when it has
+// no loader or an ending is taken (built-in or registered).
+bool add_dataset_reader(DatasetReader reader);
+const std::vector<DatasetReader>& dataset_readers();
+
+// Any of the above by path: a directory (NAME_TRAIN/NAME_TEST .ts, .arff or a
+// registered reader's ending, or X_train.npy/y_train.npy[/X_test.npy/y_test.npy]),
+// a NAME_TRAIN.ts/.arff (or registered ending) file (its _TEST sibling is picked
+// up), a .csv, a .npz, "x.npy,y.npy".
 bool load_dataset(const std::string& path, DatasetFiles* out, std::string* error);
 
 // ---- Preparation for a model with input [1, T, F] --------------------------

@@ -9,6 +9,7 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "app/core/plugin_manager.h"
 #include "app/gui/main_window.h"
 #include "app/gui/training_workspace.h"
 #include "views/experiment_panel.h"
@@ -48,7 +49,15 @@ int main(int argc, char** argv) {
                          "project's staging) and, with --screenshot, wait until it ends.");
   parser.addOption(find);
   parser.addOption(run);
+  QCommandLineOption plugins("plugins", "Open Help > Plugins (for screenshots).");
+  parser.addOption(plugins);
   parser.process(app);
+
+  // Plugins before the window, so its panels list their cells and formats; a refused plugin
+  // is one line on stderr (and in Help > Plugins).
+  for (const QString& problem : gruwb::app::load_plugins("gru-workbench")) {
+    std::fprintf(stderr, "gru-workbench: %s\n", qPrintable(problem));
+  }
 
   gruwb::gui::MainWindow window;
   if (parser.isSet(screenshot)) {
@@ -82,6 +91,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (parser.isSet(plugins)) window.showPluginsDialog();
   if (parser.isSet(dock)) {
     if (QDockWidget* d = window.dock(parser.value(dock) + "Dock")) {
       d->show();

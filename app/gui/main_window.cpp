@@ -28,6 +28,8 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "app/core/dataset.h"
+#include "app/core/plugin_manager.h"
 #include "app/gui/bench_runner.h"
 #include "app/gui/board_workspace.h"
 #include "app/gui/project_file.h"
@@ -37,6 +39,7 @@
 #include "engine/tools/rnn_detector.h"
 #include "views/graph_view.h"
 #include "views/model_report_view.h"
+#include "views/plugin_list_view.h"
 #include "views/size_view.h"
 #include "views/tensor_inspector.h"
 
@@ -209,6 +212,29 @@ void MainWindow::createActions() {
                                           [this] { graph_view_->canvas()->setZoom(1.0); });
   actual->setShortcut(QKeySequence("Shift+Backspace"));
   view_menu_->addSeparator();
+
+  // Help goes after View, the last menu by convention (createWorkspaces adds docks to View).
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* plugins = help->addAction(tr("&Plugins…"), this, &MainWindow::showPluginsDialog);
+  plugins->setObjectName("pluginsAction");
+}
+
+void MainWindow::showPluginsDialog() {
+  if (!plugins_dialog_) {
+    plugins_dialog_ = new QDialog(this);
+    plugins_dialog_->setObjectName("pluginsDialog");
+    plugins_dialog_->setWindowTitle(tr("Plugins"));
+    plugin_list_ = new views::PluginListView;
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(buttons, &QDialogButtonBox::rejected, plugins_dialog_, &QDialog::hide);
+    auto* layout = new QVBoxLayout(plugins_dialog_);
+    layout->addWidget(plugin_list_);
+    layout->addWidget(buttons);
+    plugins_dialog_->resize(1180, 440);
+  }
+  plugin_list_->setReport(app::plugins_json(app::plugin_manager(), app::plugin_folders()));
+  plugins_dialog_->show();
+  plugins_dialog_->raise();
 }
 
 void MainWindow::benchmarkModel() {
@@ -285,6 +311,10 @@ void MainWindow::createWorkspaces() {
   addProjectSection(
       "training", [this] { return training_->projectSection(); },
       [this](const QJsonValue& value) { training_->loadProjectSection(value); });
+  // Each plugin's own state, under its name (plugins that are not loaded keep theirs).
+  addProjectSection(
+      "plugins", [] { return QJsonValue(app::plugin_manager().saveState()); },
+      [](const QJsonValue& value) { app::plugin_manager().restoreState(value.toObject()); });
   // Weight badges on the graph and the custom stage's list are one set.
   connect(graph_view_, &views::GraphView::checkedWeightsChanged, training_->panel(),
           &views::ExperimentPanel::setCheckedWeights);
@@ -344,8 +374,15 @@ bool MainWindow::isModelFileName(const QString& path) {
 
 bool MainWindow::isDatasetFileName(const QString& path) {
   const QString suffix = suffixOf(path);
-  return suffix == "ts" || suffix == "arff" || suffix == "csv" || suffix == "npy" ||
-         suffix == "npz";
+  if (suffix == "ts" || suffix == "arff" || suffix == "csv" || suffix == "npy" || suffix == "npz") {
+    return true;
+  }
+  for (const app::DatasetReader& reader : app::dataset_readers()) {  // plugins' formats
+    for (const std::string& extension : reader.extensions) {
+      if (path.toLower().endsWith(QString::fromStdString(extension))) return true;
+    }
+  }
+  return false;
 }
 
 bool MainWindow::isProjectFileName(const QString& path) { return suffixOf(path) == "gruwb"; }
@@ -529,11 +566,17 @@ void MainWindow::showOpenDialog() {
   QSettings settings;
   const QString start = model_ ? QFileInfo(currentPath()).absolutePath()
                                : settings.value(kOpenDirKey, QDir::homePath()).toString();
+  QString datasets = "*.ts *.arff *.csv *.npy *.npz";
+  for (const app::DatasetReader& reader : app::dataset_readers()) {  // plugins' formats
+    for (const std::string& extension : reader.extensions) {
+      datasets += " *" + QString::fromStdString(extension);
+    }
+  }
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Open"), start,
-      tr("Models, datasets and projects (*.tflite *.circle *.ts *.arff *.csv *.npy *.npz "
-         "*.gruwb);;Models (*.tflite *.circle);;Datasets (*.ts *.arff *.csv *.npy *.npz);;"
-         "Projects (*.gruwb);;All files (*)"));
+      tr("Models, datasets and projects (*.tflite *.circle %1 *.gruwb);;Models (*.tflite "
+         "*.circle);;Datasets (%1);;Projects (*.gruwb);;All files (*)")
+          .arg(datasets));
   if (path.isEmpty()) return;
   settings.setValue(kOpenDirKey, QFileInfo(path).absolutePath());
   openFile(path);

@@ -33,6 +33,7 @@ class QStackedWidget;
 namespace gruwb::views {
 class GraphView;
 class ModelReportView;
+class PluginListView;
 class SizeView;
 class TensorInspector;
 }  // namespace gruwb::views
@@ -77,6 +78,8 @@ class MainWindow : public QMainWindow {
   QString projectPath() const { return project_path_; }
   QStringList recentFiles() const;
   QString errorText() const;  // the banner's text; "" when no error is shown
+  // Help > Plugins: the plugins loaded and refused (app::plugins_json), in a dialog.
+  void showPluginsDialog();
 
   // The open model (null when none) and its analyzer report.
   const tools::LoadedModel* model() const { return model_.get(); }
@@ -168,6 +171,8 @@ class MainWindow : public QMainWindow {
   QAction* bench_action_ = nullptr;
   BenchRunner* bench_ = nullptr;
   QDialog* bench_dialog_ = nullptr;
+  QDialog* plugins_dialog_ = nullptr;
+  views::PluginListView* plugin_list_ = nullptr;
   QPlainTextEdit* bench_text_ = nullptr;
   TrainingWorkspace* training_ = nullptr;
 };

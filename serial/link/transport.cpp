@@ -249,8 +249,47 @@ std::unique_ptr<Transport> open_termios(const PortOptions& options, std::string*
   return t;
 }
 
+namespace {
+std::vector<TransportScheme>& schemes() {
+  static std::vector<TransportScheme> list;
+  return list;
+}
+}  // namespace
+
+bool add_transport_scheme(TransportScheme scheme) {
+  if (scheme.scheme.empty() || !scheme.open) return false;
+  for (char c : scheme.scheme) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  for (const TransportScheme& s : schemes()) {
+    if (s.scheme == scheme.scheme) return false;
+  }
+  schemes().push_back(std::move(scheme));
+  return true;
+}
+
+const std::vector<TransportScheme>& transport_schemes() { return schemes(); }
+
 std::unique_ptr<Transport> open_transport(const PortOptions& options, std::string* why,
                                           std::string* error) {
+  const size_t separator = options.path.find("://");
+  if (separator != std::string::npos) {
+    const std::string scheme = options.path.substr(0, separator);
+    for (const TransportScheme& s : schemes()) {
+      if (s.scheme != scheme) continue;
+      *why = "using " + s.description;
+      return s.open(options.path.substr(separator + 3), error);
+    }
+    std::string known;
+    for (const TransportScheme& s : schemes()) known += (known.empty() ? "" : ", ") + s.scheme;
+    *error = options.path + ": no transport for '" + scheme + "://' (" +
+             (known.empty() ? std::string("no transport plugins loaded; see gruwb plugins")
+                            : "transports: " + known) +
+             ")";
+    return nullptr;
+  }
   TransportKind kind = options.kind;
   if (kind == TransportKind::kAuto) {
     if (is_pseudo_terminal(options.path)) {

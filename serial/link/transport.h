@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,11 +38,25 @@ struct PortOptions {
   TransportKind kind = TransportKind::kAuto;
 };
 
-// Opens `options.path`. kAuto picks termios for pseudo-terminals (after
-// resolving symlinks) and libserialport for everything else; *why says which
-// and why, for the user.
+// Opens `options.path`. A path "<scheme>://<address>" opens through the
+// transport registered for that scheme (add_transport_scheme: plugins, e.g.
+// tcp://127.0.0.1:5555). Otherwise kAuto picks termios for pseudo-terminals
+// (after resolving symlinks) and libserialport for everything else; *why says
+// which and why, for the user.
 std::unique_ptr<Transport> open_transport(const PortOptions& options, std::string* why,
                                           std::string* error);
+
+// A transport reached by a URL-like port name: "tcp" opens "tcp://host:port"
+// with open(address = "host:port"). nullptr with a one-line *error.
+struct TransportScheme {
+  std::string scheme;
+  std::string description;  // for --help and error messages: "TCP (tcp_transport plugin)"
+  std::function<std::unique_ptr<Transport>(const std::string& address, std::string* error)> open;
+};
+// Registers a scheme at start-up (before any board opens); false when the name
+// is taken or not [a-z0-9+.-]+.
+bool add_transport_scheme(TransportScheme scheme);
+const std::vector<TransportScheme>& transport_schemes();
 std::unique_ptr<Transport> open_libserialport(const PortOptions& options, std::string* error);
 std::unique_ptr<Transport> open_termios(const PortOptions& options, std::string* error);
 
