@@ -1,7 +1,5 @@
 #include "views/comparison_table.h"
 
-#include <iterator>
-
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -13,6 +11,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace gruwb::views {
 namespace {
@@ -44,7 +43,7 @@ QTableWidgetItem* cell(const QString& text, bool number) {
 const char* const kStageHeaders[] = {"Experiment",      "Stage",           "Accuracy",
                                      "Cross entropy",   "\u0394 accuracy", "Trainable params",
                                      "Training memory", "Deployed model"};
-const char* const kCellHeaders[] = {"Cell",        "Accuracy",    "Parameters",     "Fused model",
+const char* const kCellHeaders[] = {"Cell",        "Accuracy",       "Parameters", "Fused model",
                                     "WHILE model", "Unrolled model", "Latency"};
 
 }  // namespace

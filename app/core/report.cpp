@@ -143,8 +143,8 @@ std::vector<std::vector<std::string>> headline_table(const ExperimentResult& res
 }
 
 std::vector<std::string> cells_header() {
-  return {"cell",           "test accuracy", "parameters",  "fused bytes", "WHILE bytes",
-          "unrolled bytes", "arena bytes",   "latency (µs)"};
+  return {"cell",        "test accuracy",  "parameters",  "fused bytes",
+          "WHILE bytes", "unrolled bytes", "arena bytes", "latency (µs)"};
 }
 
 std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result) {

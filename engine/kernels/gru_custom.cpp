@@ -21,9 +21,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/kernels/kernel_util.h"
 #include "engine/kernels/gru_cell.h"
 #include "engine/kernels/gru_integer.h"
+#include "engine/kernels/kernel_util.h"
 #include "engine/kernels/op_cost.h"
 
 namespace gruwb {

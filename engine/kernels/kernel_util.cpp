@@ -43,8 +43,7 @@ Status CustomOption::read_bool(bool* out) const {
 
 Status CustomOption::read_string(const char** out) const {
   if (map.as_string(value, out)) return Status();
-  return Status::error(StatusCode::kInvalidModel, "%s option '%s' must be a string", op_name,
-                       key);
+  return Status::error(StatusCode::kInvalidModel, "%s option '%s' must be a string", op_name, key);
 }
 
 Status CustomOption::unknown() const {

@@ -154,7 +154,8 @@ TEST(Experiment, PluginCellsTrainThroughTheirWhileLoops) {
     ASSERT_EQ(result.status, ExperimentStatus::kCompleted) << cell << ": " << result.error;
     ASSERT_EQ(result.runs.size(), 2u) << cell;
     const StageRun& all = result.runs[1];
-    EXPECT_GT(all.training.trainable_parameters, 8 * (8 + 6)) << cell;  // the cell's, not only the head
+    // The cell's weights train too, not only the head's.
+    EXPECT_GT(all.training.trainable_parameters, 8 * (8 + 6)) << cell;
     ASSERT_FALSE(all.training.epochs.empty()) << cell;
     EXPECT_LT(all.training.epochs.back().train_loss, all.training.epochs.front().train_loss)
         << cell;

@@ -181,10 +181,8 @@ TEST(FastGrnnTest, VariableStateCarriesAcrossInvokes) {
   const int state = b.variable("h", {2, 5});
   const int y = b.output("y");
   b.custom_op("GRUWB_FASTGRNN",
-              {xi, b.constant("W", {5, 3}, narrow(six.w)),
-               b.constant("U", {5, 5}, narrow(six.u)),
-               b.constant("b", {2, 5}, narrow(six.bias)),
-               b.constant("zeta", {1}, narrow(six.zeta)),
+              {xi, b.constant("W", {5, 3}, narrow(six.w)), b.constant("U", {5, 5}, narrow(six.u)),
+               b.constant("b", {2, 5}, narrow(six.bias)), b.constant("zeta", {1}, narrow(six.zeta)),
                b.constant("nu", {1}, narrow(six.nu)), state},
               {y}, {});
   OpRunner runner(b);

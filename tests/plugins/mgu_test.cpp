@@ -155,11 +155,11 @@ TEST(MguTest, VariableStateCarriesAcrossInvokes) {
   const int xi = b.input("x", {2, 6, 3});
   const int state = b.variable("h", {2, 5});
   const int y = b.output("y");
-  b.custom_op("GRUWB_MGU",
-              {xi, b.constant("W", {10, 3}, narrow(twelve.w)),
-               b.constant("U", {10, 5}, narrow(twelve.u)),
-               b.constant("b", {10}, narrow(twelve.bias)), state},
-              {y}, {});
+  b.custom_op(
+      "GRUWB_MGU",
+      {xi, b.constant("W", {10, 3}, narrow(twelve.w)), b.constant("U", {10, 5}, narrow(twelve.u)),
+       b.constant("b", {10}, narrow(twelve.bias)), state},
+      {y}, {});
   OpRunner runner(b);
   ASSERT_TRUE(runner.ok()) << runner.error();
   for (int half = 0; half < 2; ++half) {

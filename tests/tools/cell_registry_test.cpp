@@ -131,9 +131,9 @@ TEST(CellRegistry, PluginCellsKeepTheirOpsWeightLayout) {
   EXPECT_EQ(w.recurrent_kernel.size(), static_cast<size_t>(s.units * s.units));
   EXPECT_EQ(w.bias, std::vector<float>(static_cast<size_t>(2 * s.units), 1.f));
   EXPECT_EQ(w.scalars, (std::vector<float>{1.f, -4.f}));
-  EXPECT_EQ(trainable_parameters(s), static_cast<uint64_t>(s.units * (s.features + s.units) +
-                                                           2 * s.units + 2 +
-                                                           s.classes * (s.units + 1)));
+  EXPECT_EQ(trainable_parameters(s),
+            static_cast<uint64_t>(s.units * (s.features + s.units) + 2 * s.units + 2 +
+                                  s.classes * (s.units + 1)));
   std::string error;
   w.scalars.pop_back();
   s.weights = &w;

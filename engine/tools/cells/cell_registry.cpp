@@ -29,7 +29,7 @@ namespace {
 std::vector<const CellDescriptor*>& cells_list() {
   static std::vector<const CellDescriptor*> list = [] {
     std::vector<const CellDescriptor*> compiled_in = {&cells::gru_cell(), &cells::lstm_cell(),
-                                                   &cells::simple_rnn_cell()};
+                                                      &cells::simple_rnn_cell()};
 #define GRUWB_APPEND_CELL_DESCRIPTOR(function) compiled_in.push_back(&plugins::function());
     GRUWB_CELL_DESCRIPTORS(GRUWB_APPEND_CELL_DESCRIPTOR)
 #undef GRUWB_APPEND_CELL_DESCRIPTOR

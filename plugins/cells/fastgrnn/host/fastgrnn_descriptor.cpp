@@ -176,8 +176,7 @@ bool find_update(const Graph& g, int h_out, Update* out) {
           u.ops = {top, keep, take, scale, zeta_term, sub};
           if (!sigmoid_argument(g, g.op(zeta_term).inputs[static_cast<size_t>(1 - j)], &u.zeta,
                                 &u.ops) ||
-              !sigmoid_argument(g, g.op(scale).inputs[static_cast<size_t>(1 - k)], &u.nu,
-                                &u.ops)) {
+              !sigmoid_argument(g, g.op(scale).inputs[static_cast<size_t>(1 - k)], &u.nu, &u.ops)) {
             continue;
           }
           u.z = z;
