@@ -48,7 +48,8 @@ std::vector<BuildSpec> variants_of(const CellDescriptor* cell, ModelFormat forma
 }
 
 std::string label(const BuildSpec& s) {
-  return std::string(s.cell->name) + (s.reset_after ? " reset_after" : "") +
+  return std::string(s.cell->name) +
+         (s.cell->has_reset_after && s.reset_after ? " reset_after" : "") +
          (s.gru_variant == GruVariant::kLegacy ? " legacy" : "") + " " +
          model_format_name(s.format);
 }
