@@ -6,7 +6,8 @@
 //
 // One descriptor per cell type, listed in the registry (cell_registry.h); nothing outside a
 // descriptor names a cell type. GRU, LSTM and SimpleRNN are built in (gru.cpp, lstm.cpp,
-// simple_rnn.cpp); docs/cells.md says how to add one.
+// simple_rnn.cpp), FastGRNN and MGU are cell plugins (plugins/cells/*/host/); docs/cells.md
+// says how to add one.
 
 #include <cstdint>
 #include <string>
