@@ -129,16 +129,10 @@ CellState step(GraphWriter& g, const CellConfig& c, const StepConstants& k, int 
 
 bool claims(const Graph& g, int h_out) { return g.produced_by(h_out, Op::ADD) >= 0; }
 
-// The scalar s feeds a sigmoid: a constant in (0, 1) (the converter folded sigmoid(s)) gives
-// s = logit(value); LOGISTIC(constant) gives the constant (its op joins `ops`).
-bool sigmoid_argument(const Graph& g, int t, float* out, std::set<int>* ops) {
+// The converter folds sigmoid(s) of a constant scalar s into a constant: s = logit(value),
+// for a value in (0, 1).
+bool sigmoid_argument(const Graph& g, int t, float* out) {
   double v = 0;
-  if (const int logistic = g.produced_by(t, Op::LOGISTIC); logistic >= 0) {
-    if (!g.scalar(g.op(logistic).inputs[0], &v)) return false;
-    ops->insert(logistic);
-    *out = static_cast<float>(v);
-    return true;
-  }
   if (!g.scalar(t, &v) || !(v > 0 && v < 1)) return false;
   *out = static_cast<float>(std::log(v / (1 - v)));
   return true;
@@ -174,9 +168,8 @@ bool find_update(const Graph& g, int h_out, Update* out) {
           if (kin[0] != z && kin[1] != z) continue;
           Update u;
           u.ops = {top, keep, take, scale, zeta_term, sub};
-          if (!sigmoid_argument(g, g.op(zeta_term).inputs[static_cast<size_t>(1 - j)], &u.zeta,
-                                &u.ops) ||
-              !sigmoid_argument(g, g.op(scale).inputs[static_cast<size_t>(1 - k)], &u.nu, &u.ops)) {
+          if (!sigmoid_argument(g, g.op(zeta_term).inputs[static_cast<size_t>(1 - j)], &u.zeta) ||
+              !sigmoid_argument(g, g.op(scale).inputs[static_cast<size_t>(1 - k)], &u.nu)) {
             continue;
           }
           u.z = z;
