@@ -66,6 +66,7 @@ layer_check() {
     'engine/runtime;engine/(tools|train)/;the runtime knows neither the host tools nor training (engine/train hands it TrainingSteps)'
     'engine/kernels;engine/(tools|train)/;kernels know neither the host tools nor training'
     'plugins/cells;(engine/(tools|train)|app|views|serial)/;cell kernels compile into the engine kernels: they know neither host tools, training nor what sits above the engine'
+    'plugins/cells;(app|views|serial)/;a cell plugin'"'"'s host side (host/: its descriptor) sits beside engine/tools, below the application'
     'plugins/examples;(engine|app|views|serial|plugins)/;a plugin compiles against the SDK headers (#include "gruwb/...") only'
     'tests/plugins/test_plugins;(engine|app|views|serial|plugins)/;a plugin compiles against the SDK headers (#include "gruwb/...") only'
     'plugins/include;(views|plugins)/;the SDK headers expose engine, app core and serial link types, never widgets'
@@ -75,8 +76,12 @@ layer_check() {
     IFS=';' read -r folder forbidden why <<<"$rule"
     hits=$(grep -rnE "^\s*#\s*include\s*\"${forbidden}" "$folder" \
       --include='*.h' --include='*.hpp' --include='*.cpp' --include='*.cc' || true)
-    # engine/tools is the engine's host-only layer and may include the rest of the engine.
+    # engine/tools is the engine's host-only layer and may include the rest of the engine; so
+    # may a cell plugin's host side (plugins/cells/<cell>/host/), which the second plugins/cells
+    # rule holds below the application.
     [ "$folder" = engine ] && hits=$(grep -v '^engine/tools/' <<<"$hits" || true)
+    [ "$folder" = plugins/cells ] && [ "$forbidden" != '(app|views|serial)/' ] &&
+      hits=$(grep -vE '^plugins/cells/[^/]+/host/' <<<"$hits" || true)
     if [ -n "$hits" ]; then
       echo "$folder/ must not include ${forbidden}: $why"
       echo "$hits"
@@ -114,7 +119,8 @@ portability_check() {
   fi
   local host_includes
   host_includes=$(grep -rnE '^\s*#\s*include\s*[<"]((Qt[A-Za-z]*/)?Q[A-Za-z]+(\.h)?|iostream|thread|mutex|stdexcept|exception)[>"]' \
-    engine plugins/cells --include='*.h' --include='*.hpp' --include='*.cpp' --include='*.cc' | grep -v '^engine/tools/' || true)
+    engine plugins/cells --include='*.h' --include='*.hpp' --include='*.cpp' --include='*.cc' |
+    grep -vE '^(engine/tools|plugins/cells/[^/]+/host)/' || true)
   if [ -n "$host_includes" ]; then
     echo "engine sources include host-only headers (Qt, iostream, threads, exceptions):"
     echo "$host_includes"

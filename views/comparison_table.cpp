@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace gruwb::views {
 namespace {
@@ -42,8 +43,8 @@ QTableWidgetItem* cell(const QString& text, bool number) {
 const char* const kStageHeaders[] = {"Experiment",      "Stage",           "Accuracy",
                                      "Cross entropy",   "\u0394 accuracy", "Trainable params",
                                      "Training memory", "Deployed model"};
-const char* const kCellHeaders[] = {"Cell",        "Accuracy",    "Parameters",
-                                    "Fused model", "WHILE model", "Latency"};
+const char* const kCellHeaders[] = {"Cell",        "Accuracy",       "Parameters", "Fused model",
+                                    "WHILE model", "Unrolled model", "Latency"};
 
 }  // namespace
 
@@ -212,6 +213,7 @@ QJsonObject cell_result_to_json(const CellResult& c) {
   o["parameters"] = double(c.parameters);
   o["fused_bytes"] = double(c.fused_bytes);
   o["while_bytes"] = double(c.while_bytes);
+  o["unrolled_bytes"] = double(c.unrolled_bytes);
   o["latency_us"] = c.latency_us;
   return o;
 }
@@ -224,6 +226,7 @@ CellResult cell_result_from_json(const QJsonObject& o) {
   c.parameters = qint64(o["parameters"].toDouble());
   c.fused_bytes = qint64(o["fused_bytes"].toDouble());
   c.while_bytes = qint64(o["while_bytes"].toDouble());
+  c.unrolled_bytes = qint64(o["unrolled_bytes"].toDouble());
   c.latency_us = o["latency_us"].toDouble();
   return c;
 }
@@ -247,7 +250,7 @@ ComparisonTable::ComparisonTable(QWidget* parent) : QWidget(parent) {
   stage_table_->horizontalHeader()->setStretchLastSection(true);
   stage_table_->setAlternatingRowColors(true);
 
-  cell_table_ = new QTableWidget(0, 6);
+  cell_table_ = new QTableWidget(0, static_cast<int>(std::size(kCellHeaders)));
   cell_table_->setObjectName("cellTable");
   headers.clear();
   for (const char* h : kCellHeaders) headers << tr(h);
@@ -391,7 +394,9 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
     cell_table_->setItem(i, 2, cell(QString::number(c.parameters), true));
     cell_table_->setItem(i, 3, cell(bytesText(c.fused_bytes), true));
     cell_table_->setItem(i, 4, cell(bytesText(c.while_bytes), true));
-    cell_table_->setItem(i, 5,
+    cell_table_->setItem(
+        i, 5, cell(c.unrolled_bytes ? bytesText(c.unrolled_bytes) : QStringLiteral("-"), true));
+    cell_table_->setItem(i, 6,
                          cell(QStringLiteral("%1 \u00b5s").arg(c.latency_us, 0, 'f', 1), true));
   }
   cell_table_->resizeColumnsToContents();

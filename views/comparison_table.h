@@ -42,9 +42,10 @@ struct CellResult {
   double accuracy = 0;
   double accuracy_std = 0;
   qint64 parameters = 0;
-  qint64 fused_bytes = 0;  // model file, fused op
-  qint64 while_bytes = 0;  // model file, WHILE loop
-  double latency_us = 0;   // one inference on the host
+  qint64 fused_bytes = 0;     // model file, fused op
+  qint64 while_bytes = 0;     // model file, WHILE loop
+  double latency_us = 0;      // one inference on the host
+  qint64 unrolled_bytes = 0;  // model file, unrolled steps (0: not measured)
 };
 
 // Rows as JSON (project files) and back.

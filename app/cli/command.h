@@ -13,7 +13,8 @@ struct Command {
   const char* name;
   const char* summary;
   // Full help: usage line, description, options, example. "{cells}" stands for the
-  // registered cell types ("gru|lstm|rnn"), "{cell_list}" for "gru,lstm,rnn" and
+  // registered cell types ("gru|lstm|rnn|fastgrnn|mgu"), "{cell_list}" for
+  // "gru,lstm,rnn,fastgrnn,mgu" and
   // "{cell_table}" for one line per cell type
   // (engine/tools/cells/cell_registry.h), so help lists whatever cells are registered.
   const char* help;

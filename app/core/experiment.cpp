@@ -579,11 +579,12 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
     }
     if (cancelled) break;
     if (!spec.build.empty()) {
-      // Size of both layouts and fused latency, with the first seed's weights.
+      // Size of every layout and fused latency, with the first seed's weights.
       CellSummary summary;
       summary.cell = cell;
       cell_spec.seed = spec.first_seed;
-      for (tools::RnnLayout layout : {tools::RnnLayout::kFused, tools::RnnLayout::kWhile}) {
+      for (tools::RnnLayout layout :
+           {tools::RnnLayout::kFused, tools::RnnLayout::kWhile, tools::RnnLayout::kUnrolled}) {
         cell_spec.layout = layout;
         tools::BuildFigures figures;
         std::vector<uint8_t> bytes;
@@ -597,7 +598,8 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
             return fail("latency of the " + cell + " model: " + error);
           }
         } else {
-          summary.while_bytes = figures.model_bytes;
+          (layout == tools::RnnLayout::kWhile ? summary.while_bytes : summary.unrolled_bytes) =
+              figures.model_bytes;
         }
       }
       result.cells.push_back(summary);
@@ -795,6 +797,7 @@ std::string experiment_result_json(const ExperimentResult& r) {
     write_figure(json, "test_accuracy", c.accuracy);
     json.key("fused_bytes").value(c.fused_bytes);
     json.key("while_bytes").value(c.while_bytes);
+    json.key("unrolled_bytes").value(c.unrolled_bytes);
     json.key("parameters").value(c.parameters);
     json.key("arena_bytes").value(c.arena_bytes);
     json.key("latency_us").value(c.latency_us);
@@ -1073,6 +1076,7 @@ class ResultReader {
            member(o, path, "test_accuracy", &out->accuracy) &&
            member(o, path, "fused_bytes", &out->fused_bytes) &&
            member(o, path, "while_bytes", &out->while_bytes) &&
+           optional(o, path, "unrolled_bytes", &out->unrolled_bytes) &&
            member(o, path, "parameters", &out->parameters) &&
            member(o, path, "arena_bytes", &out->arena_bytes) &&
            member(o, path, "latency_us", &out->latency_us);

@@ -130,11 +130,12 @@ struct StageSummary {
   Figure source_accuracy;
 };
 
-// Cell comparison: figures of each cell's model (same weights in both layouts).
+// Cell comparison: figures of each cell's model (same weights in every layout).
 struct CellSummary {
   std::string cell;
   Figure accuracy;  // the last stage's test accuracy
   uint64_t fused_bytes = 0, while_bytes = 0;
+  uint64_t unrolled_bytes = 0;  // 0 in results saved before it was measured
   uint64_t parameters = 0;
   uint64_t arena_bytes = 0;  // fused inference arena
   double latency_us = 0.0;   // fused, one inference: median of bench_inference (bench.h)

@@ -143,8 +143,8 @@ std::vector<std::vector<std::string>> headline_table(const ExperimentResult& res
 }
 
 std::vector<std::string> cells_header() {
-  return {"cell",        "test accuracy", "parameters",  "fused bytes",
-          "WHILE bytes", "arena bytes",   "latency (µs)"};
+  return {"cell",        "test accuracy",  "parameters",  "fused bytes",
+          "WHILE bytes", "unrolled bytes", "arena bytes", "latency (µs)"};
 }
 
 std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result) {
@@ -152,6 +152,7 @@ std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result
   for (const CellSummary& c : result.cells) {
     rows.push_back({c.cell, figure_text(c.accuracy), std::to_string(c.parameters),
                     std::to_string(c.fused_bytes), std::to_string(c.while_bytes),
+                    c.unrolled_bytes ? std::to_string(c.unrolled_bytes) : "-",
                     std::to_string(c.arena_bytes), format("%.1f", c.latency_us)});
   }
   return rows;

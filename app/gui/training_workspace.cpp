@@ -710,6 +710,7 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
     r.parameters = qint64(c.parameters);
     r.fused_bytes = qint64(c.fused_bytes);
     r.while_bytes = qint64(c.while_bytes);
+    r.unrolled_bytes = qint64(c.unrolled_bytes);
     r.latency_us = c.latency_us;
     b.cell_results.append(r);
   }

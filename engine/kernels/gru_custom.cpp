@@ -21,9 +21,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/kernels/flexbuffer_map.h"
 #include "engine/kernels/gru_cell.h"
 #include "engine/kernels/gru_integer.h"
+#include "engine/kernels/kernel_util.h"
 #include "engine/kernels/op_cost.h"
 
 namespace gruwb {
@@ -41,73 +41,47 @@ struct Options {
   GruGateActivation recurrent_activation = GruGateActivation::kSigmoid;
 };
 
-Status read_bool(const FlexMap& map, const FlexValue& value, const char* key, bool* out) {
-  if (!map.as_bool(value, out)) {
-    return Status::error(StatusCode::kInvalidModel, "GRUWB_GRU option '%s' must be a bool", key);
+Status read_activation(const CustomOption& option, Options* options) {
+  const char* name = nullptr;
+  GRUWB_RETURN_IF_ERROR(option.read_string(&name));
+  if (option.is("activation")) {
+    if (strcmp(name, "tanh") == 0) {
+      options->activation = GruActivation::kTanh;
+    } else if (strcmp(name, "linear") == 0) {
+      options->activation = GruActivation::kLinear;
+    } else if (strcmp(name, "relu") == 0) {
+      options->activation = GruActivation::kRelu;
+    } else {
+      return Status::error(StatusCode::kUnsupported,
+                           "GRUWB_GRU activation '%s' (supported: tanh, linear, relu)", name);
+    }
+  } else if (strcmp(name, "sigmoid") == 0) {
+    options->recurrent_activation = GruGateActivation::kSigmoid;
+  } else if (strcmp(name, "hard_sigmoid") == 0) {
+    options->recurrent_activation = GruGateActivation::kHardSigmoid;
+  } else {
+    return Status::error(StatusCode::kUnsupported,
+                         "GRUWB_GRU recurrent_activation '%s' (supported: sigmoid, "
+                         "hard_sigmoid)",
+                         name);
   }
   return Status();
 }
 
 Status parse_options(Span<uint8_t> bytes, Options* options) {
   *options = Options();
-  if (bytes.empty()) return Status();
-  FlexMap map;
-  if (!map.parse(bytes.data, bytes.size)) {
-    return Status::error(StatusCode::kInvalidModel,
-                         "GRUWB_GRU custom options (%u bytes) are not a FlexBuffer map",
-                         static_cast<unsigned>(bytes.size));
-  }
-  for (size_t i = 0; i < map.size(); ++i) {
-    const char* key = map.key(i);
-    FlexValue value;
-    if (!key || !map.value_at(i, &value)) {
-      return Status::error(StatusCode::kInvalidModel,
-                           "GRUWB_GRU custom options: entry %u is "
-                           "malformed",
-                           static_cast<unsigned>(i));
+  return for_each_custom_option(bytes, "GRUWB_GRU", [&](const CustomOption& option) {
+    if (option.is("reset_after")) return option.read_bool(&options->reset_after);
+    if (option.is("return_sequences")) return option.read_bool(&options->return_sequences);
+    if (option.is("time_major")) return option.read_bool(&options->time_major);
+    if (option.is("asymmetric_quantize_inputs")) {
+      return option.read_bool(&options->asymmetric_quantize_inputs);
     }
-    if (strcmp(key, "reset_after") == 0) {
-      GRUWB_RETURN_IF_ERROR(read_bool(map, value, key, &options->reset_after));
-    } else if (strcmp(key, "return_sequences") == 0) {
-      GRUWB_RETURN_IF_ERROR(read_bool(map, value, key, &options->return_sequences));
-    } else if (strcmp(key, "time_major") == 0) {
-      GRUWB_RETURN_IF_ERROR(read_bool(map, value, key, &options->time_major));
-    } else if (strcmp(key, "asymmetric_quantize_inputs") == 0) {
-      GRUWB_RETURN_IF_ERROR(read_bool(map, value, key, &options->asymmetric_quantize_inputs));
-    } else if (strcmp(key, "activation") == 0 || strcmp(key, "recurrent_activation") == 0) {
-      const char* name = nullptr;
-      if (!map.as_string(value, &name)) {
-        return Status::error(StatusCode::kInvalidModel, "GRUWB_GRU option '%s' must be a string",
-                             key);
-      }
-      if (key[0] == 'a') {
-        if (strcmp(name, "tanh") == 0) {
-          options->activation = GruActivation::kTanh;
-        } else if (strcmp(name, "linear") == 0) {
-          options->activation = GruActivation::kLinear;
-        } else if (strcmp(name, "relu") == 0) {
-          options->activation = GruActivation::kRelu;
-        } else {
-          return Status::error(StatusCode::kUnsupported,
-                               "GRUWB_GRU activation '%s' (supported: tanh, linear, relu)", name);
-        }
-      } else if (strcmp(name, "sigmoid") == 0) {
-        options->recurrent_activation = GruGateActivation::kSigmoid;
-      } else if (strcmp(name, "hard_sigmoid") == 0) {
-        options->recurrent_activation = GruGateActivation::kHardSigmoid;
-      } else {
-        return Status::error(StatusCode::kUnsupported,
-                             "GRUWB_GRU recurrent_activation '%s' (supported: sigmoid, "
-                             "hard_sigmoid)",
-                             name);
-      }
-    } else {
-      // Every option changes the maths: running with one we do not know
-      // would give wrong numbers silently.
-      return Status::error(StatusCode::kUnsupported, "GRUWB_GRU option '%s' is unknown", key);
+    if (option.is("activation") || option.is("recurrent_activation")) {
+      return read_activation(option, options);
     }
-  }
-  return Status();
+    return option.unknown();
+  });
 }
 
 // Full-integer models: this op's bias layout and options, then the shared

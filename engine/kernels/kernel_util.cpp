@@ -36,4 +36,33 @@ Status broadcast_shapes(const Shape& a, const Shape& b, Shape* out) {
   return Status();
 }
 
+Status CustomOption::read_bool(bool* out) const {
+  if (map.as_bool(value, out)) return Status();
+  return Status::error(StatusCode::kInvalidModel, "%s option '%s' must be a bool", op_name, key);
+}
+
+Status CustomOption::read_string(const char** out) const {
+  if (map.as_string(value, out)) return Status();
+  return Status::error(StatusCode::kInvalidModel, "%s option '%s' must be a string", op_name, key);
+}
+
+Status CustomOption::unknown() const {
+  return Status::error(StatusCode::kUnsupported, "%s option '%s' is unknown", op_name, key);
+}
+
+Status parse_custom_options(Span<uint8_t> bytes, const char* op_name, FlexMap* map) {
+  if (bytes.empty() || map->parse(bytes.data, bytes.size)) return Status();
+  return Status::error(StatusCode::kInvalidModel,
+                       "%s custom options (%u bytes) are not a FlexBuffer map", op_name,
+                       static_cast<unsigned>(bytes.size));
+}
+
+Status custom_option_at(const FlexMap& map, size_t i, const char* op_name, FlexValue* value,
+                        const char** key) {
+  *key = map.key(i);
+  if (*key && map.value_at(i, value)) return Status();
+  return Status::error(StatusCode::kInvalidModel, "%s custom options: entry %u is malformed",
+                       op_name, static_cast<unsigned>(i));
+}
+
 }  // namespace gruwb

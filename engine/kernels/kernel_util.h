@@ -1,9 +1,11 @@
 #pragma once
-// Small helpers shared by kernels: fused activations and broadcasting.
+// Small helpers shared by kernels: fused activations, broadcasting and custom options.
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
+#include "engine/kernels/flexbuffer_map.h"
 #include "engine/runtime/kernel.h"
 
 namespace gruwb {
@@ -79,6 +81,45 @@ void for_each_broadcast(const Shape& out, const Shape& a, const Shape& b, F f) {
       index[d] = 0;
     }
   }
+}
+
+// One entry of a custom op's options (a FlexBuffer map), with typed reads whose errors name
+// the op and the key.
+struct CustomOption {
+  const FlexMap& map;
+  const char* op_name;  // "GRUWB_GRU"
+  const char* key;
+  FlexValue value;
+
+  bool is(const char* name) const { return strcmp(key, name) == 0; }
+  Status read_bool(bool* out) const;           // "<op> option '<key>' must be a bool"
+  Status read_string(const char** out) const;  // "<op> option '<key>' must be a string"
+  // Every option changes the maths: running with one we do not know would give wrong numbers
+  // silently, so an unknown key fails prepare ("<op> option '<key>' is unknown").
+  Status unknown() const;
+};
+
+// Fails naming `op_name` when the custom options `bytes` (empty: no options) are not a
+// FlexBuffer map.
+Status parse_custom_options(Span<uint8_t> bytes, const char* op_name, FlexMap* map);
+// Entry i of a parsed map; fails naming `op_name` when it is malformed.
+Status custom_option_at(const FlexMap& map, size_t i, const char* op_name, FlexValue* value,
+                        const char** key);
+
+// Calls on_entry(const CustomOption&) -> Status for every entry of an op's custom options
+// (none when `bytes` is empty), stopping at the first error. No heap: the map is read in place.
+template <typename OnEntry>
+Status for_each_custom_option(Span<uint8_t> bytes, const char* op_name, OnEntry on_entry) {
+  if (bytes.empty()) return Status();
+  FlexMap map;
+  GRUWB_RETURN_IF_ERROR(parse_custom_options(bytes, op_name, &map));
+  for (size_t i = 0; i < map.size(); ++i) {
+    FlexValue value;
+    const char* key = nullptr;
+    GRUWB_RETURN_IF_ERROR(custom_option_at(map, i, op_name, &value, &key));
+    GRUWB_RETURN_IF_ERROR(on_entry(CustomOption{map, op_name, key, value}));
+  }
+  return Status();
 }
 
 }  // namespace gruwb

@@ -8,6 +8,7 @@
 //   LSTM       -> UNIDIRECTIONAL_SEQUENCE_LSTM, Keras' 24-input form with 15
 //                 used inputs (what TFLite Micro accepts)
 //   SimpleRNN  -> UNIDIRECTIONAL_SEQUENCE_RNN
+// and the cell plugins' (plugins/cells/): FastGRNN -> GRUWB_FASTGRNN, MGU -> GRUWB_MGU.
 // The per-gate FCs (up to 6 per step) become the op's two matrix products
 // (one on x, one on h). Unused subgraphs, tensors, buffers and op codes are
 // dropped and every index (WHILE/IF/CALL_ONCE options, signature defs) is

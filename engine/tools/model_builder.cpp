@@ -399,8 +399,9 @@ bool check_weights(const BuildSpec& s, const RnnWeights& w, std::string* error) 
   const bool two_biases = s.cell->two_biases(cell_config(s));
   if (!check_size(w.kernel, gh * static_cast<size_t>(s.features), "kernel", error) ||
       !check_size(w.recurrent_kernel, gh * h, "recurrent kernel", error) ||
-      !check_size(w.bias, gh, "bias", error) ||
-      !check_size(w.recurrent_bias, two_biases ? gh : 0, "recurrent bias", error)) {
+      !check_size(w.bias, static_cast<size_t>(s.cell->bias_blocks) * h, "bias", error) ||
+      !check_size(w.recurrent_bias, two_biases ? gh : 0, "recurrent bias", error) ||
+      !check_size(w.scalars, static_cast<size_t>(s.cell->scalars), "scalars", error)) {
     return false;
   }
   if (w.dense.size() != s.dense.size() + 1) {
@@ -447,8 +448,11 @@ bool build_model(const BuildSpec& spec, ModelDef* out, std::string* error) {
 }
 
 uint64_t trainable_parameters(const BuildSpec& s) {
-  const uint64_t gh = static_cast<uint64_t>(s.cell->gates) * static_cast<uint64_t>(s.units);
-  uint64_t n = gh * static_cast<uint64_t>(s.features + s.units) + gh;
+  const uint64_t h = static_cast<uint64_t>(s.units);
+  const uint64_t gh = static_cast<uint64_t>(s.cell->gates) * h;
+  uint64_t n = gh * static_cast<uint64_t>(s.features + s.units) +
+               static_cast<uint64_t>(s.cell->bias_blocks) * h +
+               static_cast<uint64_t>(s.cell->scalars);
   if (s.cell->two_biases(cell_config(s))) n += gh;
   uint64_t in = static_cast<uint64_t>(s.units);
   std::vector<int> sizes = s.dense;

@@ -359,7 +359,7 @@ bool analyze_while(const ModelDef& def, const EngineFacts& facts, int subgraph, 
 
 bool same_weights(const CellWeights& a, const CellWeights& b) {
   return a.kernel == b.kernel && a.recurrent_kernel == b.recurrent_kernel && a.bias == b.bias &&
-         a.recurrent_bias == b.recurrent_bias;
+         a.recurrent_bias == b.recurrent_bias && a.scalars == b.scalars;
 }
 
 // The x_t of an unrolled chain: the outputs of an UNPACK along the time axis

@@ -9,7 +9,8 @@
 // per gate, possibly SPLIT) on x and on h, and the gate nonlinearities
 // (LOGISTIC, or hard_sigmoid spelled MUL 0.2 / ADD 0.5 / MINIMUM 1 /
 // MAXIMUM 0). Every registered cell type's matcher (cells/cell_registry.h; the
-// patterns are described in gru.cpp, lstm.cpp, simple_rnn.cpp) is tried on the
+// patterns are described in gru.cpp, lstm.cpp, simple_rnn.cpp and the cell plugins'
+// host/*_descriptor.cpp) is tried on the
 // state update, in registration order.
 // The GUI uses the result to highlight a cell's ops; the fuser (fuser.h)
 // rewrites them. docs/fuser.md has the details.

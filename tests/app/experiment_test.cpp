@@ -122,19 +122,43 @@ TEST(Experiment, CancelKeepsFinishedRunsAndAutosaves) {
 TEST(Experiment, CellComparison) {
   ExperimentSpec spec = small_spec("all");
   spec.stages[0].epochs = 1;
-  spec.compare_cells = {"gru", "lstm", "rnn"};
+  spec.compare_cells = {"gru", "lstm", "rnn", "fastgrnn", "mgu"};  // the plugin cells too
   const ExperimentResult result = run_experiment(spec, nullptr, nullptr);
   ASSERT_EQ(result.status, ExperimentStatus::kCompleted) << result.error;
-  ASSERT_EQ(result.cells.size(), 3u);
+  ASSERT_EQ(result.cells.size(), 5u);
   EXPECT_EQ(result.cells[1].cell, "lstm");
+  EXPECT_EQ(result.cells[3].cell, "fastgrnn");
   // Parameters of one layer: G*H*(F+H) + biases; LSTM has 4 gate blocks,
-  // GRU 3 (+ recurrent bias), SimpleRNN 1.
+  // GRU 3 (+ recurrent bias), MGU 2, SimpleRNN 1; FastGRNN is SimpleRNN's products
+  // with a second bias (H = 8) and zeta, nu.
   EXPECT_GT(result.cells[1].parameters, result.cells[0].parameters);
-  EXPECT_GT(result.cells[0].parameters, result.cells[2].parameters);
+  EXPECT_GT(result.cells[0].parameters, result.cells[4].parameters);
+  EXPECT_GT(result.cells[4].parameters, result.cells[3].parameters);
+  EXPECT_EQ(result.cells[3].parameters, result.cells[2].parameters + 8 + 2);
   for (const CellSummary& c : result.cells) {
     EXPECT_GT(c.fused_bytes, 0u) << c.cell;
     EXPECT_GT(c.while_bytes, c.fused_bytes) << c.cell;
+    EXPECT_GT(c.unrolled_bytes, c.while_bytes) << c.cell;  // one weight copy per step
     EXPECT_EQ(c.accuracy.count, 1) << c.cell;
+  }
+  for (const StageRun& run : result.runs) EXPECT_TRUE(run.error.empty()) << run.error;
+}
+
+// The plugin cells train on the host in the converter's WHILE form as in the fused op.
+TEST(Experiment, PluginCellsTrainThroughTheirWhileLoops) {
+  for (const char* cell : {"fastgrnn", "mgu"}) {
+    ExperimentSpec spec = small_spec("init,all");
+    spec.build = std::string("cell=") + cell + ",units=8,layout=while";
+    spec.stages[1].epochs = 5;
+    const ExperimentResult result = run_experiment(spec, nullptr, nullptr);
+    ASSERT_EQ(result.status, ExperimentStatus::kCompleted) << cell << ": " << result.error;
+    ASSERT_EQ(result.runs.size(), 2u) << cell;
+    const StageRun& all = result.runs[1];
+    // The cell's weights train too, not only the head's.
+    EXPECT_GT(all.training.trainable_parameters, 8 * (8 + 6)) << cell;
+    ASSERT_FALSE(all.training.epochs.empty()) << cell;
+    EXPECT_LT(all.training.epochs.back().train_loss, all.training.epochs.front().train_loss)
+        << cell;
   }
 }
 

@@ -193,7 +193,7 @@ TEST(GruwbBuildTest, BadOptionsAreUsageErrors) {
        "build: missing --timesteps"},
       {reference_args(out) << "--cell"
                            << "transformer",
-       "build: --cell 'transformer' (expected gru, lstm or rnn)"},
+       "build: --cell 'transformer' (expected gru, lstm, rnn, fastgrnn or mgu)"},
       {reference_args(out) << "--units"
                            << "0",
        "build: --units '0' must be an integer"},

@@ -43,6 +43,36 @@ inline std::vector<uint8_t> cell_options(
   return fbb.GetBuffer();
 }
 
+// The sizes and the layout one run of a cell op uses.
+struct CellDims {
+  int batch, time, input, units;
+};
+
+struct CellLayout {
+  bool return_sequences;
+  bool time_major;
+  bool initial_state;  // h0 as a second model input, else zeros
+  const char* what;
+};
+
+// Both output forms, batch- and time-major, with and without h0.
+inline const CellLayout kCellLayouts[] = {
+    {true, false, false, "sequences"},
+    {false, false, true, "last state, h0"},
+    {true, true, true, "time-major sequences, h0"},
+};
+
+inline std::vector<int32_t> input_shape(const CellDims& d, const CellLayout& l) {
+  return l.time_major ? std::vector<int32_t>{d.time, d.batch, d.input}
+                      : std::vector<int32_t>{d.batch, d.time, d.input};
+}
+
+inline std::vector<int32_t> output_shape(const CellDims& d, const CellLayout& l) {
+  if (!l.return_sequences) return {d.batch, d.units};
+  return l.time_major ? std::vector<int32_t>{d.time, d.batch, d.units}
+                      : std::vector<int32_t>{d.batch, d.time, d.units};
+}
+
 // Where element (b, t, feature) of a [B,T,F] or [T,B,F] sequence lives.
 inline size_t sequence_index(bool time_major, int batch, int time, int b, int t, int features,
                              int feature) {
@@ -62,6 +92,32 @@ struct ReferenceArray {
   std::string name;
   std::vector<double> values;
 };
+
+inline std::vector<float> narrow(const ReferenceArray& a) {
+  return std::vector<float>(a.values.begin(), a.values.end());
+}
+
+// The model inputs: x, and h0 when the layout has it.
+inline std::vector<Values> cell_inputs(const CellDims& d, const CellLayout& l,
+                                       const ReferenceArray& x, const ReferenceArray& h0) {
+  std::vector<Values> in = {Values::f32(input_shape(d, l), narrow(x))};
+  if (l.initial_state) in.push_back(Values::f32({d.batch, d.units}, narrow(h0)));
+  return in;
+}
+
+// Steps [first, first + count) of a batch-major x [B,T,I] as [B,count,I].
+inline std::vector<float> time_window(const ReferenceArray& x, const CellDims& d, int first,
+                                      int count) {
+  std::vector<float> window;
+  for (int b = 0; b < d.batch; ++b) {
+    for (int t = first; t < first + count; ++t) {
+      for (int k = 0; k < d.input; ++k)
+        window.push_back(
+            static_cast<float>(x.values[sequence_index(false, d.batch, d.time, b, t, d.input, k)]));
+    }
+  }
+  return window;
+}
 
 // Central differences of `loss` (which reads `array`) for every element.
 inline std::vector<double> central_differences(ReferenceArray& array,

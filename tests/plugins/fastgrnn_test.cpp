@@ -18,23 +18,6 @@
 namespace gruwb::test {
 namespace {
 
-struct Dims {
-  int batch, time, input, units;
-};
-
-struct Layout {
-  bool return_sequences;
-  bool time_major;
-  bool initial_state;  // h0 as a second model input, else zeros
-  const char* what;
-};
-
-const Layout kLayouts[] = {
-    {true, false, false, "sequences"},
-    {false, false, true, "last state, h0"},
-    {true, true, true, "time-major sequences, h0"},
-};
-
 double nonlinearity(const std::string& name, double v) {
   if (name == "sigmoid") return sigmoid_d(v);
   if (name == "tanh") return std::tanh(v);
@@ -43,14 +26,14 @@ double nonlinearity(const std::string& name, double v) {
 
 // The cell's values as the reference reads them; names are the model's.
 struct FastGrnn {
-  Dims d;
-  Layout l;
+  CellDims d;
+  CellLayout l;
   std::string gate = "sigmoid", update = "tanh";
   ReferenceArray w{"fastgrnn/W", {}}, u{"fastgrnn/U", {}}, bias{"fastgrnn/bias", {}};
   ReferenceArray zeta{"fastgrnn/zeta", {}}, nu{"fastgrnn/nu", {}};
   ReferenceArray x{"x", {}}, h0{"h0", {}};
 
-  FastGrnn(Dims dims, Layout layout, uint32_t seed) : d(dims), l(layout) {
+  FastGrnn(CellDims dims, CellLayout layout, uint32_t seed) : d(dims), l(layout) {
     const size_t h = static_cast<size_t>(d.units);
     w.values = widen(random_floats(h * static_cast<size_t>(d.input), 0.6f, seed + 1));
     u.values = widen(random_floats(h * h, 0.5f, seed + 2));
@@ -99,19 +82,10 @@ struct FastGrnn {
     return out;
   }
 
-  std::vector<int32_t> x_shape() const {
-    return l.time_major ? std::vector<int32_t>{d.time, d.batch, d.input}
-                        : std::vector<int32_t>{d.batch, d.time, d.input};
-  }
-
-  static std::vector<float> narrow(const ReferenceArray& a) {
-    return std::vector<float>(a.values.begin(), a.values.end());
-  }
-
   // x [, h0] -> GRUWB_FASTGRNN -> output.
   OpModelBuilder model(bool default_options = false) const {
     OpModelBuilder b;
-    const int xi = b.input(x.name, x_shape());
+    const int xi = b.input(x.name, input_shape(d, l));
     const int hi = l.initial_state ? b.input(h0.name, {d.batch, d.units}) : -1;
     const int wi = b.constant(w.name, {d.units, d.input}, narrow(w));
     const int ui = b.constant(u.name, {d.units, d.units}, narrow(u));
@@ -127,25 +101,18 @@ struct FastGrnn {
     return b;
   }
 
-  std::vector<Values> inputs() const {
-    std::vector<Values> in = {Values::f32(x_shape(), narrow(x))};
-    if (l.initial_state) in.push_back(Values::f32({d.batch, d.units}, narrow(h0)));
-    return in;
-  }
+  std::vector<Values> inputs() const { return cell_inputs(d, l, x, h0); }
 };
 
 TEST(FastGrnnTest, ForwardMatchesTheDoubleReference) {
   uint32_t seed = 10;
   // 12 units: the 8-wide vector blocks and their remainder; 11 steps: a
   // whole time block of 8 and a partial one.
-  for (const Layout& l : kLayouts) {
+  for (const CellLayout& l : kCellLayouts) {
     FastGrnn cell({3, 11, 3, 12}, l, seed += 10);
     const std::vector<Values> out = run(cell.model(), cell.inputs());
     ASSERT_EQ(out.size(), 1u) << l.what;
-    const std::vector<int32_t> shape = !l.return_sequences ? std::vector<int32_t>{3, 12}
-                                       : l.time_major      ? std::vector<int32_t>{11, 3, 12}
-                                                           : std::vector<int32_t>{3, 11, 12};
-    EXPECT_EQ(out[0].shape, shape) << l.what;
+    EXPECT_EQ(out[0].shape, output_shape(cell.d, l)) << l.what;
     const std::vector<double> expected = cell.reference();
     const std::vector<float> actual = out[0].floats();
     ASSERT_EQ(actual.size(), expected.size()) << l.what;
@@ -159,7 +126,7 @@ TEST(FastGrnnTest, ForwardMatchesTheDoubleReference) {
 TEST(FastGrnnTest, NonlinearityOptionsChangeTheMathsAsEdgeMLs) {
   for (const auto& [gate, update] : std::vector<std::pair<std::string, std::string>>{
            {"tanh", "sigmoid"}, {"sigmoid", "relu"}, {"relu", "tanh"}}) {
-    FastGrnn cell({2, 9, 3, 6}, kLayouts[0], 77);
+    FastGrnn cell({2, 9, 3, 6}, kCellLayouts[0], 77);
     cell.gate = gate;
     cell.update = update;
     const std::vector<Values> out = run(cell.model(), cell.inputs());
@@ -182,7 +149,7 @@ TEST(FastGrnnTest, EmptyOptionsAreEdgeMLDefaults) {
 
 TEST(FastGrnnTest, BackwardMatchesCentralDifferencesOfTheDoubleReference) {
   uint32_t seed = 300;
-  for (const Layout& l : kLayouts) {
+  for (const CellLayout& l : kCellLayouts) {
     // B 2, T 10: batch rows and a gradient block of 8 steps plus 2.
     FastGrnn cell({2, 10, 3, 5}, l, seed += 10);
     Session s;
@@ -214,24 +181,14 @@ TEST(FastGrnnTest, VariableStateCarriesAcrossInvokes) {
   const int state = b.variable("h", {2, 5});
   const int y = b.output("y");
   b.custom_op("GRUWB_FASTGRNN",
-              {xi, b.constant("W", {5, 3}, FastGrnn::narrow(six.w)),
-               b.constant("U", {5, 5}, FastGrnn::narrow(six.u)),
-               b.constant("b", {2, 5}, FastGrnn::narrow(six.bias)),
-               b.constant("zeta", {1}, FastGrnn::narrow(six.zeta)),
-               b.constant("nu", {1}, FastGrnn::narrow(six.nu)), state},
+              {xi, b.constant("W", {5, 3}, narrow(six.w)), b.constant("U", {5, 5}, narrow(six.u)),
+               b.constant("b", {2, 5}, narrow(six.bias)), b.constant("zeta", {1}, narrow(six.zeta)),
+               b.constant("nu", {1}, narrow(six.nu)), state},
               {y}, {});
   OpRunner runner(b);
   ASSERT_TRUE(runner.ok()) << runner.error();
   for (int half = 0; half < 2; ++half) {
-    std::vector<float> x;
-    for (int row = 0; row < 2; ++row) {
-      for (int t = 0; t < 6; ++t) {
-        for (int k = 0; k < 3; ++k)
-          x.push_back(static_cast<float>(
-              twelve.x.values[sequence_index(false, 2, 12, row, half * 6 + t, 3, k)]));
-      }
-    }
-    runner.set_input(0, Values::f32({2, 6, 3}, x));
+    runner.set_input(0, Values::f32({2, 6, 3}, time_window(twelve.x, twelve.d, half * 6, 6)));
     ASSERT_TRUE(runner.invoke()) << runner.error();
   }
   const std::vector<double> expected = twelve.reference();
@@ -241,7 +198,7 @@ TEST(FastGrnnTest, VariableStateCarriesAcrossInvokes) {
 }
 
 TEST(FastGrnnTest, BadOptionsAndShapesAreRefusedByName) {
-  FastGrnn cell({1, 4, 3, 4}, kLayouts[0], 3);
+  FastGrnn cell({1, 4, 3, 4}, kCellLayouts[0], 3);
   const auto with_options = [&](const std::vector<uint8_t>& options) {
     OpModelBuilder b = cell.model();
     b.def().subgraphs[0]->operators[0]->custom_options = options;

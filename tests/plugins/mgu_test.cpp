@@ -18,31 +18,14 @@
 namespace gruwb::test {
 namespace {
 
-struct Dims {
-  int batch, time, input, units;
-};
-
-struct Layout {
-  bool return_sequences;
-  bool time_major;
-  bool initial_state;  // h0 as a second model input, else zeros
-  const char* what;
-};
-
-const Layout kLayouts[] = {
-    {true, false, false, "sequences"},
-    {false, false, true, "last state, h0"},
-    {true, true, true, "time-major sequences, h0"},
-};
-
 // The cell's values as the reference reads them; names are the model's.
 struct Mgu {
-  Dims d;
-  Layout l;
+  CellDims d;
+  CellLayout l;
   ReferenceArray w{"mgu/kernel", {}}, u{"mgu/recurrent_kernel", {}}, bias{"mgu/bias", {}};
   ReferenceArray x{"x", {}}, h0{"h0", {}};
 
-  Mgu(Dims dims, Layout layout, uint32_t seed) : d(dims), l(layout) {
+  Mgu(CellDims dims, CellLayout layout, uint32_t seed) : d(dims), l(layout) {
     const size_t h = static_cast<size_t>(d.units);
     w.values = widen(random_floats(2 * h * static_cast<size_t>(d.input), 0.6f, seed + 1));
     u.values = widen(random_floats(2 * h * h, 0.6f, seed + 2));
@@ -98,19 +81,10 @@ struct Mgu {
     return out;
   }
 
-  std::vector<int32_t> x_shape() const {
-    return l.time_major ? std::vector<int32_t>{d.time, d.batch, d.input}
-                        : std::vector<int32_t>{d.batch, d.time, d.input};
-  }
-
-  static std::vector<float> narrow(const ReferenceArray& a) {
-    return std::vector<float>(a.values.begin(), a.values.end());
-  }
-
   // x [, h0] -> GRUWB_MGU -> output.
   OpModelBuilder model(bool default_options = false) const {
     OpModelBuilder b;
-    const int xi = b.input(x.name, x_shape());
+    const int xi = b.input(x.name, input_shape(d, l));
     const int hi = l.initial_state ? b.input(h0.name, {d.batch, d.units}) : -1;
     const int wi = b.constant(w.name, {2 * d.units, d.input}, narrow(w));
     const int ui = b.constant(u.name, {2 * d.units, d.units}, narrow(u));
@@ -122,25 +96,18 @@ struct Mgu {
     return b;
   }
 
-  std::vector<Values> inputs() const {
-    std::vector<Values> in = {Values::f32(x_shape(), narrow(x))};
-    if (l.initial_state) in.push_back(Values::f32({d.batch, d.units}, narrow(h0)));
-    return in;
-  }
+  std::vector<Values> inputs() const { return cell_inputs(d, l, x, h0); }
 };
 
 TEST(MguTest, ForwardMatchesTheDoubleReference) {
   uint32_t seed = 10;
   // 12 units: the 8-wide vector blocks and their remainder; 11 steps: a
   // whole time block of 8 and a partial one.
-  for (const Layout& l : kLayouts) {
+  for (const CellLayout& l : kCellLayouts) {
     Mgu cell({3, 11, 3, 12}, l, seed += 10);
     const std::vector<Values> out = run(cell.model(), cell.inputs());
     ASSERT_EQ(out.size(), 1u) << l.what;
-    const std::vector<int32_t> shape = !l.return_sequences ? std::vector<int32_t>{3, 12}
-                                       : l.time_major      ? std::vector<int32_t>{11, 3, 12}
-                                                           : std::vector<int32_t>{3, 11, 12};
-    EXPECT_EQ(out[0].shape, shape) << l.what;
+    EXPECT_EQ(out[0].shape, output_shape(cell.d, l)) << l.what;
     const std::vector<double> expected = cell.reference();
     const std::vector<float> actual = out[0].floats();
     ASSERT_EQ(actual.size(), expected.size()) << l.what;
@@ -159,7 +126,7 @@ TEST(MguTest, EmptyOptionsReturnTheLastStateBatchMajor) {
 
 TEST(MguTest, BackwardMatchesCentralDifferencesOfTheDoubleReference) {
   uint32_t seed = 300;
-  for (const Layout& l : kLayouts) {
+  for (const CellLayout& l : kCellLayouts) {
     // B 2, T 10: batch rows and a gradient block of 8 steps plus 2.
     Mgu cell({2, 10, 3, 5}, l, seed += 10);
     Session s;
@@ -188,23 +155,15 @@ TEST(MguTest, VariableStateCarriesAcrossInvokes) {
   const int xi = b.input("x", {2, 6, 3});
   const int state = b.variable("h", {2, 5});
   const int y = b.output("y");
-  b.custom_op("GRUWB_MGU",
-              {xi, b.constant("W", {10, 3}, Mgu::narrow(twelve.w)),
-               b.constant("U", {10, 5}, Mgu::narrow(twelve.u)),
-               b.constant("b", {10}, Mgu::narrow(twelve.bias)), state},
-              {y}, {});
+  b.custom_op(
+      "GRUWB_MGU",
+      {xi, b.constant("W", {10, 3}, narrow(twelve.w)), b.constant("U", {10, 5}, narrow(twelve.u)),
+       b.constant("b", {10}, narrow(twelve.bias)), state},
+      {y}, {});
   OpRunner runner(b);
   ASSERT_TRUE(runner.ok()) << runner.error();
   for (int half = 0; half < 2; ++half) {
-    std::vector<float> x;
-    for (int row = 0; row < 2; ++row) {
-      for (int t = 0; t < 6; ++t) {
-        for (int k = 0; k < 3; ++k)
-          x.push_back(static_cast<float>(
-              twelve.x.values[sequence_index(false, 2, 12, row, half * 6 + t, 3, k)]));
-      }
-    }
-    runner.set_input(0, Values::f32({2, 6, 3}, x));
+    runner.set_input(0, Values::f32({2, 6, 3}, time_window(twelve.x, twelve.d, half * 6, 6)));
     ASSERT_TRUE(runner.invoke()) << runner.error();
   }
   const std::vector<double> expected = twelve.reference();
@@ -214,7 +173,7 @@ TEST(MguTest, VariableStateCarriesAcrossInvokes) {
 }
 
 TEST(MguTest, BadOptionsAndShapesAreRefusedByName) {
-  Mgu cell({1, 4, 3, 4}, kLayouts[0], 3);
+  Mgu cell({1, 4, 3, 4}, kCellLayouts[0], 3);
   const auto with_options = [&](const std::vector<uint8_t>& options) {
     OpModelBuilder b = cell.model();
     b.def().subgraphs[0]->operators[0]->custom_options = options;

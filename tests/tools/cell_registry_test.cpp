@@ -48,7 +48,8 @@ std::vector<BuildSpec> variants_of(const CellDescriptor* cell, ModelFormat forma
 }
 
 std::string label(const BuildSpec& s) {
-  return std::string(s.cell->name) + (s.reset_after ? " reset_after" : "") +
+  return std::string(s.cell->name) +
+         (s.cell->has_reset_after && s.reset_after ? " reset_after" : "") +
          (s.gru_variant == GruVariant::kLegacy ? " legacy" : "") + " " +
          model_format_name(s.format);
 }
@@ -93,6 +94,8 @@ void expect_detected_and_fused(const BuildSpec& spec, const RnnWeights& w,
   EXPECT_LE(largest_gap(cell.weights.recurrent_kernel, w.recurrent_kernel), 1e-7);
   EXPECT_LE(largest_gap(cell.weights.bias, w.bias), 1e-6);
   EXPECT_LE(largest_gap(cell.weights.recurrent_bias, w.recurrent_bias), 1e-6);
+  // FastGRNN's zeta and nu come back through the logit of their folded sigmoids.
+  EXPECT_LE(largest_gap(cell.weights.scalars, w.scalars), 1e-5);
 
   FuseOptions options;
   options.format = spec.format;
@@ -104,16 +107,46 @@ void expect_detected_and_fused(const BuildSpec& spec, const RnnWeights& w,
   EXPECT_LE(max_diff(bytes, result.bytes), kTolerance);
 }
 
-TEST(CellRegistry, ListsTheBuiltInCellsFirst) {
+// The built-ins, then the cell plugins compiled in (plugins/cells/*/cell.cmake, by folder).
+TEST(CellRegistry, ListsTheBuiltInCellsFirstThenThePluginCells) {
   const auto& cells = registered_cells();
-  ASSERT_GE(cells.size(), 3u);
+  ASSERT_GE(cells.size(), 5u);
   EXPECT_STREQ(cells[0]->name, "gru");
   EXPECT_STREQ(cells[1]->name, "lstm");
   EXPECT_STREQ(cells[2]->name, "rnn");
+  EXPECT_STREQ(cells[3]->name, "fastgrnn");
+  EXPECT_STREQ(cells[4]->name, "mgu");
   EXPECT_EQ(default_cell(), cells[0]);
   EXPECT_EQ(find_cell("lstm"), cells[1]);
   EXPECT_EQ(find_cell("LSTM"), nullptr);  // names are exact
-  EXPECT_EQ(cell_names_text(), "gru, lstm or rnn");
+  EXPECT_EQ(cell_names_text(), "gru, lstm, rnn, fastgrnn or mgu");
+}
+
+// The plugin cells' weight layouts: FastGRNN's one shared block with two biases and two
+// scalars (EdgeML's zeta 1, nu -4 and biases 1), MGU's two blocks.
+TEST(CellRegistry, PluginCellsKeepTheirOpsWeightLayout) {
+  BuildSpec s = variants_of(find_cell("fastgrnn"), ModelFormat::kTflite)[0];
+  s.bias_init = BiasInit::kKeras;
+  RnnWeights w = initial_weights(s);
+  EXPECT_EQ(w.kernel.size(), static_cast<size_t>(s.units * s.features));
+  EXPECT_EQ(w.recurrent_kernel.size(), static_cast<size_t>(s.units * s.units));
+  EXPECT_EQ(w.bias, std::vector<float>(static_cast<size_t>(2 * s.units), 1.f));
+  EXPECT_EQ(w.scalars, (std::vector<float>{1.f, -4.f}));
+  EXPECT_EQ(trainable_parameters(s),
+            static_cast<uint64_t>(s.units * (s.features + s.units) + 2 * s.units + 2 +
+                                  s.classes * (s.units + 1)));
+  std::string error;
+  w.scalars.pop_back();
+  s.weights = &w;
+  EXPECT_FALSE(check_spec(s, &error));
+  EXPECT_EQ(error, "weights: scalars has 1 values, expected 2");
+
+  s = variants_of(find_cell("mgu"), ModelFormat::kTflite)[0];
+  w = initial_weights(s);
+  EXPECT_EQ(w.kernel.size(), static_cast<size_t>(2 * s.units * s.features));
+  EXPECT_EQ(w.recurrent_kernel.size(), static_cast<size_t>(2 * s.units * s.units));
+  EXPECT_EQ(w.bias.size(), static_cast<size_t>(2 * s.units));
+  EXPECT_TRUE(w.scalars.empty());
 }
 
 TEST(CellRegistry, EveryCellsLayoutsAgreeAndFuseBack) {
@@ -176,7 +209,7 @@ TEST(CellRegistry, ACellRegisteredAtRunTimeIsListedAndBuilt) {
   copy.display_name = "MyRNN";
   std::string error;
   ASSERT_TRUE(register_cell(&copy, &error)) << error;
-  EXPECT_EQ(cell_names_text(), "gru, lstm, rnn or my_rnn");
+  EXPECT_EQ(cell_names_text(), "gru, lstm, rnn, fastgrnn, mgu or my_rnn");
   const CellDescriptor* parsed = nullptr;
   ASSERT_TRUE(parse_cell("my_rnn", &parsed));
   EXPECT_EQ(parsed, &copy);

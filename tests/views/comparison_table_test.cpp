@@ -84,12 +84,14 @@ class ComparisonTableTest : public QObject {
     ComparisonTable table;
     table.show();
     QVERIFY(!table.cellTable()->isVisible());
-    table.setCellResults({{"GRU", 0.72, 0.02, 11764, 50000, 61000, 820.5},
-                          {"LSTM", 0.70, 0.03, 15604, 66000, 80000, 1010}});
+    table.setCellResults({{"GRU", 0.72, 0.02, 11764, 50000, 61000, 820.5, 0},
+                          {"LSTM", 0.70, 0.03, 15604, 66000, 80000, 1010, 4200000}});
     QVERIFY(table.cellTable()->isVisible());
     QCOMPARE(table.cellTable()->rowCount(), 2);
     QCOMPARE(table.cellTable()->item(0, 1)->text(), QString("0.720 \u00b1 0.020"));
-    QCOMPARE(table.cellTable()->item(1, 5)->text(), QString("1010.0 \u00b5s"));
+    QCOMPARE(table.cellTable()->item(0, 5)->text(), QString("-"));  // not measured
+    QVERIFY(table.cellTable()->item(1, 5)->text() != QString("-"));
+    QCOMPARE(table.cellTable()->item(1, 6)->text(), QString("1010.0 \u00b5s"));
   }
 };
 

@@ -188,40 +188,46 @@ class TrainingWorkspaceTest : public QObject {
     QVERIFY2(error.contains("r.html"), qPrintable(error));
   }
 
-  // Cell comparison: the same data through a fresh GRU, LSTM and SimpleRNN
-  // (4 units, 1 epoch); the cell table gets accuracy, sizes and latency.
+  // Cell comparison: the same data through a fresh GRU, LSTM, SimpleRNN and the plugin cells
+  // FastGRNN and MGU (4 units, 1 epoch); the cell table gets accuracy, sizes and latency.
   void cellComparisonFillsTheCellTable() {
     TrainingWorkspace workspace;
     ExperimentSettings s = gestureOnBasicMotions("cells", 1);
     s.build_spec = "cell=gru,units=4";
     s.dataset_path = QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotionsAcc60_TRAIN.ts";
     s.stages = {"all"};
-    s.compare_cells = {"gru", "lstm", "rnn"};
+    s.compare_cells = {"gru", "lstm", "rnn", "fastgrnn", "mgu"};
     workspace.startExperiment(s);
     QVERIFY(workspace.waitForIdle(90000));
     QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
     const auto& cells = workspace.comparisonTable()->cellResults();
-    QCOMPARE(cells.size(), 3);
+    QCOMPARE(cells.size(), 5);
     QCOMPARE(cells[0].cell, QString("GRU"));
     QCOMPARE(cells[1].cell, QString("LSTM"));
     QCOMPARE(cells[2].cell, QString("SimpleRNN"));
+    QCOMPARE(cells[3].cell, QString("FastGRNN"));
+    QCOMPARE(cells[4].cell, QString("MGU"));
     // Parameters from the cell equations (F=3 inputs, H=4 units, C=4
     // classes, Dense 4x4+4): GRU 3H(F+H)+2*3H (reset_after biases), LSTM
-    // 4H(F+H)+4H, SimpleRNN H(F+H)+H.
+    // 4H(F+H)+4H, SimpleRNN H(F+H)+H, FastGRNN H(F+H)+2H+2 (b_z, b_h, zeta,
+    // nu), MGU 2H(F+H)+2H.
     const qint64 dense = 4 * 4 + 4;
     QCOMPARE(cells[0].parameters, 3 * 4 * (3 + 4) + 2 * 3 * 4 + dense);
     QCOMPARE(cells[1].parameters, 4 * 4 * (3 + 4) + 4 * 4 + dense);
     QCOMPARE(cells[2].parameters, 4 * (3 + 4) + 4 + dense);
+    QCOMPARE(cells[3].parameters, 4 * (3 + 4) + 2 * 4 + 2 + dense);
+    QCOMPARE(cells[4].parameters, 2 * 4 * (3 + 4) + 2 * 4 + dense);
     for (const auto& c : cells) {
       QVERIFY(c.accuracy >= 0 && c.accuracy <= 1);
       QVERIFY(c.fused_bytes > 0);
-      QVERIFY2(c.while_bytes > c.fused_bytes, qPrintable(c.cell));  // the loop spells it out
+      QVERIFY2(c.while_bytes > c.fused_bytes, qPrintable(c.cell));     // the loop spells it out
+      QVERIFY2(c.unrolled_bytes > c.while_bytes, qPrintable(c.cell));  // a copy per step
       QVERIFY(c.latency_us > 0);
     }
     QVERIFY(workspace.comparisonTable()->cellTable()->isVisibleTo(workspace.comparisonTable()));
-    QCOMPARE(workspace.comparisonTable()->cellTable()->rowCount(), 3);
+    QCOMPARE(workspace.comparisonTable()->cellTable()->rowCount(), 5);
     // One stage row per cell too.
-    QCOMPARE(workspace.comparisonTable()->stageResults().size(), 3);
+    QCOMPARE(workspace.comparisonTable()->stageResults().size(), 5);
   }
 
   void badInputFailsWithTheCulprit() {

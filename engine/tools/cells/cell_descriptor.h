@@ -6,7 +6,8 @@
 //
 // One descriptor per cell type, listed in the registry (cell_registry.h); nothing outside a
 // descriptor names a cell type. GRU, LSTM and SimpleRNN are built in (gru.cpp, lstm.cpp,
-// simple_rnn.cpp); docs/cells.md says how to add one.
+// simple_rnn.cpp), FastGRNN and MGU are cell plugins (plugins/cells/*/host/); docs/cells.md
+// says how to add one.
 
 #include <cstdint>
 #include <string>
@@ -27,12 +28,15 @@ struct CellMatch;
 
 // Weights in the fused ops' layout: FULLY_CONNECTED [out, in] rows (the Keras kernel
 // transposed), G gate blocks of H rows in the cell's own order (GRU z|r|h, LSTM i|f|c|o,
-// SimpleRNN one block).
+// SimpleRNN one block, MGU f|h, FastGRNN one block its gate and candidate share).
 struct CellWeights {
   std::vector<float> kernel;            // [G*H, F]
   std::vector<float> recurrent_kernel;  // [G*H, H]
-  std::vector<float> bias;              // [G*H] input side (all biases unless two_biases)
+  std::vector<float> bias;              // [bias_blocks*H] input side (all unless two_biases)
   std::vector<float> recurrent_bias;    // [G*H] when the cell keeps two biases, else empty
+  // The cell's trainable scalars in its own order (FastGRNN: zeta, nu before their
+  // sigmoids); empty for cells without (CellDescriptor::scalars).
+  std::vector<float> scalars;
   // Hybrid cells: the int8 scale of each row of kernel / recurrent_kernel (0 for a float
   // row), so the fused op keeps the int8 values (kernel = scale * q exactly).
   std::vector<float> kernel_scales, recurrent_kernel_scales;
@@ -93,6 +97,8 @@ struct CellDescriptor {
   const char* layer_name;    // "gru": tensor-name prefix, as Keras names the layer
   const char* help;          // one line for CLI help: "Keras SimpleRNN"
   int gates;                 // gate blocks G of H rows in the weights
+  int bias_blocks;           // H-element blocks of CellWeights::bias (G, FastGRNN 2 for 1 gate)
+  int scalars;               // entries of CellWeights::scalars (FastGRNN 2, else 0)
   int states;                // 1: h; 2: h and c
   bool has_reset_after;      // CellConfig::reset_after is a variant of this cell (GRU)
   bool has_legacy_body;      // CellConfig::legacy is a variant of this cell (GRU)

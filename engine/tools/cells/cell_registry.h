@@ -1,6 +1,7 @@
 #pragma once
-// The registry of cell types (cell_descriptor.h): the built-in GRU, LSTM and SimpleRNN, and
-// whatever a caller (a plugin) registers at run time. The detector tries every registered
+// The registry of cell types (cell_descriptor.h): the built-in GRU, LSTM and SimpleRNN, the cell
+// plugins compiled in after them (FastGRNN, MGU: plugins/cells/*/cell.cmake), and whatever a
+// caller registers at run time. The detector tries every registered
 // matcher in registration order; the builder, the fuser, the CLI's help and parsers, the
 // experiment panel and the training workspace list cells from here.
 
@@ -11,7 +12,8 @@
 
 namespace gruwb::tools {
 
-// Every registered cell type, built-ins first, in registration order.
+// Every registered cell type, built-ins first, then the compiled-in plugins, in registration
+// order.
 const std::vector<const CellDescriptor*>& registered_cells();
 
 // The cell type named `name` (CellDescriptor::name, e.g. "lstm"), or nullptr.
@@ -28,7 +30,7 @@ const CellDescriptor* default_cell();
 // every use (a plugin keeps it until the program ends).
 bool register_cell(const CellDescriptor* cell, std::string* error);
 
-// "gru, lstm or rnn": the registered names for help texts and messages.
+// "gru, lstm, rnn, fastgrnn or mgu": the registered names for help texts and messages.
 std::string cell_names_text(const char* last_separator = " or ");
 
 }  // namespace gruwb::tools

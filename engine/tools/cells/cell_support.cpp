@@ -1,5 +1,7 @@
 #include "engine/tools/cells/cell_support.h"
 
+#include <flatbuffers/flexbuffers.h>
+
 #include <algorithm>
 
 #include "engine/tools/initializers.h"
@@ -73,6 +75,37 @@ StepConstants whole_constants(GraphWriter& g, const CellConfig& c, const CellWei
   k.tensors.push_back(g.constant(p + "bias", {gh}, w.bias));
   k.tensors.push_back(g.constant(p + "recurrent_kernel", {gh, c.units}, w.recurrent_kernel));
   return k;
+}
+
+int fused_output(GraphWriter& g, const FusedCell& c, FusedPlan* plan, const std::string& p) {
+  const int H = c.config.units, B = c.batch, T = c.timesteps;
+  if (!plan->need_sequence) {
+    if (plan->h_final < 0) plan->h_final = g.tensor(p + "h", {B, H});
+    return plan->h_final;
+  }
+  if (plan->sequence < 0)
+    plan->sequence = g.tensor(p + "sequence", plan->time_major ? Dims{T, B, H} : Dims{B, T, H});
+  return plan->sequence;
+}
+
+void fused_last_step(GraphWriter& g, const FusedCell& c, FusedPlan* plan, int out,
+                     const std::string& p) {
+  if (!plan->need_sequence || !plan->need_last) return;
+  if (plan->h_final < 0) plan->h_final = g.tensor(p + "h", {c.batch, c.config.units});
+  last_step(g, out, plan->time_major ? 0 : 1, p + "last", plan->h_final);
+}
+
+std::vector<uint8_t> cell_op_options(
+    bool return_sequences, bool time_major,
+    const std::vector<std::pair<std::string, std::string>>& strings) {
+  flexbuffers::Builder fbb;
+  fbb.Map([&] {
+    fbb.Bool("return_sequences", return_sequences);
+    fbb.Bool("time_major", time_major);
+    for (const auto& [key, value] : strings) fbb.String(key.c_str(), value);
+  });
+  fbb.Finish();
+  return fbb.GetBuffer();
 }
 
 }  // namespace gruwb::tools::cells

@@ -2,6 +2,7 @@
 // Pieces the built-in cell descriptors share (host only).
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/tools/cells/cell_descriptor.h"
@@ -39,5 +40,21 @@ uint64_t gate_products_macs(const CellConfig& config, int gates);
 // bias [G*H] whole (LSTM, SimpleRNN): tensors {kernel, recurrent_kernel, bias}.
 StepConstants whole_constants(GraphWriter& g, const CellConfig& config, const CellWeights& w,
                               int gates, const std::string& prefix);
+
+// The tensor a fused op that returns its whole output writes: the sequence (plan->sequence,
+// made when -1: [T,B,H] time-major, else [B,T,H]) when plan->need_sequence, else the last h
+// [B,H] (plan->h_final, made when -1).
+int fused_output(GraphWriter& g, const FusedCell& c, FusedPlan* plan, const std::string& prefix);
+
+// After the op wrote `out`: its last step into plan->h_final when the plan needs the sequence
+// and the last h.
+void fused_last_step(GraphWriter& g, const FusedCell& c, FusedPlan* plan, int out,
+                     const std::string& prefix);
+
+// The FlexBuffer map of a fused cell custom op (GRUWB_MGU, GRUWB_FASTGRNN): its layout flags
+// and string options.
+std::vector<uint8_t> cell_op_options(
+    bool return_sequences, bool time_major,
+    const std::vector<std::pair<std::string, std::string>>& strings = {});
 
 }  // namespace gruwb::tools::cells

@@ -73,26 +73,15 @@ std::vector<uint8_t> custom_options(const FusedCell& f, bool return_sequences, b
 }
 
 std::string emit_fused(GraphWriter& g, const FusedCell& f, FusedPlan* plan) {
-  const int H = f.config.units, F = f.config.features, B = f.batch, T = f.timesteps;
+  const int H = f.config.units, F = f.config.features, B = f.batch;
   const int G = kGates;
   const CellWeights& w = *f.weights;
   const std::string p = "gru/";
-  auto h_final = [&]() {
-    if (plan->h_final < 0) plan->h_final = g.tensor(p + "h", {B, H});
-    return plan->h_final;
-  };
   int wx =
       g.weight(p + "kernel", {G * H, F}, w.kernel, hybrid_scales(f, w.kernel_scales, 0, G * H));
   int wh = g.weight(p + "recurrent_kernel", {G * H, H}, w.recurrent_kernel,
                     hybrid_scales(f, w.recurrent_kernel_scales, 0, G * H));
-  int out = -1;
-  if (plan->need_sequence) {
-    if (plan->sequence < 0)
-      plan->sequence = g.tensor(p + "sequence", plan->time_major ? Dims{T, B, H} : Dims{B, T, H});
-    out = plan->sequence;
-  } else {
-    out = h_final();
-  }
+  const int out = fused_output(g, f, plan, p);
   std::string name = fused_op(f.config, f.format, f.hybrid);
   if (name == "GRU") {
     int bx = g.constant(p + "bias", {G * H}, w.bias);
@@ -114,7 +103,7 @@ std::string emit_fused(GraphWriter& g, const FusedCell& f, FusedPlan* plan) {
     g.custom_op("GRUWB_GRU", {plan->input, wx, wh, b, plan->initial_state}, {out},
                 custom_options(f, plan->need_sequence, plan->time_major));
   }
-  if (plan->need_sequence && plan->need_last) last_step(g, out, 0, p + "last", h_final());
+  fused_last_step(g, f, plan, out, p);
   return name;
 }
 
@@ -397,6 +386,8 @@ const CellDescriptor& gru_cell() {
                                    "gru",
                                    "Keras GRU",
                                    kGates,
+                                   /*bias_blocks=*/kGates,
+                                   /*scalars=*/0,
                                    1,
                                    /*has_reset_after=*/true,
                                    /*has_legacy_body=*/true,

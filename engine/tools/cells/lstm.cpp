@@ -201,6 +201,8 @@ const CellDescriptor& lstm_cell() {
                                    "lstm",
                                    "Keras LSTM",
                                    kGates,
+                                   /*bias_blocks=*/kGates,
+                                   /*scalars=*/0,
                                    2,
                                    /*has_reset_after=*/false,
                                    /*has_legacy_body=*/false,

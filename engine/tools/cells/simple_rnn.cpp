@@ -133,6 +133,8 @@ const CellDescriptor& simple_rnn_cell() {
                                    "simple_rnn",
                                    "Keras SimpleRNN",
                                    kGates,
+                                   /*bias_blocks=*/kGates,
+                                   /*scalars=*/0,
                                    1,
                                    /*has_reset_after=*/false,
                                    /*has_legacy_body=*/false,

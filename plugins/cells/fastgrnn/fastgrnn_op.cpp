@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/kernels/flexbuffer_map.h"
+#include "engine/kernels/kernel_util.h"
 #include "engine/kernels/op_cost.h"
 #include "plugins/cells/fastgrnn/fastgrnn_cell.h"
 
@@ -29,13 +29,9 @@ struct Options {
   FastGrnnNonlinearity update = FastGrnnNonlinearity::kTanh;
 };
 
-Status read_nonlinearity(const FlexMap& map, const FlexValue& value, const char* key,
-                         FastGrnnNonlinearity* out) {
+Status read_nonlinearity(const CustomOption& option, FastGrnnNonlinearity* out) {
   const char* name = nullptr;
-  if (!map.as_string(value, &name)) {
-    return Status::error(StatusCode::kInvalidModel, "GRUWB_FASTGRNN option '%s' must be a string",
-                         key);
-  }
+  GRUWB_RETURN_IF_ERROR(option.read_string(&name));
   if (strcmp(name, "sigmoid") == 0) {
     *out = FastGrnnNonlinearity::kSigmoid;
   } else if (strcmp(name, "tanh") == 0) {
@@ -44,47 +40,21 @@ Status read_nonlinearity(const FlexMap& map, const FlexValue& value, const char*
     *out = FastGrnnNonlinearity::kRelu;
   } else {
     return Status::error(StatusCode::kUnsupported,
-                         "GRUWB_FASTGRNN %s '%s' (supported: sigmoid, tanh, relu)", key, name);
+                         "GRUWB_FASTGRNN %s '%s' (supported: sigmoid, tanh, relu)", option.key,
+                         name);
   }
   return Status();
 }
 
 Status parse_options(Span<uint8_t> bytes, Options* options) {
   *options = Options();
-  if (bytes.empty()) return Status();
-  FlexMap map;
-  if (!map.parse(bytes.data, bytes.size)) {
-    return Status::error(StatusCode::kInvalidModel,
-                         "GRUWB_FASTGRNN custom options (%u bytes) are not a FlexBuffer map",
-                         static_cast<unsigned>(bytes.size));
-  }
-  for (size_t i = 0; i < map.size(); ++i) {
-    const char* key = map.key(i);
-    FlexValue value;
-    if (!key || !map.value_at(i, &value)) {
-      return Status::error(StatusCode::kInvalidModel,
-                           "GRUWB_FASTGRNN custom options: entry %u is malformed",
-                           static_cast<unsigned>(i));
-    }
-    bool* flag = strcmp(key, "return_sequences") == 0 ? &options->return_sequences
-                 : strcmp(key, "time_major") == 0     ? &options->time_major
-                                                      : nullptr;
-    if (flag) {
-      if (!map.as_bool(value, flag)) {
-        return Status::error(StatusCode::kInvalidModel, "GRUWB_FASTGRNN option '%s' must be a bool",
-                             key);
-      }
-    } else if (strcmp(key, "gate_nonlinearity") == 0) {
-      GRUWB_RETURN_IF_ERROR(read_nonlinearity(map, value, key, &options->gate));
-    } else if (strcmp(key, "update_nonlinearity") == 0) {
-      GRUWB_RETURN_IF_ERROR(read_nonlinearity(map, value, key, &options->update));
-    } else {
-      // Every option changes the maths: running with one we do not know
-      // would give wrong numbers silently.
-      return Status::error(StatusCode::kUnsupported, "GRUWB_FASTGRNN option '%s' is unknown", key);
-    }
-  }
-  return Status();
+  return for_each_custom_option(bytes, "GRUWB_FASTGRNN", [&](const CustomOption& option) {
+    if (option.is("return_sequences")) return option.read_bool(&options->return_sequences);
+    if (option.is("time_major")) return option.read_bool(&options->time_major);
+    if (option.is("gate_nonlinearity")) return read_nonlinearity(option, &options->gate);
+    if (option.is("update_nonlinearity")) return read_nonlinearity(option, &options->update);
+    return option.unknown();
+  });
 }
 
 Status check_scalar(const Tensor* tensor, const char* role) {

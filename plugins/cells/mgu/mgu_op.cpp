@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/kernels/flexbuffer_map.h"
+#include "engine/kernels/kernel_util.h"
 #include "engine/kernels/op_cost.h"
 #include "plugins/cells/mgu/mgu_cell.h"
 
@@ -28,34 +28,11 @@ struct Options {
 
 Status parse_options(Span<uint8_t> bytes, Options* options) {
   *options = Options();
-  if (bytes.empty()) return Status();
-  FlexMap map;
-  if (!map.parse(bytes.data, bytes.size)) {
-    return Status::error(StatusCode::kInvalidModel,
-                         "GRUWB_MGU custom options (%u bytes) are not a FlexBuffer map",
-                         static_cast<unsigned>(bytes.size));
-  }
-  for (size_t i = 0; i < map.size(); ++i) {
-    const char* key = map.key(i);
-    FlexValue value;
-    if (!key || !map.value_at(i, &value)) {
-      return Status::error(StatusCode::kInvalidModel,
-                           "GRUWB_MGU custom options: entry %u is malformed",
-                           static_cast<unsigned>(i));
-    }
-    bool* flag = strcmp(key, "return_sequences") == 0 ? &options->return_sequences
-                 : strcmp(key, "time_major") == 0     ? &options->time_major
-                                                      : nullptr;
-    // Every option changes the maths: running with one we do not know would
-    // give wrong numbers silently.
-    if (!flag) {
-      return Status::error(StatusCode::kUnsupported, "GRUWB_MGU option '%s' is unknown", key);
-    }
-    if (!map.as_bool(value, flag)) {
-      return Status::error(StatusCode::kInvalidModel, "GRUWB_MGU option '%s' must be a bool", key);
-    }
-  }
-  return Status();
+  return for_each_custom_option(bytes, "GRUWB_MGU", [&](const CustomOption& option) {
+    if (option.is("return_sequences")) return option.read_bool(&options->return_sequences);
+    if (option.is("time_major")) return option.read_bool(&options->time_major);
+    return option.unknown();
+  });
 }
 
 Status prepare(OpContext& ctx) {

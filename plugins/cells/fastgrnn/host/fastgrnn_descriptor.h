@@ -1,0 +1,11 @@
+#pragma once
+// FastGRNN's host side: its cell descriptor (engine/tools/cells/cell_descriptor.h), which
+// cell.cmake registers after the built-in cells. Host only, no Qt.
+
+#include "engine/tools/cells/cell_descriptor.h"
+
+namespace gruwb::plugins {
+
+const tools::CellDescriptor& fastgrnn_cell_descriptor();
+
+}  // namespace gruwb::plugins
