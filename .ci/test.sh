@@ -136,71 +136,72 @@ portability_check() {
   return "$status"
 }
 
-# libFuzzer + ASan/UBSan: the model reader, then the engine past it (invoke, one training step,
-# the fuser; tests/fuzz/engine_fuzz.cpp, with the flatbuffer-aware model mutator), each for
-# GRUWB_FUZZ_SECONDS, two at a time, seeded with every model in ../shared, the samples, the test
-# fixtures and the regression inputs of earlier findings (tests/fuzz/regressions).
-fuzz_engine() {
-  local dir=build-fuzz
-  local seconds=${GRUWB_FUZZ_SECONDS:-45}
-  local built=(model_reader_fuzz model_invoke_fuzz model_train_fuzz model_fuse_fuzz)
-  # The invoke/train/fuse fuzzers still find kernel bugs within seconds (issue 17: a null output
-  # in activations.cpp, a null copy source in while.cpp); until those are fixed CI builds them and
-  # runs only the reader. GRUWB_FUZZ_ENGINE=1 runs all four.
-  local fuzzers=(model_reader_fuzz)
-  [ "${GRUWB_FUZZ_ENGINE:-0}" = 1 ] && fuzzers=("${built[@]}")
-  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FUZZ=ON
-  cmake --build "$dir" -j "$jobs" --target "${built[@]}"
-  [ "$seconds" -gt 0 ] || { echo "fuzz run skipped (GRUWB_FUZZ_SECONDS=0)"; return 0; }
-
-  # libFuzzer writes new inputs into the first corpus folder, so the seeds are copied into a
-  # scratch folder rather than given as the read-only ../shared folders.
-  rm -rf "$dir/seeds" && mkdir -p "$dir/seeds"
-  find "$shared/data/models" resources/samples tests/fixtures tests/fuzz/regressions -type f \
-    \( -name '*.tflite' -o -name '*.circle' \) -size -512k -exec cp {} "$dir/seeds/" \;
-  local seed_count
-  seed_count=$(find "$dir/seeds" -type f | wc -l)
-  [ "$seed_count" -gt 0 ] || { echo "no seed models found in $shared/data/models"; return 1; }
-  echo "fuzzing ${#fuzzers[@]} targets for $seconds s each, two at a time, from $seed_count seed models"
-
-  run_fuzzer() {
-    local name=$1
-    mkdir -p "$dir/corpus-$name"  # kept between runs (and in a CI cache of build-fuzz)
+# libFuzzer targets two at a time (one per core), $2 seconds each, then their logs: a sanitizer
+# report, a crash or missing final stats is a finding (the input is saved as
+# build-fuzz/TARGET-crash-*, or leak-, timeout-, oom-). Each corpus stays in build-fuzz/corpus-TARGET
+# between runs. Arguments: DIR SECONDS LABEL then TARGET:MAX_LEN:SEEDS entries (MAX_LEN may be
+# empty: libFuzzer's default from the seeds).
+run_fuzzers() {
+  local dir=$1 seconds=$2 label=$3
+  shift 3
+  local entry target max_len seeds running=0
+  for entry in "$@"; do
+    IFS=: read -r target max_len seeds <<<"$entry"
+    mkdir -p "$dir/corpus-$target"
     UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-      "$dir/tests/fuzz/$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 \
-      -print_final_stats=1 -artifact_prefix="$dir/$name-" "$dir/corpus-$name" "$dir/seeds" \
-      >"$dir/$name.log" 2>&1
-  }
-  local status=0 name pids=() names=()
-  for name in "${fuzzers[@]}"; do
-    run_fuzzer "$name" &
-    pids+=($!)
-    names+=("$name")
-    if [ ${#pids[@]} -eq "$jobs" ]; then
-      wait "${pids[0]}" || { echo "${names[0]}: fuzzer failed"; status=1; }
-      pids=("${pids[@]:1}")
-      names=("${names[@]:1}")
+      "$dir/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
+      ${max_len:+-max_len=$max_len} -timeout=30 -print_final_stats=1 \
+      -artifact_prefix="$dir/$target-" "$dir/corpus-$target" "$seeds" >"$dir/$target.log" 2>&1 &
+    running=$((running + 1))
+    if [ "$running" -eq "$jobs" ]; then
+      wait -n || true
+      running=$((running - 1))
     fi
   done
-  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
-  local total=0 log executions
-  for name in "${fuzzers[@]}"; do
-    log="$dir/$name.log"
-    final_stat() { grep "^stat::$1:" "$log" | tail -n 1 | awk '{print $2}'; }
-    executions=$(final_stat number_of_executed_units)
-    if ! grep -q "^stat::number_of_executed_units" "$log" || grep -qE "^==[0-9]+==ERROR|runtime error:|deadly signal" "$log"; then
-      echo "$name: FINDING (the input is saved as $dir/$name-crash-*). Log tail:"
+  wait || true
+  local status=0 total=0 runs speed log
+  for entry in "$@"; do
+    target=${entry%%:*}
+    log="$dir/$target.log"
+    runs=$(grep -a '^stat::number_of_executed_units:' "$log" | tail -n 1 | awk '{print $2}')
+    speed=$(grep -a '^stat::average_exec_per_sec:' "$log" | tail -n 1 | awk '{print $2}')
+    if [ -z "$runs" ] || grep -aqE '^==[0-9]+==ERROR|ERROR: |runtime error:|deadly signal' "$log"; then
+      echo "$target: FINDING (the input is saved as $dir/$target-crash-*). Log tail:"
       tail -n 60 "$log"
       status=1
       continue
     fi
-    total=$((total + executions))
-    echo "$name: $executions executions in $seconds s ($(final_stat average_exec_per_sec)/s)," \
-      "no finding; corpus grew by $(final_stat new_units_added) inputs"
+    total=$((total + runs))
+    echo "$target: $runs executions in $seconds s ($speed/s), no finding;" \
+      "corpus $(find "$dir/corpus-$target" -type f | wc -l) inputs"
   done
-  echo "fuzz: $total executions in total"
+  echo "$label: $total executions in total"
   return "$status"
+}
+
+# ---- The model reader and the engine past it (issue 17) ----------------------------------------
+# The reader, load + prepare + invoke, one training step, the fuser (tests/fuzz/engine_fuzz.cpp,
+# with the flatbuffer-aware model mutator), GRUWB_FUZZ_SECONDS each (0: build only), seeded with
+# every model in ../shared, the samples, the test fixtures and the inputs of earlier findings
+# (tests/fuzz/regressions).
+fuzz_engine() {
+  local dir=build-fuzz
+  local seconds=${GRUWB_FUZZ_SECONDS:-45}
+  local targets=(model_reader_fuzz model_invoke_fuzz model_train_fuzz model_fuse_fuzz)
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FUZZ=ON
+  cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
+  [ "$seconds" -gt 0 ] || { echo "fuzz run skipped (GRUWB_FUZZ_SECONDS=0)"; return 0; }
+  # libFuzzer writes new inputs into the first corpus folder only, so the read-only seeds are one
+  # scratch folder.
+  local seeds="$dir/seeds-models"
+  rm -rf "$seeds" && mkdir -p "$seeds"
+  find "$shared/data/models" resources/samples tests/fixtures tests/fuzz/regressions -type f \
+    \( -name '*.tflite' -o -name '*.circle' \) -size -512k -exec cp {} "$seeds/" \;
+  [ -n "$(ls "$seeds")" ] || { echo "no seed models found in $shared/data/models"; return 1; }
+  local target entries=()
+  for target in "${targets[@]}"; do entries+=("$target::$seeds"); done
+  run_fuzzers "$dir" "$seconds" "models" "${entries[@]}"
 }
 
 # The crash census in small: mutants of a few shipped models (tests/fuzz/model_mutator.h) through
@@ -242,8 +243,7 @@ int8_board_bench() {
 # libFuzzer + ASan/UBSan on each dataset reader (.ts, .arff, .csv, .npy pair, .npz) and on the
 # firmware's Device fed arbitrary frames, GRUWB_FUZZ_INPUTS_SECONDS each (0: build only). Seeds:
 # the datasets in ../shared and tests/fixtures, cut to their first 4 KB, and whole board sessions
-# from tests/fuzz/make_device_seeds.py. Each fuzzer's corpus stays in build-fuzz/corpus-NAME
-# between runs (a CI cache of build-fuzz keeps it growing); any finding fails the stage.
+# from tests/fuzz/make_device_seeds.py.
 fuzz_inputs() {
   local dir=build-fuzz
   local seconds=${GRUWB_FUZZ_INPUTS_SECONDS:-45}
@@ -279,48 +279,16 @@ PY
   python3 tests/fuzz/make_device_seeds.py "$seeds/device" \
     resources/samples/tflm_hello_world_float.tflite resources/samples/gesture_gru_fused.tflite
 
-  # Two at a time (one per core); each writes its log, checked below.
-  local target kind max_len running=0
+  # Text datasets are seeded with 4 KB cuts; whole .npz files and board sessions are longer.
+  local target kind max_len entries=()
   for target in "${targets[@]}"; do
     kind=${target#dataset_}
     kind=${kind%_fuzz}
-    [ "$target" = device_fuzz ] && kind=device
-    # Text datasets are seeded with 4 KB cuts; whole .npz files and board sessions are longer.
     max_len=4096
     case $kind in npz) max_len=16384 ;; device) max_len=65536 ;; esac
-    mkdir -p "$dir/corpus-$kind"
-    UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-      "$dir/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
-      -max_len="$max_len" -timeout=30 -print_final_stats=1 -artifact_prefix="$dir/$kind-" \
-      "$dir/corpus-$kind" "$seeds/$kind" >"$dir/fuzz-$kind.log" 2>&1 &
-    running=$((running + 1))
-    if [ "$running" -eq "$jobs" ]; then
-      wait -n || true
-      running=$((running - 1))
-    fi
+    entries+=("$target:$max_len:$seeds/$kind")
   done
-  wait || true
-  local status=0 total=0 runs speed log
-  for target in "${targets[@]}"; do
-    kind=${target#dataset_}
-    kind=${kind%_fuzz}
-    [ "$target" = device_fuzz ] && kind=device
-    log="$dir/fuzz-$kind.log"
-    runs=$(grep -a '^stat::number_of_executed_units:' "$log" | tail -n 1 | awk '{print $2}')
-    speed=$(grep -a '^stat::average_exec_per_sec:' "$log" | tail -n 1 | awk '{print $2}')
-    if [ -z "$runs" ] || grep -aq -e 'ERROR: ' -e 'runtime error:' "$log"; then
-      echo "$target found a problem; the input is saved as $dir/$kind-crash-* (or leak-,"
-      echo "timeout-, oom-). Log tail:"
-      tail -n 60 "$log"
-      status=1
-      continue
-    fi
-    total=$((total + runs))
-    echo "$target: $runs executions in $seconds s ($speed/s), no finding;" \
-      "corpus $(find "$dir/corpus-$kind" -type f | wc -l) inputs"
-  done
-  echo "dataset readers + board handler: $total executions in total"
-  return "$status"
+  run_fuzzers "$dir" "$seconds" "dataset readers + board handler" "${entries[@]}"
 }
 
 # The board firmware: the same engine + protocol cross-built for QEMU's mps2-an386

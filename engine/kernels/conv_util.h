@@ -227,12 +227,14 @@ Status eval_integer_conv(OpContext& ctx, int32_t out_c, ForEachTap for_each_tap)
   for (int64_t i = 0; i < n; ++i) sums[i] = bias ? bias->i32()[i % out_c] : 0;
   const int32_t x_zero_point = data.input_zero_point;
   for_each_tap([&](int64_t o, int64_t in, int64_t f) {
-    sums[o] += static_cast<int32_t>(w[f]) * (static_cast<int32_t>(x[in]) - x_zero_point);
+    sums[o] = wrap_add(sums[o],
+                       static_cast<int32_t>(w[f]) * (static_cast<int32_t>(x[in]) - x_zero_point));
   });
   const QuantizedMultiplier* multipliers = data.multipliers();
   for (int64_t i = 0; i < n; ++i) {
     const int32_t c = data.channels > 1 ? static_cast<int32_t>(i % out_c) : 0;
-    int32_t v = multiply_by_quantized_multiplier(sums[i], multipliers[c]) + data.output_zero_point;
+    int32_t v =
+        wrap_add(multiply_by_quantized_multiplier(sums[i], multipliers[c]), data.output_zero_point);
     v = v < data.output_min ? data.output_min : (v > data.output_max ? data.output_max : v);
     y[i] = static_cast<int8_t>(v);
   }

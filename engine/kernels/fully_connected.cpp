@@ -125,11 +125,12 @@ Status eval_integer(OpContext& ctx) {
       const int8_t* row = w + static_cast<int64_t>(r) * depth;
       int32_t acc = 0;
       for (int32_t i = 0; i < depth; ++i) {
-        acc += static_cast<int32_t>(row[i]) * (static_cast<int32_t>(x[i]) - fc.input_zero_point);
+        acc = wrap_add(
+            acc, static_cast<int32_t>(row[i]) * (static_cast<int32_t>(x[i]) - fc.input_zero_point));
       }
-      if (b) acc += b[r];
+      if (b) acc = wrap_add(acc, b[r]);
       acc = multiply_by_quantized_multiplier(acc, fc.multipliers[fc.channels > 1 ? r : 0]);
-      acc += fc.output_zero_point;
+      acc = wrap_add(acc, fc.output_zero_point);
       acc = acc < fc.output_min ? fc.output_min : (acc > fc.output_max ? fc.output_max : acc);
       out[n * units + r] = static_cast<int8_t>(acc);
     }

@@ -119,7 +119,9 @@ Status row_sum_bias(OpContext& ctx, const int8_t* w, int32_t rows, int32_t cols,
   for (int32_t r = 0; r < rows; ++r) {
     int32_t sum = 0;
     for (int32_t c = 0; c < cols; ++c) sum += w[static_cast<int64_t>(r) * cols + c];
-    sums[r] = (bias ? bias[r] : 0) + zero_point * sum;
+    sums[r] = wrap_add(
+        bias ? bias[r] : 0,
+        static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(zero_point) * sum)));
   }
   *out = sums;
   return Status();
@@ -375,8 +377,8 @@ void gate_product(const int8_t* w, const int32_t* bias, int32_t rows, int32_t co
   for (int32_t r = 0; r < rows; ++r) {
     const int8_t* row = w + static_cast<int64_t>(r) * cols;
     int32_t acc = bias[r];
-    for (int32_t c = 0; c < cols; ++c) acc += static_cast<int32_t>(row[c]) * x[c];
-    acc = multiply_by_quantized_multiplier(acc, scale) + out[r];
+    for (int32_t c = 0; c < cols; ++c) acc = wrap_add(acc, static_cast<int32_t>(row[c]) * x[c]);
+    acc = wrap_add(multiply_by_quantized_multiplier(acc, scale), out[r]);
     out[r] = static_cast<int16_t>(clamp(acc, INT16_MIN, INT16_MAX));
   }
 }
@@ -471,9 +473,9 @@ void update_output(const IntegerLstm& lstm, const int16_t* o_gate, const int16_t
   for (int32_t r = 0; r < lstm.output; ++r) {
     const int8_t* row = lstm.projection + static_cast<int64_t>(r) * H;
     int32_t acc = lstm.projection_bias[r];
-    for (int32_t i = 0; i < H; ++i) acc += static_cast<int32_t>(row[i]) * hidden[i];
-    acc =
-        multiply_by_quantized_multiplier(acc, lstm.projection_scale) + lstm.output_state_zero_point;
+    for (int32_t i = 0; i < H; ++i) acc = wrap_add(acc, static_cast<int32_t>(row[i]) * hidden[i]);
+    acc = wrap_add(multiply_by_quantized_multiplier(acc, lstm.projection_scale),
+                   lstm.output_state_zero_point);
     acc = clamp(acc, -128, 127);
     if (lstm.projection_clip > 0) acc = clamp(acc, -lstm.projection_clip, lstm.projection_clip);
     h[r] = static_cast<int8_t>(acc);

@@ -40,6 +40,12 @@ int32_t saturating_rounding_doubling_high_mul(int32_t a, int32_t b);
 // x / 2^exponent rounded to nearest, ties away from zero (0 <= exponent <= 31).
 int32_t rounding_divide_by_pot(int32_t x, int32_t exponent);
 
+// int32 sums as TFLite's integer kernels do them: they rely on two's-complement wrap-around, which
+// only hostile biases or zero points reach; uint32 arithmetic wraps with defined behaviour.
+inline int32_t wrap_add(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
 // TFLite's MultiplyByQuantizedMultiplier: x * multiplier * 2^shift with the
 // left part of the shift applied before the high multiply and the right part
 // as a rounding shift after it.

@@ -259,6 +259,15 @@ void* Interpreter::scratch_data(int32_t buffer_id) const {
   return arena_ + activations_offset_ + buffers_[buffer_id].offset;
 }
 
+namespace {
+bool is_input(const SubgraphView& sg, int tensor) {
+  for (int32_t in : sg.inputs) {
+    if (in == tensor) return true;
+  }
+  return false;
+}
+}  // namespace
+
 Status Interpreter::init_tensors(int s) {
   SubgraphView sg = model_->subgraph(s);
   SubgraphState& state = subgraphs_[s];
@@ -276,7 +285,8 @@ Status Interpreter::init_tensors(int s) {
       void* data = nullptr;
       GRUWB_RETURN_IF_ERROR(allocate_persistent(tensor.bytes, &data));
       tensor.data = static_cast<uint8_t*>(data);
-    } else if (view.is_constant() || view.element_count() == 0) {  // [0]-shaped: no data
+    } else if (view.is_constant() || (view.element_count() == 0 && !is_input(sg, t))) {
+      // [0]-shaped and no data: empty, unless the caller (or an op, see prepare_subgraph) fills it.
       tensor.kind = TensorKind::kConstant;
       tensor.data = const_cast<uint8_t*>(view.data.data);  // never written: kernels take const
       tensor.bytes = view.data.size;
@@ -285,9 +295,7 @@ Status Interpreter::init_tensors(int s) {
       // One-pass batches: a model input [1, ...] becomes [B, ...].
       if (s == 0 && training_ && training_options_.input_batch > 0 && tensor.shape.rank > 0 &&
           tensor.shape.dims[0] == 1) {
-        for (int32_t in : sg.inputs) {
-          if (in == t) tensor.shape.dims[0] = training_options_.input_batch;
-        }
+        if (is_input(sg, t)) tensor.shape.dims[0] = training_options_.input_batch;
       }
     }
   }
