@@ -77,20 +77,22 @@ StepConstants whole_constants(GraphWriter& g, const CellConfig& c, const CellWei
   return k;
 }
 
-int fused_output(GraphWriter& g, const FusedCell& c, FusedPlan* plan, const std::string& p) {
+int sequence_output(GraphWriter& g, const FusedCell& c, FusedPlan* plan, const std::string& p) {
   const int H = c.config.units, B = c.batch, T = c.timesteps;
-  if (!plan->need_sequence) {
-    if (plan->h_final < 0) plan->h_final = g.tensor(p + "h", {B, H});
-    return plan->h_final;
-  }
   if (plan->sequence < 0)
     plan->sequence = g.tensor(p + "sequence", plan->time_major ? Dims{T, B, H} : Dims{B, T, H});
   return plan->sequence;
 }
 
+int fused_output(GraphWriter& g, const FusedCell& c, FusedPlan* plan, const std::string& p) {
+  if (plan->need_sequence) return sequence_output(g, c, plan, p);
+  if (plan->h_final < 0) plan->h_final = g.tensor(p + "h", {c.batch, c.config.units});
+  return plan->h_final;
+}
+
 void fused_last_step(GraphWriter& g, const FusedCell& c, FusedPlan* plan, int out,
                      const std::string& p) {
-  if (!plan->need_sequence || !plan->need_last) return;
+  if (!plan->need_last || out == plan->h_final) return;  // not needed, or the op wrote it
   if (plan->h_final < 0) plan->h_final = g.tensor(p + "h", {c.batch, c.config.units});
   last_step(g, out, plan->time_major ? 0 : 1, p + "last", plan->h_final);
 }

@@ -41,13 +41,16 @@ uint64_t gate_products_macs(const CellConfig& config, int gates);
 StepConstants whole_constants(GraphWriter& g, const CellConfig& config, const CellWeights& w,
                               int gates, const std::string& prefix);
 
-// The tensor a fused op that returns its whole output writes: the sequence (plan->sequence,
-// made when -1: [T,B,H] time-major, else [B,T,H]) when plan->need_sequence, else the last h
-// [B,H] (plan->h_final, made when -1).
+// The sequence tensor a fused op writes (plan->sequence, made when -1: [T,B,H] time-major, else
+// [B,T,H]); ops that always return the whole sequence (TFLite's LSTM and RNN) write this.
+int sequence_output(GraphWriter& g, const FusedCell& c, FusedPlan* plan, const std::string& prefix);
+
+// The tensor a fused op with a return_sequences flag writes: the sequence when
+// plan->need_sequence, else the last h [B,H] (plan->h_final, made when -1).
 int fused_output(GraphWriter& g, const FusedCell& c, FusedPlan* plan, const std::string& prefix);
 
-// After the op wrote `out`: its last step into plan->h_final when the plan needs the sequence
-// and the last h.
+// After the op wrote `out`: when the plan needs the last h and `out` is the sequence, its last
+// step into plan->h_final.
 void fused_last_step(GraphWriter& g, const FusedCell& c, FusedPlan* plan, int out,
                      const std::string& prefix);
 

@@ -44,11 +44,10 @@ bool fused_needs_time_major(const CellConfig&, ModelFormat, bool) { return false
 // cell_clip 0: Keras does not clip. No CIFG, peephole, projection or layer norm (those 9
 // inputs are -1); variable states 18 (h) and 19 (c).
 std::string emit_fused(GraphWriter& g, const FusedCell& f, FusedPlan* plan) {
-  const int H = f.config.units, F = f.config.features, B = f.batch, T = f.timesteps;
+  const int H = f.config.units, F = f.config.features, B = f.batch;
   const CellWeights& w = *f.weights;
   const std::string p = "lstm/";
-  if (plan->sequence < 0)
-    plan->sequence = g.tensor(p + "sequence", plan->time_major ? Dims{T, B, H} : Dims{B, T, H});
+  const int sequence = sequence_output(g, f, plan, p);
   const char* gate[4] = {"input", "forget", "cell", "output"};
   std::vector<int32_t> inputs(24, -1);
   inputs[0] = plan->input;
@@ -70,11 +69,8 @@ std::string emit_fused(GraphWriter& g, const FusedCell& f, FusedPlan* plan) {
   options.proj_clip = 0.f;
   options.time_major = plan->time_major;
   options.asymmetric_quantize_inputs = f.hybrid && f.hybrid_inputs == "asymmetric";
-  g.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, {plan->sequence}, options);
-  if (plan->need_last) {
-    if (plan->h_final < 0) plan->h_final = g.tensor(p + "h", {B, H});
-    last_step(g, plan->sequence, plan->time_major ? 0 : 1, p + "last", plan->h_final);
-  }
+  g.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM, inputs, {sequence}, options);
+  fused_last_step(g, f, plan, sequence, p);
   return "UNIDIRECTIONAL_SEQUENCE_LSTM";
 }
 

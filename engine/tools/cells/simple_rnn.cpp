@@ -35,11 +35,10 @@ bool fused_takes_state(const CellConfig&, ModelFormat, bool) { return false; }
 bool fused_needs_time_major(const CellConfig&, ModelFormat, bool) { return false; }
 
 std::string emit_fused(GraphWriter& g, const FusedCell& f, FusedPlan* plan) {
-  const int H = f.config.units, F = f.config.features, B = f.batch, T = f.timesteps;
+  const int H = f.config.units, F = f.config.features, B = f.batch;
   const CellWeights& w = *f.weights;
   const std::string p = "simple_rnn/";
-  if (plan->sequence < 0)
-    plan->sequence = g.tensor(p + "sequence", plan->time_major ? Dims{T, B, H} : Dims{B, T, H});
+  const int sequence = sequence_output(g, f, plan, p);
   int wx = g.weight(p + "kernel", {H, F}, w.kernel, hybrid_scales(f, w.kernel_scales, 0, H));
   int wh = g.weight(p + "recurrent_kernel", {H, H}, w.recurrent_kernel,
                     hybrid_scales(f, w.recurrent_kernel_scales, 0, H));
@@ -49,12 +48,9 @@ std::string emit_fused(GraphWriter& g, const FusedCell& f, FusedPlan* plan) {
   options.time_major = plan->time_major;
   options.asymmetric_quantize_inputs = f.hybrid && f.hybrid_inputs == "asymmetric";
   options.fused_activation_function = fused_activation(f.config.activation);
-  g.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN, {plan->input, wx, wh, b, state},
-       {plan->sequence}, options);
-  if (plan->need_last) {
-    if (plan->h_final < 0) plan->h_final = g.tensor(p + "h", {B, H});
-    last_step(g, plan->sequence, plan->time_major ? 0 : 1, p + "last", plan->h_final);
-  }
+  g.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN, {plan->input, wx, wh, b, state}, {sequence},
+       options);
+  fused_last_step(g, f, plan, sequence, p);
   return "UNIDIRECTIONAL_SEQUENCE_RNN";
 }
 
