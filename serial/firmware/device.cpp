@@ -4,10 +4,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "engine/model/checked_size.h"
 #include "engine/runtime/kernel.h"
+#include "engine/runtime/op_resolver.h"
 #include "engine/train/loss_output.h"
 #include "serial/firmware/inference_bench.h"
-#include "engine/model/checked_size.h"
 
 namespace gruwb::serial {
 namespace {
@@ -182,8 +183,15 @@ void Device::on_hello(const Frame& f) {
     if (code != kOpCustom && find_kernel(code, nullptr))
       caps.ops[caps.op_count++] = static_cast<int16_t>(code);
   }
-  if (find_kernel(kOpCustom, "GRUWB_GRU"))
-    strcpy(caps.custom_ops[caps.custom_op_count++], "GRUWB_GRU");
+  // The fused cells in this image's op table (GRUWB_GRU, and plugin cells such as GRUWB_MGU),
+  // so the host can tell which cell models the board runs.
+  const OpResolver& table = default_op_resolver();
+  for (int i = 0; i < table.count && caps.custom_op_count < kMaxCustomOps; ++i) {
+    const KernelRegistration* kernel = table.kernels[i];
+    if (kernel->op_code != kOpCustom || !kernel->custom_code) continue;
+    strncpy(caps.custom_ops[caps.custom_op_count++], kernel->custom_code,
+            sizeof caps.custom_ops[0] - 1);
+  }
   WireWriter w(payload_, sizeof payload_);
   caps.write(w);
   send(reply_type(MessageType::kHello), f.sequence, payload_, w.size(), false);

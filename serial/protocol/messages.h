@@ -59,7 +59,7 @@ enum class UploadKind : uint8_t { kModel = 1, kDataset = 2, kCheckpoint = 3 };
 enum class UploadResult : uint8_t { kInProgress = 0, kComplete = 1, kHashMismatch = 2 };
 
 constexpr int kMaxReportedOps = 96;
-constexpr int kMaxCustomOps = 2;
+constexpr int kMaxCustomOps = 8;  // GRUWB_GRU and plugin cells (GRUWB_MGU, GRUWB_FASTGRNN ...)
 
 // Capabilities::flags
 constexpr uint8_t kCanTrain = 1;
