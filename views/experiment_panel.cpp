@@ -337,8 +337,11 @@ ExperimentSettings ExperimentPanel::settings() const {
   } else {
     s.build_spec = build_edit_->text().trimmed();
     if (cells_box_->isChecked()) {
-      for (const tools::CellDescriptor* cell : tools::registered_cells())
-        s.compare_cells << QString::fromUtf8(cell->name);
+      s.compare_cells = loaded_cells_;
+      if (s.compare_cells.isEmpty()) {
+        for (const tools::CellDescriptor* cell : tools::registered_cells())
+          s.compare_cells << QString::fromUtf8(cell->name);
+      }
     }
   }
   s.dataset_path = dataset_edit_->text().trimmed();
@@ -370,6 +373,7 @@ void ExperimentPanel::setSettings(const ExperimentSettings& s) {
   const int chosen = loss_output_.isEmpty() ? 0 : loss_output_box_->findData(loss_output_);
   loss_output_box_->setCurrentIndex(chosen < 0 ? 0 : chosen);
   updateLossOutputRow();
+  loaded_cells_ = s.compare_cells;
   cells_box_->setChecked(!s.compare_cells.isEmpty());
   init_box_->setChecked(s.stages.contains("init"));
   fc_box_->setChecked(s.stages.contains("fc"));

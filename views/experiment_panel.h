@@ -135,6 +135,7 @@ class ExperimentPanel : public QWidget {
   QComboBox* quantize_mode_box_ = nullptr;
   QListWidget* custom_list_ = nullptr;
   QCheckBox* cells_box_ = nullptr;        // compare every registered cell (build spec only)
+  QStringList loaded_cells_;              // a project's own choice of cells, kept as it was saved
   QComboBox* loss_output_box_ = nullptr;  // "" = automatic, else an output name
   QLabel* loss_output_label_ = nullptr;
   QString outputs_model_;  // the model the box lists the outputs of

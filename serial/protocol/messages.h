@@ -59,7 +59,7 @@ enum class UploadKind : uint8_t { kModel = 1, kDataset = 2, kCheckpoint = 3 };
 enum class UploadResult : uint8_t { kInProgress = 0, kComplete = 1, kHashMismatch = 2 };
 
 constexpr int kMaxReportedOps = 96;
-constexpr int kMaxCustomOps = 8;  // GRUWB_GRU and plugin cells (GRUWB_MGU, GRUWB_FASTGRNN ...)
+constexpr int kMaxCustomOps = 16;  // GRUWB_GRU, plugin cells (GRUWB_MGU ...), Flex ops
 
 // Capabilities::flags
 constexpr uint8_t kCanTrain = 1;
@@ -81,7 +81,7 @@ struct Capabilities {
   uint16_t op_count = 0;
   int16_t ops[kMaxReportedOps] = {};  // decoded builtin op codes (Circle GRU is negative)
   uint8_t custom_op_count = 0;
-  char custom_ops[kMaxCustomOps][24] = {};
+  char custom_ops[kMaxCustomOps][32] = {};
   uint16_t next_event = 0;  // with kKeepsEvents
 
   void write(WireWriter& w) const;
