@@ -5,8 +5,8 @@
 # fuzzes the model reader, invoke, training, the fuser, the dataset readers and the board's message
 # handler for a bounded time, and sends mutated models through every gruwb command (the census).
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
-#   GRUWB_FUZZ_SECONDS=45   each engine fuzzer's run time (0: build the fuzzers, do not run them)
-#   GRUWB_FUZZ_INPUTS_SECONDS=45   each dataset-reader and board-handler fuzzer's (0: build only)
+#   GRUWB_FUZZ_SECONDS=60   each engine fuzzer's run time (0: build the fuzzers, do not run them)
+#   GRUWB_FUZZ_INPUTS_SECONDS=170  each dataset-reader and board-handler fuzzer's (0: build only)
 #   GRUWB_CENSUS_MUTANTS=10  mutants per seed model in the census
 #   GRUWB_CI_STAGES="layers test portability firmware fuzz census"   the stages to run (all by default)
 set -uo pipefail
@@ -22,6 +22,7 @@ export QT_QPA_PLATFORM=offscreen
 failed=()
 summary=()
 stages=" ${GRUWB_CI_STAGES:-layers test portability firmware fuzz census} "
+rm -f build-fuzz/executions-this-run  # the fuzz stages add their totals (issue 17: 10 M a run)
 run_stage() {
   local key=$1 name=$2
   shift 2
@@ -176,6 +177,8 @@ run_fuzzers() {
       "corpus $(find "$dir/corpus-$target" -type f | wc -l) inputs"
   done
   echo "$label: $total executions in total"
+  echo "$total" >>"$dir/executions-this-run"
+  echo "all fuzzers of this run so far: $(awk '{n += $1} END {print n}' "$dir/executions-this-run") executions"
   return "$status"
 }
 
@@ -186,7 +189,7 @@ run_fuzzers() {
 # (tests/fuzz/regressions).
 fuzz_engine() {
   local dir=build-fuzz
-  local seconds=${GRUWB_FUZZ_SECONDS:-45}
+  local seconds=${GRUWB_FUZZ_SECONDS:-60}
   local targets=(model_reader_fuzz model_invoke_fuzz model_train_fuzz model_fuse_fuzz)
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FUZZ=ON
@@ -246,7 +249,7 @@ int8_board_bench() {
 # from tests/fuzz/make_device_seeds.py.
 fuzz_inputs() {
   local dir=build-fuzz
-  local seconds=${GRUWB_FUZZ_INPUTS_SECONDS:-45}
+  local seconds=${GRUWB_FUZZ_INPUTS_SECONDS:-170}
   local targets=(dataset_ts_fuzz dataset_arff_fuzz dataset_csv_fuzz dataset_npy_fuzz
     dataset_npz_fuzz device_fuzz)
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -62,6 +62,9 @@ inline int32_t multiply_by_quantized_multiplier(int32_t x, QuantizedMultiplier m
 // int8 weights, int64 bias): the multiplier rounded to 16 bits, then one
 // rounding shift (TFLite's int64 MultiplyByQuantizedMultiplier).
 inline int32_t multiply_by_quantized_multiplier_64(int64_t x, QuantizedMultiplier m) {
+  // Real sums stay far below 2^47; a hostile int64 bias is clamped so the product fits int64.
+  constexpr int64_t kLimit = int64_t{1} << 47;
+  x = x > kLimit ? kLimit : (x < -kLimit ? -kLimit : x);
   const int64_t reduced = m.multiplier < 0x7FFF0000 ? (m.multiplier + (1 << 15)) >> 16 : 0x7FFF;
   const int32_t total_shift = 15 - m.shift;
   return static_cast<int32_t>((x * reduced + (int64_t{1} << (total_shift - 1))) >> total_shift);
