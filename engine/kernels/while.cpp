@@ -25,8 +25,9 @@ namespace gruwb {
 namespace {
 
 // A bound, so that a model whose cond never turns false reports an error
-// instead of hanging the host or the board.
-constexpr int64_t kMaxIterations = int64_t{1} << 24;
+// instead of hanging the host or the board. Recurrent loops run once per time
+// step (thousands at most); a counted loop above it is refused at prepare.
+constexpr int64_t kMaxIterations = int64_t{1} << 20;
 
 // Loop values keep their shape (checked before every copy from a
 // run-time-shaped body output), so `to`'s planned bytes are the bytes to move.
@@ -303,6 +304,12 @@ Status prepare(OpContext& ctx) {
     Tensor* output = ctx.output(i);
     output->type = value->type;
     set_output_shape(output, value->shape);
+  }
+  const int64_t trips = trip_count(ctx);
+  if (trips > kMaxIterations) {
+    return Status::error(StatusCode::kUnsupported,
+                         "the loop counts %lld iterations, more than the limit of %lld",
+                         static_cast<long long>(trips), static_cast<long long>(kMaxIterations));
   }
   if (ctx.training()) GRUWB_RETURN_IF_ERROR(prepare_training(ctx));
   return Status();

@@ -249,6 +249,17 @@ bool unpack_model(const Model& model, ModelDef* out, std::string* error) {
   if (!check_carried_over(model, error)) return false;
   *out = ModelDef();
   model.table()->UnPackTo(out);
+  // A union may name a type without its table (the verifier accepts it, readers see no options):
+  // the object form then holds a null table that packing would dereference, so it becomes NONE.
+  for (auto& subgraph : out->subgraphs) {
+    for (auto& op : subgraph->operators) {
+      if (!op->builtin_options.value) op->builtin_options.Reset();
+    }
+    for (auto& tensor : subgraph->tensors) {
+      if (tensor->quantization && !tensor->quantization->details.value)
+        tensor->quantization->details.Reset();
+    }
+  }
   for (size_t i = 0; i < out->operator_codes.size(); ++i) {
     int32_t code = model.opcode(static_cast<uint32_t>(i));
     out->operator_codes[i]->builtin_code = static_cast<fb::BuiltinOperator>(code);

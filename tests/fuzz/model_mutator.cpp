@@ -530,6 +530,13 @@ bool mutate_model(const uint8_t* data, size_t size, uint64_t seed, Mutant* out, 
   flatbuffers::Verifier verifier(data, size);
   if (!verifier.VerifyBuffer<fb::Model>(nullptr)) return false;
   std::unique_ptr<fb::ModelT> model(fb::GetModel(data)->UnPack());
+  // Options named without their table unpack to a null table, which Pack dereferences (the
+  // product's unpack_model in engine/tools/model_writer.cpp drops them the same way).
+  for (auto& subgraph : model->subgraphs) {
+    for (auto& op : subgraph->operators) {
+      if (!op->builtin_options.value) op->builtin_options.Reset();
+    }
+  }
   Rng rng(seed);
   std::string log;
   Editor editor{*model, rng, log};

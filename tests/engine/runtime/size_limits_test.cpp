@@ -146,6 +146,53 @@ TEST(HostileShapes, WhileResultDeclaredEmptyCarriesTheLoopValue) {
   EXPECT_EQ(out[0].floats(), (std::vector<float>{16.f}));
 }
 
+// A loop counting from -2^28 to 2 (model_train_fuzz) ran 2^24 iterations before the bound
+// stopped it: tens of seconds. Counted loops over the bound are refused at prepare; a loop
+// whose count is unknown stops at the bound with an error.
+OpModelBuilder counting_loop(int32_t start, bool counts) {
+  OpModelBuilder b;
+  const int cond = b.add_subgraph("cond");
+  const int body = b.add_subgraph("body");
+  int first = b.constant_i32("start", {}, {start});
+  int last = b.output("last", {}, TensorType::INT32);
+  fb::WhileOptionsT loop;
+  loop.cond_subgraph_index = cond;
+  loop.body_subgraph_index = body;
+  b.op(BuiltinOperator::WHILE, {first}, {last}, loop);
+  b.use_subgraph(cond);
+  int i = b.input("i", {}, TensorType::INT32);
+  int limit = b.constant_i32("limit", {}, {2});
+  int more = b.output("more", {}, TensorType::BOOL);
+  b.op(BuiltinOperator::LESS, {i, limit}, {more});
+  b.use_subgraph(body);
+  int bi = b.input("i", {}, TensorType::INT32);
+  int step = b.constant_i32("step", {}, {counts ? 1 : 0});
+  int next = b.output("next", {}, TensorType::INT32);
+  b.op(BuiltinOperator::ADD, {bi, step}, {next}, fb::AddOptionsT());
+  return b;
+}
+
+TEST(HostileLoops, CountedLoopOverTheBoundIsRefusedAtPrepare) {
+  OpRunner runner(counting_loop(-(1 << 28), true));
+  ASSERT_FALSE(runner.ok());
+  EXPECT_NE(runner.error().find("the loop counts 268435458 iterations, more than the limit of "
+                                "1048576"),
+            std::string::npos)
+      << runner.error();
+  OpRunner fine(counting_loop(-1000, true));
+  ASSERT_TRUE(fine.ok()) << fine.error();
+  ASSERT_TRUE(fine.invoke()) << fine.error();
+  EXPECT_EQ(fine.output(0).ints(), (std::vector<int32_t>{2}));
+}
+
+TEST(HostileLoops, EndlessLoopStopsAtTheBound) {
+  OpRunner runner(counting_loop(0, false));  // steps by 0: LESS(0, 2) forever
+  ASSERT_TRUE(runner.ok()) << runner.error();
+  EXPECT_FALSE(runner.invoke());
+  EXPECT_NE(runner.error().find("loop did not finish after 1048576 iterations"), std::string::npos)
+      << runner.error();
+}
+
 // A few bytes of file claiming gigabytes made `gruwb run` allocate 10.5 GB for 33 s.
 TEST(MemoryBudget, PlanOverTheBudgetNamesTheLargestTensor) {
   ASSERT_EQ(setenv("GRUWB_MEMORY_BUDGET_MB", "2", 1), 0);
