@@ -71,12 +71,11 @@ Status expect_quantized(const Tensor* tensor, const char* role, TensorQuantizati
                            tensor->name, static_cast<int>(i));
     }
   }
-  // Zero points inside the type's range (int16: 0, symmetric, as TFLite requires), so the
-  // kernels' int32 offset arithmetic cannot overflow.
+  // Zero points inside the type's range, so the kernels' int32 offset arithmetic cannot overflow.
+  // (int16 kernels that need 0 check it themselves: TFLite's int16 SOFTMAX output has -32768.)
   int32_t min = 0, max = 0;
   const auto* zero_points = out->params->zero_point();
   if (!integer_range(tensor->type, &min, &max) || !zero_points) return Status();
-  if (tensor->type == TensorType::INT16) min = max = 0;
   for (uint32_t i = 0; i < zero_points->size(); ++i) {
     const int64_t zero_point = zero_points->Get(i);
     if (zero_point < min || zero_point > max) {
