@@ -43,8 +43,9 @@ QTableWidgetItem* cell(const QString& text, bool number) {
 const char* const kStageHeaders[] = {"Experiment",      "Stage",           "Accuracy",
                                      "Cross entropy",   "\u0394 accuracy", "Trainable params",
                                      "Training memory", "Deployed model"};
-const char* const kCellHeaders[] = {"Cell",        "Accuracy",       "Parameters", "Fused model",
-                                    "WHILE model", "Unrolled model", "Latency"};
+const char* const kCellHeaders[] = {
+    "Cell / model",   "Accuracy", "Parameters",    "Fused model", "WHILE model",
+    "Unrolled model", "Latency",  "Board latency", "Arena",       "Note"};
 
 }  // namespace
 
@@ -215,6 +216,11 @@ QJsonObject cell_result_to_json(const CellResult& c) {
   o["while_bytes"] = double(c.while_bytes);
   o["unrolled_bytes"] = double(c.unrolled_bytes);
   o["latency_us"] = c.latency_us;
+  if (!c.model_path.isEmpty()) o["model_path"] = c.model_path;
+  o["arena_bytes"] = double(c.arena_bytes);
+  o["board_latency_us"] = c.board_latency_us;
+  if (!c.note.isEmpty()) o["note"] = c.note;
+  if (!c.error.isEmpty()) o["error"] = c.error;
   return o;
 }
 
@@ -228,6 +234,12 @@ CellResult cell_result_from_json(const QJsonObject& o) {
   c.while_bytes = qint64(o["while_bytes"].toDouble());
   c.unrolled_bytes = qint64(o["unrolled_bytes"].toDouble());
   c.latency_us = o["latency_us"].toDouble();
+  // Absent in projects saved before model rows and board latency.
+  c.model_path = o["model_path"].toString();
+  c.arena_bytes = qint64(o["arena_bytes"].toDouble());
+  c.board_latency_us = o["board_latency_us"].toDouble();
+  c.note = o["note"].toString();
+  c.error = o["error"].toString();
   return c;
 }
 
@@ -384,7 +396,21 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
   cell_table_->setRowCount(cells.size());
   for (int i = 0; i < cells.size(); ++i) {
     const CellResult& c = cells[i];
-    cell_table_->setItem(i, 0, cell(c.cell, false));
+    QTableWidgetItem* name = cell(c.cell, false);
+    // A model row says which file it used.
+    if (!c.model_path.isEmpty()) name->setToolTip(c.model_path);
+    cell_table_->setItem(i, 0, name);
+    const QString none = QStringLiteral("-");  // not measured, or no such form
+    const auto bytes = [&](qint64 b) { return b > 0 ? bytesText(b) : none; };
+    if (!c.error.isEmpty()) {
+      for (int column = 1; column + 1 < cell_table_->columnCount(); ++column)
+        cell_table_->setItem(i, column, cell(none, true));
+      QTableWidgetItem* error = cell(tr("error: %1").arg(c.error), false);
+      error->setToolTip(c.error);
+      error->setForeground(QColor(0xb0, 0x20, 0x20));
+      cell_table_->setItem(i, cell_table_->columnCount() - 1, error);
+      continue;
+    }
     cell_table_->setItem(
         i, 1,
         cell(figure(c.accuracy) + (c.accuracy_std > 0
@@ -392,12 +418,21 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
                                        : QString()),
              true));
     cell_table_->setItem(i, 2, cell(QString::number(c.parameters), true));
-    cell_table_->setItem(i, 3, cell(bytesText(c.fused_bytes), true));
-    cell_table_->setItem(i, 4, cell(bytesText(c.while_bytes), true));
-    cell_table_->setItem(
-        i, 5, cell(c.unrolled_bytes ? bytesText(c.unrolled_bytes) : QStringLiteral("-"), true));
+    cell_table_->setItem(i, 3, cell(bytes(c.fused_bytes), true));
+    cell_table_->setItem(i, 4, cell(bytes(c.while_bytes), true));
+    cell_table_->setItem(i, 5, cell(bytes(c.unrolled_bytes), true));
     cell_table_->setItem(i, 6,
                          cell(QStringLiteral("%1 \u00b5s").arg(c.latency_us, 0, 'f', 1), true));
+    QTableWidgetItem* board = cell(
+        c.board_latency_us > 0 ? QStringLiteral("%1 \u00b5s").arg(c.board_latency_us, 0, 'f', 1)
+                               : none,
+        true);
+    if (c.board_latency_us <= 0) board->setToolTip(tr("Comes with the boards issue"));
+    cell_table_->setItem(i, 7, board);
+    cell_table_->setItem(i, 8, cell(bytes(c.arena_bytes), true));
+    QTableWidgetItem* note = cell(c.note, false);
+    note->setToolTip(c.note);
+    cell_table_->setItem(i, 9, note);
   }
   cell_table_->resizeColumnsToContents();
   // All cells in view (three rows): the stage table above scrolls instead.

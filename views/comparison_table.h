@@ -3,7 +3,8 @@
 // all 0.72): stage, accuracy, cross entropy, delta vs the previous stage,
 // trainable parameters and training memory, one row per experiment stage
 // (mean +- std over seeds), a confusion matrix for the selected row, and the
-// cell-comparison table (GRU/LSTM/RNN) when that mode ran. Exports CSV/HTML.
+// cell-comparison table (GRU/LSTM/RNN and compared model files) when that
+// mode ran. Exports CSV/HTML.
 
 #include <QJsonObject>
 #include <QStringList>
@@ -38,7 +39,7 @@ struct StageResult {
 };
 
 struct CellResult {
-  QString cell;  // "GRU", "LSTM", "SimpleRNN"
+  QString cell;  // "GRU", "LSTM", "SimpleRNN", or a model file's name
   double accuracy = 0;
   double accuracy_std = 0;
   qint64 parameters = 0;
@@ -46,6 +47,12 @@ struct CellResult {
   qint64 while_bytes = 0;     // model file, WHILE loop
   double latency_us = 0;      // one inference on the host
   qint64 unrolled_bytes = 0;  // model file, unrolled steps (0: not measured)
+  // Added later, with initialisers so that braced rows may leave them out.
+  QString model_path{};         // a model file's row: the file ("" for a built cell)
+  qint64 arena_bytes = 0;       // inference arena of the fused form
+  double board_latency_us = 0;  // one inference on a board (0: not measured)
+  QString note{};               // why a model file's fused column is empty
+  QString error{};              // the row could not run
 };
 
 // Rows as JSON (project files) and back.

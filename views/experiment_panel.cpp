@@ -55,6 +55,7 @@ QJsonObject settings_to_json(const ExperimentSettings& s) {
   o["seeds"] = s.seeds;
   o["first_seed"] = s.first_seed;
   o["compare_cells"] = QJsonArray::fromStringList(s.compare_cells);
+  o["compare_models"] = QJsonArray::fromStringList(s.compare_models);
   return o;
 }
 
@@ -78,6 +79,7 @@ ExperimentSettings settings_from_json(const QJsonObject& o) {
   s.seeds = o["seeds"].toInt(s.seeds);
   s.first_seed = o["first_seed"].toInt(s.first_seed);
   s.compare_cells = strings(o["compare_cells"]);
+  s.compare_models = strings(o["compare_models"]);
   return s;
 }
 
@@ -135,6 +137,35 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     updateButtons();
   });
 
+  // Model files as rows beside the cells (or the model), in either mode.
+  models_list_ = new QListWidget;
+  models_list_->setObjectName("compareModels");
+  models_list_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  models_list_->setMaximumHeight(52);
+  models_list_->setToolTip(
+      tr("Model files compared as rows beside the cells: the same data, stages and seeds; "
+         "their sizes, fused size (when the fuser fuses them), arena and latency"));
+  add_model_button_ = new QPushButton(tr("Add model file\u2026"));
+  add_model_button_->setObjectName("addModelFile");
+  connect(add_model_button_, &QPushButton::clicked, this, &ExperimentPanel::browseCompareModels);
+  remove_model_button_ = new QPushButton(tr("Remove"));
+  remove_model_button_->setObjectName("removeModelFile");
+  remove_model_button_->setEnabled(false);
+  connect(remove_model_button_, &QPushButton::clicked, this, [this] {
+    qDeleteAll(models_list_->selectedItems());
+    remove_model_button_->setEnabled(!models_list_->selectedItems().isEmpty());
+  });
+  connect(models_list_, &QListWidget::itemSelectionChanged, this,
+          [this] { remove_model_button_->setEnabled(!models_list_->selectedItems().isEmpty()); });
+  auto* models_buttons = new QVBoxLayout;
+  models_buttons->setSpacing(2);
+  models_buttons->addWidget(add_model_button_);
+  models_buttons->addWidget(remove_model_button_);
+  models_buttons->addStretch(1);
+  auto* models_row = new QHBoxLayout;
+  models_row->addWidget(models_list_, 1);
+  models_row->addLayout(models_buttons);
+
   dataset_edit_ = new QLineEdit;
   dataset_edit_->setObjectName("datasetPath");
   dataset_edit_->setPlaceholderText(tr(".ts, .arff, .csv, .npz or a folder"));
@@ -159,6 +190,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   source->addRow(tr("Name"), name_edit_);
   source->addRow(tr("Model"), model_row);
   source->addRow(QString(), cells_box_);
+  source->addRow(tr("Compare with"), models_row);
   source->addRow(loss_output_label_, loss_output_box_);
   source->addRow(tr("Data"), dataset_row);
 
@@ -344,6 +376,7 @@ ExperimentSettings ExperimentPanel::settings() const {
       }
     }
   }
+  s.compare_models = compareModels();
   s.dataset_path = dataset_edit_->text().trimmed();
   if (init_box_->isChecked()) s.stages << "init";
   if (fc_box_->isChecked()) s.stages << "fc";
@@ -375,6 +408,8 @@ void ExperimentPanel::setSettings(const ExperimentSettings& s) {
   updateLossOutputRow();
   loaded_cells_ = s.compare_cells;
   cells_box_->setChecked(!s.compare_cells.isEmpty());
+  models_list_->clear();
+  addCompareModels(s.compare_models);
   init_box_->setChecked(s.stages.contains("init"));
   fc_box_->setChecked(s.stages.contains("fc"));
   all_box_->setChecked(s.stages.contains("all"));
@@ -463,6 +498,28 @@ void ExperimentPanel::setCheckedWeights(const QStringList& names) {
 }
 
 void ExperimentPanel::setDatasetPath(const QString& path) { dataset_edit_->setText(path); }
+
+void ExperimentPanel::addCompareModels(const QStringList& paths) {
+  for (const QString& path : paths) {
+    if (path.isEmpty() || compareModels().contains(path)) continue;
+    auto* item = new QListWidgetItem(QFileInfo(path).fileName(), models_list_);
+    item->setData(Qt::UserRole, path);
+    item->setToolTip(path);
+  }
+}
+
+QStringList ExperimentPanel::compareModels() const {
+  QStringList paths;
+  for (int i = 0; i < models_list_->count(); ++i)
+    paths << models_list_->item(i)->data(Qt::UserRole).toString();
+  return paths;
+}
+
+void ExperimentPanel::browseCompareModels() {
+  const QStringList paths = QFileDialog::getOpenFileNames(
+      this, tr("Model files to compare"), model_edit_->text(), tr("Models (*.tflite *.circle)"));
+  addCompareModels(paths);
+}
 
 void ExperimentPanel::start() {
   if (!validate().isEmpty()) return;
@@ -578,6 +635,7 @@ void ExperimentPanel::saveSettings(QSettings& settings, const QString& group) co
   settings.setValue("seeds", s.seeds);
   settings.setValue("firstSeed", s.first_seed);
   settings.setValue("compareCells", cells_box_->isChecked());
+  settings.setValue("compareModels", s.compare_models);
   settings.endGroup();
 }
 
@@ -599,6 +657,7 @@ void ExperimentPanel::restoreSettings(QSettings& settings, const QString& group)
   s.epochs = settings.value("epochs", s.epochs).toInt();
   s.seeds = settings.value("seeds", s.seeds).toInt();
   s.first_seed = settings.value("firstSeed", s.first_seed).toInt();
+  s.compare_models = settings.value("compareModels").toStringList();
   const int source = settings.value("modelSource", 0).toInt();
   last_spin_->setValue(settings.value("lastN", last_spin_->value()).toInt());
   const bool compare_cells = settings.value("compareCells", false).toBool();

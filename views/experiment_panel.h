@@ -2,8 +2,10 @@
 // Experiment staging: the model (open file or a build spec), the dataset,
 // the stages to compare from the same initial weights (init, FC only,
 // FC + recurrent, last N layers, a custom set of weight tensors), the
-// optimizer settings and seeds; Start adds an experiment, Pause and Stop act
-// on the selected one. Several experiments run side by side, one row each.
+// optimizer settings and seeds, the cells and model files to compare (each
+// file a row beside the cells, in either mode); Start adds an experiment,
+// Pause and Stop act on the selected one. Several experiments run side by
+// side, one row each.
 // The panel only stages and shows state: the workspace runs them.
 
 #include <QJsonObject>
@@ -44,6 +46,9 @@ struct ExperimentSettings {
   // names, engine/tools/cells/cell_registry.h; build spec only). Empty = the
   // model or build spec's cell.
   QStringList compare_cells;
+  // Model files compared beside the cells (or the model): each one a row,
+  // trained through the same stages and seeds (gruwb --compare-models).
+  QStringList compare_models;
 };
 
 // The settings as JSON (project files) and back; unknown or missing keys
@@ -97,6 +102,13 @@ class ExperimentPanel : public QWidget {
   int selectedExperiment() const;    // -1 when none
   void selectExperiment(int id);
 
+  // The model files compared beside the cells or the model (both modes).
+  void addCompareModels(const QStringList& paths);
+  QStringList compareModels() const;
+  QListWidget* compareModelList() const { return models_list_; }
+  QPushButton* addModelButton() const { return add_model_button_; }
+  QPushButton* removeModelButton() const { return remove_model_button_; }
+
   QPushButton* startButton() const { return start_button_; }
   QPushButton* pauseButton() const { return pause_button_; }
   QPushButton* stopButton() const { return stop_button_; }
@@ -134,8 +146,12 @@ class ExperimentPanel : public QWidget {
   QCheckBox* quantize_box_ = nullptr;  // a last stage: int8, int16x8 or dynamic
   QComboBox* quantize_mode_box_ = nullptr;
   QListWidget* custom_list_ = nullptr;
-  QCheckBox* cells_box_ = nullptr;        // compare every registered cell (build spec only)
-  QStringList loaded_cells_;              // a project's own choice of cells, kept as it was saved
+  QCheckBox* cells_box_ = nullptr;      // compare every registered cell (build spec only)
+  QStringList loaded_cells_;            // a project's own choice of cells, kept as it was saved
+  QListWidget* models_list_ = nullptr;  // model files compared as rows (both modes)
+  QPushButton* add_model_button_ = nullptr;
+  QPushButton* remove_model_button_ = nullptr;
+  void browseCompareModels();
   QComboBox* loss_output_box_ = nullptr;  // "" = automatic, else an output name
   QLabel* loss_output_label_ = nullptr;
   QString outputs_model_;  // the model the box lists the outputs of

@@ -65,6 +65,19 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// "a,b,c" -> {a, b, c} (an empty item stays, for the spec check to name).
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
 std::vector<std::string> report_paths(const ParsedArgs& parsed) {
   return parsed.has("--report") ? parsed.options.at("--report") : std::vector<std::string>();
 }
@@ -142,12 +155,15 @@ int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
   const std::vector<OptionSpec> options = {
-      {"--model", true},     {"--build", true},         {"--spec", true},      {"--data", true},
-      {"--stages", true},    {"--epochs", true},        {"--seeds", true},     {"--seed", true},
-      {"--lr", true},        {"--batch", true},         {"--optimizer", true}, {"--patience", true},
-      {"--clip", true},      {"--validation", true},    {"--timesteps", true}, {"--length", true},
-      {"--normalize", true}, {"--compare-cells", true}, {"--name", true},      {"--report", true},
-      {"--json", true},      {"--save-spec", true},     {"--result", true},    {"--output", true}};
+      {"--model", true},         {"--build", true},      {"--spec", true},
+      {"--data", true},          {"--stages", true},     {"--epochs", true},
+      {"--seeds", true},         {"--seed", true},       {"--lr", true},
+      {"--batch", true},         {"--optimizer", true},  {"--patience", true},
+      {"--clip", true},          {"--validation", true}, {"--timesteps", true},
+      {"--length", true},        {"--normalize", true},  {"--compare-cells", true},
+      {"--name", true},          {"--report", true},     {"--json", true},
+      {"--save-spec", true},     {"--result", true},     {"--output", true},
+      {"--compare-models", true}};
   if (!parse_args(kExperimentCommand, args, options, &parsed, &exit_code)) return exit_code;
   if (!parsed.positional.empty()) {
     return usage_error("experiment: unexpected argument '" + parsed.positional[0] + "'",
@@ -215,15 +231,10 @@ int run(const std::vector<std::string>& args) {
                        &kExperimentCommand);
   }
   if (parsed.has("--compare-cells")) {
-    spec.compare_cells.clear();
-    std::string cells = parsed.value("--compare-cells");
-    size_t start = 0;
-    while (start <= cells.size()) {
-      size_t comma = cells.find(',', start);
-      if (comma == std::string::npos) comma = cells.size();
-      spec.compare_cells.push_back(cells.substr(start, comma - start));
-      start = comma + 1;
-    }
+    spec.compare_cells = comma_list(parsed.value("--compare-cells"));
+  }
+  if (parsed.has("--compare-models")) {
+    spec.compare_models = comma_list(parsed.value("--compare-models"));
   }
   if (spec.name == "experiment" && !spec.data_path.empty()) {
     std::string data = spec.data_path;
@@ -327,6 +338,12 @@ const Command kExperimentCommand = {
     "  --seeds K            Seeds (default 1); --seed S the first one (default 1)\n"
     "  --compare-cells L    Same data and stages through each cell, e.g. {cell_list}\n"
     "                       (with --build): accuracy, size fused/WHILE, latency\n"
+    "  --compare-models L   Model files as rows beside the cells (with --build or\n"
+    "                       --model), e.g. a.tflite,b.circle: same stages, seeds and\n"
+    "                       data (fitted to each file's T); its bytes in the column\n"
+    "                       of its form, the fuser's output as fused bytes when it\n"
+    "                       fuses. A file that does not fit the data: an error in\n"
+    "                       its row, the others go on\n"
     "Output:\n"
     "  --report FILE        .html (self-contained, SVG plots), .pdf, .md, .csv (every\n"
     "                       curve), .json (everything); repeatable\n"
@@ -346,6 +363,8 @@ const Command kExperimentCommand = {
     "Example:\n"
     "  gruwb experiment --build \"cell=gru,units=60\" --data ../shared/data/datasets/Epilepsy \\\n"
     "      --stages init,fc,all --seeds 3 --report r.html --json r.json\n"
+    "  gruwb experiment --build cell=gru,units=60 --compare-cells gru,lstm \\\n"
+    "      --compare-models mine.tflite,mine_while.tflite --data DIR --report r.html\n"
     "  gruwb experiment --result r.json --report r.pdf --report r.md\n",
     run};
 

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <initializer_list>
 #include <limits>
+#include <list>
 #include <map>
 #include <type_traits>
 
@@ -193,6 +194,87 @@ bool quantization_stage(const std::string& mode, const std::vector<uint8_t>& sou
   return run->evaluated;
 }
 
+// One row of the comparison: a built cell, or a model file with the data
+// prepared for its input.
+struct ExperimentRow {
+  std::string label;       // the cell's name, or the file's name
+  std::string model_path;  // "" for a built cell
+  bool built = false;
+  bool summarize = false;  // a model file in a comparison: gets a CellSummary
+  std::vector<uint8_t> bytes;
+  int32_t loss_output = -1;  // built models: their one output
+  const PreparedData* data = nullptr;
+  std::string error;  // the row cannot run (shown in its CellSummary)
+};
+
+ExperimentRow make_row(const std::string& label, const std::string& model_path, bool built) {
+  ExperimentRow row;
+  row.label = label;
+  row.model_path = model_path;
+  row.built = built;
+  return row;
+}
+
+std::string shape_text(const Shape& shape) {
+  std::string text = "[";
+  for (int i = 0; i < shape.rank; ++i) {
+    text += (i ? "," : "") + std::to_string(shape.dims[i]);
+  }
+  return text + "]";
+}
+
+std::string file_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Loads a model file and reads its input [1, T, F].
+bool open_model(const std::string& path, tools::LoadedModel* loaded, tools::ModelRunner* runner,
+                int* timesteps, std::string* error) {
+  if (!tools::load_model_file(path, loaded, error)) return false;
+  if (!runner->prepare(loaded->model, error)) {
+    *error = path + ": " + *error;
+    return false;
+  }
+  const Tensor* in = runner->interpreter().input(0);
+  if (in->shape.rank != 3 || in->shape.dims[0] != 1) {
+    *error = path + ": input " + shape_text(in->shape) +
+             " must be [1, T, F] for sequence classification";
+    return false;
+  }
+  *timesteps = in->shape.dims[1];
+  return true;
+}
+
+// Chooses the output the loss goes on and checks the data's channels and
+// classes fit the model.
+bool fit_model(const Model& model, tools::ModelRunner& runner, const std::string& path,
+               const std::string& loss_output_name, const PreparedData& data,
+               const std::string& data_path, int32_t* loss_output, std::string* error) {
+  LossOutputRequest request;
+  request.name = loss_output_name.c_str();
+  request.class_count = static_cast<int64_t>(data.class_names.size());
+  const Status chosen = choose_loss_output(model, request, loss_output);
+  if (!chosen.ok()) {
+    *error = path + ": " + chosen.message();
+    return false;
+  }
+  const int model_f = runner.interpreter().input(0)->shape.dims[2];
+  const Tensor* out = runner.interpreter().output(*loss_output);
+  const int model_classes = out->shape.rank > 0 ? out->shape.dims[out->shape.rank - 1] : 1;
+  if (data.features != model_f) {
+    *error = data_path + ": " + std::to_string(data.features) + " channels, model " + path +
+             " takes " + std::to_string(model_f);
+    return false;
+  }
+  if (static_cast<int>(data.class_names.size()) != model_classes) {
+    *error = data_path + ": " + std::to_string(data.class_names.size()) + " classes, model " +
+             path + " outputs " + std::to_string(model_classes);
+    return false;
+  }
+  return true;
+}
+
 Figure figure(const std::vector<double>& values) {
   Figure f;
   f.count = static_cast<int>(values.size());
@@ -208,6 +290,53 @@ Figure figure(const std::vector<double>& values) {
 
 bool is_quantization_scope(const std::string& scope) {
   return scope == "int8" || scope == "int16x8" || scope == "dynamic";
+}
+
+bool model_summary(const std::string& path, const std::vector<uint8_t>& bytes,
+                   const TrainingData& train, CellSummary* out, std::string* error) {
+  CellSummary row;
+  row.cell = file_name(path);
+  row.model_path = path;
+  // Its own form: a WHILE loop, unrolled steps, or already one op per cell.
+  tools::FuseOptions options;
+  options.format = tools::format_for_path(path);
+  tools::FuseResult fused;
+  std::string fuse_error;
+  const bool fuser_ran = tools::fuse_model(bytes, options, &fused, &fuse_error);
+  bool loop = false, unrolled = false;
+  if (fuser_ran) {
+    loop = !fused.other_loops.empty();
+    for (const tools::CellOutcome& c : fused.cells) {
+      (c.cell.form == tools::CellForm::kWhile ? loop : unrolled) = true;
+    }
+  }
+  (loop ? row.while_bytes : unrolled ? row.unrolled_bytes : row.fused_bytes) = bytes.size();
+  std::vector<uint8_t> deployed = bytes;  // what the arena and latency are of
+  if (fuser_ran && fused.fused_count() > 0 && (loop || unrolled)) {
+    row.fused_bytes = fused.bytes.size();
+    deployed = fused.bytes;
+  } else if (loop || unrolled) {
+    row.fuse_note = !fuser_ran                   ? "not fused: " + fuse_error
+                    : !fused.cells.empty()       ? "not fused: " + fused.cells[0].reason
+                    : !fused.other_loops.empty() ? "not fused: " + fused.other_loops[0].reason
+                                                 : "not fused";
+  }
+  // What training "all" updates: the trainer's own count.
+  TrainingRunSpec spec;
+  spec.model_bytes = bytes;
+  spec.model_label = path;
+  spec.epochs = 0;
+  spec.config.loss = Loss::kCategoricalCrossEntropy;
+  TrainingSession session;
+  if (!set_trainable_scope("all", &spec, error) || !session.prepare(spec, train, nullptr, error)) {
+    return false;
+  }
+  for (const WeightInfo& w : session.trainable_weights()) {
+    row.parameters += static_cast<uint64_t>(w.elements);
+  }
+  if (!measure_latency(deployed, &row.latency_us, &row.arena_bytes, error)) return false;
+  *out = row;
+  return true;
 }
 
 const char* experiment_status_name(ExperimentStatus status) {
@@ -266,6 +395,12 @@ bool check_experiment_spec(const ExperimentSpec& spec, std::string* error) {
   if (!spec.compare_cells.empty() && spec.build.empty()) {
     *error = "cell comparison needs a build spec, not a model file";
     return false;
+  }
+  for (const std::string& path : spec.compare_models) {
+    if (path.empty()) {
+      *error = "model comparison: an empty model file name";
+      return false;
+    }
   }
   for (const std::string& cell : spec.compare_cells) {
     if (!tools::find_cell(cell)) {
@@ -380,29 +515,21 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
   std::string error;
   if (!check_experiment_spec(spec, &error)) return fail(error);
 
-  // The model's T/F/classes (file) or the data's (build spec).
+  // The model's T/F (file) or the data's (build spec).
   tools::BuildSpec build;
-  std::vector<uint8_t> file_bytes;
-  int model_t = 0, model_f = 0, model_classes = 0;
-  int32_t loss_output = -1;  // built models: their one output
   tools::LoadedModel loaded;
   tools::ModelRunner runner;
+  int model_t = 0;
   if (!spec.build.empty()) {
     parse_build(spec.build, &build, &error);
-  } else {
-    if (!tools::load_model_file(spec.model_path, &loaded, &error)) return fail(error);
-    file_bytes = loaded.bytes;
-    if (!runner.prepare(loaded.model, &error)) return fail(spec.model_path + ": " + error);
-    const Tensor* in = runner.interpreter().input(0);
-    if (in->shape.rank != 3 || in->shape.dims[0] != 1) {
-      return fail(spec.model_path + ": input must be [1, T, F] for sequence classification");
-    }
-    model_t = in->shape.dims[1];
-    model_f = in->shape.dims[2];
+  } else if (!open_model(spec.model_path, &loaded, &runner, &model_t, &error)) {
+    return fail(error);
   }
   DatasetFiles files;
   if (!load_dataset(spec.data_path, &files, &error)) return fail(error);
   const bool bake = spec.normalize == "model" || (spec.normalize == "auto" && !spec.build.empty());
+  // A model file's data: normalised as arrays unless asked otherwise.
+  const bool file_normalize = spec.normalize == "data" || spec.normalize == "auto";
   PrepareOptions options;
   options.timesteps = spec.timesteps > 0 ? spec.timesteps : model_t;
   options.length_policy = spec.length_policy;
@@ -412,23 +539,66 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
       spec.normalize == "data" || (spec.normalize == "auto" && spec.build.empty());
   PreparedData data;
   if (!prepare_dataset(files, options, &data, &error)) return fail(error);
+
+  // The rows: the built cells, or the model file, then the compared files.
+  std::vector<ExperimentRow> rows;
+  for (const std::string& cell : spec.compare_cells) rows.push_back(make_row(cell, "", true));
+  if (!spec.build.empty() && rows.empty()) rows.push_back(make_row(build.cell->name, "", true));
   if (!spec.model_path.empty()) {
-    LossOutputRequest request;
-    request.name = spec.loss_output.c_str();
-    request.class_count = static_cast<int64_t>(data.class_names.size());
-    Status chosen = choose_loss_output(loaded.model, request, &loss_output);
-    if (!chosen.ok()) return fail(spec.model_path + ": " + chosen.message());
-    const Tensor* out = runner.interpreter().output(loss_output);
-    model_classes = out->shape.rank > 0 ? out->shape.dims[out->shape.rank - 1] : 1;
-    if (data.features != model_f) {
-      return fail(spec.data_path + ": " + std::to_string(data.features) + " channels, model " +
-                  spec.model_path + " takes " + std::to_string(model_f));
+    ExperimentRow row = make_row(spec.compare_models.empty() ? "model" : file_name(spec.model_path),
+                                 spec.model_path, false);
+    row.bytes = loaded.bytes;
+    row.data = &data;
+    row.summarize = !spec.compare_models.empty();
+    if (!fit_model(loaded.model, runner, spec.model_path, spec.loss_output, data, spec.data_path,
+                   &row.loss_output, &error)) {
+      return fail(error);
     }
-    if (static_cast<int>(data.class_names.size()) != model_classes) {
-      return fail(spec.data_path + ": " + std::to_string(data.class_names.size()) +
-                  " classes, model " + spec.model_path + " outputs " +
-                  std::to_string(model_classes));
+    rows.push_back(std::move(row));
+  }
+  // The same samples, split the same way, fitted to each file's input.
+  std::list<PreparedData> model_data;
+  for (const std::string& path : spec.compare_models) {
+    ExperimentRow row = make_row(file_name(path), path, false);
+    row.summarize = true;
+    for (const ExperimentRow& other : rows) {
+      if (other.label == row.label) row.label = path;  // same name, other folder
     }
+    tools::LoadedModel model;
+    tools::ModelRunner model_runner;
+    int t = 0;
+    if (open_model(path, &model, &model_runner, &t, &row.error)) {
+      row.bytes = model.bytes;
+      if (data.timesteps == t && options.normalize_data == file_normalize) {
+        row.data = &data;
+      } else {
+        for (const PreparedData& d : model_data) {
+          if (d.timesteps == t) row.data = &d;
+        }
+      }
+      if (!row.data) {
+        PrepareOptions fitted = options;
+        fitted.timesteps = t;
+        fitted.normalize_data = file_normalize;
+        PreparedData prepared;
+        if (prepare_dataset(files, fitted, &prepared, &error)) {
+          model_data.push_back(std::move(prepared));
+          row.data = &model_data.back();
+        } else {
+          row.error = path + ": data for its input [1, " + std::to_string(t) + ", F]: " + error;
+        }
+      }
+      if (row.data) {
+        fit_model(model.model, model_runner, path, "", *row.data, spec.data_path, &row.loss_output,
+                  &row.error);
+      }
+      if (row.error.empty() && row.data != &data) {
+        data.notes.push_back(row.label + ": data fitted to its input (" +
+                             std::to_string(row.data->timesteps) + " steps" +
+                             (file_normalize ? ", normalised" : "") + ")");
+      }
+    }
+    rows.push_back(std::move(row));
   }
   if (bake && !spec.build.empty()) data.notes.push_back("normalisation: baked into the model");
   result.data_name = data.name;
@@ -439,14 +609,10 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
   result.validation_count = data.validation.size();
   result.test_count = data.test.size();
   result.data_notes = data.notes;
-  const TrainingData train = training_data(data.train, data, spec.data_path + " (train)");
-  const TrainingData val = training_data(data.validation, data, spec.data_path + " (validation)");
-  const TrainingData test = training_data(data.test, data, spec.data_path + " (test)");
 
-  std::vector<std::string> cells = spec.compare_cells;
-  if (cells.empty()) cells.push_back(spec.build.empty() ? "model" : build.cell->name);
-  const int total =
-      static_cast<int>(cells.size()) * spec.seeds * static_cast<int>(spec.stages.size());
+  int runnable = 0;
+  for (const ExperimentRow& row : rows) runnable += row.error.empty();
+  const int total = std::max(1, runnable * spec.seeds * static_cast<int>(spec.stages.size()));
   int index = 0;
   bool cancelled = false;
   // Records a finished run (saved at once) and tells the caller.
@@ -463,19 +629,37 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
     notify(finished);
     ++index;
   };
-  for (const std::string& cell : cells) {
+  for (const ExperimentRow& row : rows) {
+    const std::string& cell = row.label;
+    if (!row.error.empty()) {  // this row cannot run; the others go on
+      CellSummary summary;
+      summary.cell = row.label;
+      summary.model_path = row.model_path;
+      summary.error = row.error;
+      result.cells.push_back(summary);
+      ExperimentEvent message;
+      message.message = row.error;
+      notify(message);
+      continue;
+    }
     tools::BuildSpec cell_spec = build;
-    if (!spec.build.empty()) {
+    const PreparedData& row_data = row.built ? data : *row.data;
+    if (row.built) {
       tools::parse_cell(cell, &cell_spec.cell);
       cell_spec.timesteps = data.timesteps;
       cell_spec.features = data.features;
       cell_spec.classes = static_cast<int>(data.class_names.size());
       if (bake) cell_spec.mean = data.mean, cell_spec.variance = data.variance;
     }
+    const TrainingData train = training_data(row_data.train, row_data, spec.data_path + " (train)");
+    const TrainingData val =
+        training_data(row_data.validation, row_data, spec.data_path + " (validation)");
+    const TrainingData test = training_data(row_data.test, row_data, spec.data_path + " (test)");
+    const int32_t loss_output = row.loss_output;
     for (int s = 0; s < spec.seeds && !cancelled; ++s) {
       const uint64_t seed = spec.first_seed + static_cast<uint64_t>(s);
-      std::vector<uint8_t> initial = file_bytes;
-      if (!spec.build.empty()) {
+      std::vector<uint8_t> initial = row.bytes;
+      if (row.built) {
         cell_spec.seed = seed;
         tools::BuildFigures figures;
         if (!tools::build_and_measure(cell_spec, &figures, &initial, &error)) {
@@ -508,8 +692,8 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
           run.quantization.source_stage = latest_stage;
           run.quantization.source_evaluated = latest_evaluated;
           run.quantization.source_accuracy = latest_accuracy;
-          if (!quantization_stage(stage.scope, latest, data.train, test, std::max(loss_output, 0),
-                                  &run, &error)) {
+          if (!quantization_stage(stage.scope, latest, row_data.train, test,
+                                  std::max(loss_output, 0), &run, &error)) {
             run.error = error;
           }
           finish_run(std::move(run), run_start);
@@ -517,7 +701,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         }
         TrainingRunSpec ts;
         ts.model_bytes = initial;
-        ts.model_label = spec.model_path.empty() ? "built " + cell + " model" : spec.model_path;
+        ts.model_label = row.built ? "built " + cell + " model" : row.model_path;
         ts.config.loss = Loss::kCategoricalCrossEntropy;
         ts.config.loss_output = loss_output;
         ts.config.optimizer = stage.optimizer;
@@ -578,7 +762,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
       }
     }
     if (cancelled) break;
-    if (!spec.build.empty()) {
+    if (row.built) {
       // Size of every layout and fused latency, with the first seed's weights.
       CellSummary summary;
       summary.cell = cell;
@@ -603,6 +787,13 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         }
       }
       result.cells.push_back(summary);
+    } else if (row.summarize) {
+      CellSummary summary;
+      if (!model_summary(row.model_path, row.bytes, train, &summary, &error)) {
+        summary.error = row.model_path + ": " + error;
+      }
+      summary.cell = row.label;
+      result.cells.push_back(summary);
     }
   }
   result.status = cancelled ? ExperimentStatus::kCancelled : ExperimentStatus::kCompleted;
@@ -611,6 +802,9 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
       result.error =
           run.cell + " " + run.stage + " seed " + std::to_string(run.seed) + ": " + run.error;
     }
+  }
+  for (const CellSummary& row : result.cells) {
+    if (!row.error.empty() && result.error.empty()) result.error = row.error;
   }
   if (!result.error.empty() && !cancelled) result.status = ExperimentStatus::kFailed;
   save();
@@ -664,6 +858,7 @@ void write_spec(tools::JsonWriter& json, const ExperimentSpec& spec) {
   json.key("seeds").value(spec.seeds);
   json.key("first_seed").value(spec.first_seed);
   json.key("compare_cells").array(spec.compare_cells);
+  if (!spec.compare_models.empty()) json.key("compare_models").array(spec.compare_models);
   json.key("stages").begin_array();
   for (const StageSpec& s : spec.stages) {
     json.begin_object();
@@ -794,6 +989,7 @@ std::string experiment_result_json(const ExperimentResult& r) {
   for (const CellSummary& c : r.cells) {
     json.begin_object();
     json.key("cell").value(c.cell);
+    if (!c.model_path.empty()) json.key("model_path").value(c.model_path);
     write_figure(json, "test_accuracy", c.accuracy);
     json.key("fused_bytes").value(c.fused_bytes);
     json.key("while_bytes").value(c.while_bytes);
@@ -801,6 +997,9 @@ std::string experiment_result_json(const ExperimentResult& r) {
     json.key("parameters").value(c.parameters);
     json.key("arena_bytes").value(c.arena_bytes);
     json.key("latency_us").value(c.latency_us);
+    json.key("board_latency_us").value(c.board_latency_us);  // 0: not measured
+    if (!c.fuse_note.empty()) json.key("fuse_note").value(c.fuse_note);
+    if (!c.error.empty()) json.key("error").value(c.error);
     json.end_object();
   }
   json.end_array();
@@ -874,6 +1073,9 @@ bool read_spec(const QJsonObject& o, const std::string& label, ExperimentSpec* o
   s.first_seed = static_cast<uint64_t>(o.value("first_seed").toInteger(1));
   for (const QJsonValue& c : o.value("compare_cells").toArray()) {
     s.compare_cells.push_back(c.toString().toStdString());
+  }
+  for (const QJsonValue& m : o.value("compare_models").toArray()) {
+    s.compare_models.push_back(m.toString().toStdString());
   }
   for (const QJsonValue& v : o.value("stages").toArray()) {
     const QJsonObject st = v.toObject();
@@ -1079,7 +1281,12 @@ class ResultReader {
            optional(o, path, "unrolled_bytes", &out->unrolled_bytes) &&
            member(o, path, "parameters", &out->parameters) &&
            member(o, path, "arena_bytes", &out->arena_bytes) &&
-           member(o, path, "latency_us", &out->latency_us);
+           member(o, path, "latency_us", &out->latency_us) &&
+           // Results saved before model rows and boards: absent.
+           optional(o, path, "model_path", &out->model_path) &&
+           optional(o, path, "board_latency_us", &out->board_latency_us) &&
+           optional(o, path, "fuse_note", &out->fuse_note) &&
+           optional(o, path, "error", &out->error);
   }
 
  private:

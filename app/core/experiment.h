@@ -60,6 +60,12 @@ struct ExperimentSpec {
   // Cell comparison: the same data and stages through each cell (build
   // spec only); empty = just the build spec's cell.
   std::vector<std::string> compare_cells;
+  // Model comparison ("bring your own model"): each file is a row beside the
+  // built cells (or beside `model_path`), trained through the same stages and
+  // seeds on the same data (resampled to the file's T, normalised as a file's
+  // data is). A file whose input does not fit the data gets an error in its
+  // row; the other rows go on.
+  std::vector<std::string> compare_models;
 };
 
 // Whether a stage scope quantizes rather than trains (int8, int16x8, dynamic).
@@ -130,16 +136,31 @@ struct StageSummary {
   Figure source_accuracy;
 };
 
-// Cell comparison: figures of each cell's model (same weights in every layout).
+// Cell comparison: figures of each cell's model (same weights in every layout),
+// and of each compared model file (model_summary()). A size of 0 is "-": not
+// measured, or a model file that has no such form.
 struct CellSummary {
-  std::string cell;
-  Figure accuracy;  // the last stage's test accuracy
+  std::string cell;        // a registered cell's name, or a model row's label (its file name)
+  std::string model_path;  // model rows: the file as given; "" for a built cell
+  Figure accuracy;         // the last stage's test accuracy
   uint64_t fused_bytes = 0, while_bytes = 0;
   uint64_t unrolled_bytes = 0;  // 0 in results saved before it was measured
-  uint64_t parameters = 0;
-  uint64_t arena_bytes = 0;  // fused inference arena
-  double latency_us = 0.0;   // fused, one inference: median of bench_inference (bench.h)
+  uint64_t parameters = 0;      // trainable float weights (what the "all" scope trains)
+  uint64_t arena_bytes = 0;     // fused inference arena (a model row: the fused form if it fuses)
+  double latency_us = 0.0;      // fused, one inference: median of bench_inference (bench.h)
+  // One inference on a board; 0 = not measured (filled by the board side, serial/link).
+  double board_latency_us = 0.0;
+  std::string fuse_note;  // model rows: why the fused column is empty ("" when it is not)
+  std::string error;      // this row could not run (e.g. its input does not fit the data)
 };
+
+// The figures of one model file as a comparison row: its own bytes in the
+// column of its form (a WHILE loop, unrolled steps, else fused), the fuser's
+// output in the fused column when it fuses (fuse_note says why not), trainable
+// parameters, arena and host latency of the fused form (else of the file).
+// `train` is data the model takes (to count what training "all" updates).
+bool model_summary(const std::string& path, const std::vector<uint8_t>& bytes,
+                   const TrainingData& train, CellSummary* out, std::string* error);
 
 enum class ExperimentStatus { kNotRun, kCompleted, kCancelled, kFailed };
 const char* experiment_status_name(ExperimentStatus status);

@@ -108,6 +108,13 @@ std::vector<Curve> curves(const ExperimentResult& result, const std::string& met
   return out;
 }
 
+std::string cells_title(const ExperimentResult& result) {
+  for (const CellSummary& c : result.cells) {
+    if (!c.model_path.empty()) return "Cells and model files";
+  }
+  return "Cells";
+}
+
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                          "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
@@ -143,17 +150,24 @@ std::vector<std::vector<std::string>> headline_table(const ExperimentResult& res
 }
 
 std::vector<std::string> cells_header() {
-  return {"cell",        "test accuracy",  "parameters",  "fused bytes",
-          "WHILE bytes", "unrolled bytes", "arena bytes", "latency (µs)"};
+  return {"cell / model",   "test accuracy", "parameters",   "fused bytes",        "WHILE bytes",
+          "unrolled bytes", "arena bytes",   "latency (µs)", "board latency (µs)", "note"};
 }
 
 std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result) {
   std::vector<std::vector<std::string>> rows;
+  // 0: not measured, or a model file without that form.
+  const auto count = [](uint64_t v) { return v ? std::to_string(v) : std::string("-"); };
+  const auto micros = [](double us) { return us > 0 ? format("%.1f", us) : std::string("-"); };
   for (const CellSummary& c : result.cells) {
+    if (!c.error.empty()) {
+      rows.push_back({c.cell, "-", "-", "-", "-", "-", "-", "-", "-", "error: " + c.error});
+      continue;
+    }
     rows.push_back({c.cell, figure_text(c.accuracy), std::to_string(c.parameters),
-                    std::to_string(c.fused_bytes), std::to_string(c.while_bytes),
-                    c.unrolled_bytes ? std::to_string(c.unrolled_bytes) : "-",
-                    std::to_string(c.arena_bytes), format("%.1f", c.latency_us)});
+                    count(c.fused_bytes), count(c.while_bytes), count(c.unrolled_bytes),
+                    count(c.arena_bytes), micros(c.latency_us), micros(c.board_latency_us),
+                    c.fuse_note});
   }
   return rows;
 }
@@ -397,10 +411,12 @@ std::string report_html(const ExperimentResult& r, bool plot_images) {
         "(first seed's sizes; latency of one inference on this machine).</p>\n";
   }
   if (!r.cells.empty()) {
-    html += "<h2>Cells</h2>\n" + html_table(cells_header(), cells_table(r));
+    html += "<h2>" + cells_title(r) + "</h2>\n" + html_table(cells_header(), cells_table(r));
     html +=
         "<p class=\"note\">Sizes and latency of the first seed's model: fused = one recurrent "
-        "op, WHILE = the converter's loop; latency of one fused inference on this machine.</p>\n";
+        "op, WHILE = the converter's loop; latency of one fused inference on this machine. "
+        "A model file: its own bytes under its form, the fuser's output as fused when it fuses; "
+        "board latency comes from a board run.</p>\n";
   }
   const auto plots = report_plots(r);
   if (!plots.empty()) html += "<h2>Curves</h2>\n";
@@ -451,7 +467,9 @@ std::string report_markdown(const ExperimentResult& r) {
   if (!quantization_rows.empty()) {
     md += "\n## Quantization\n\n" + md_table(quantization_header(r), quantization_rows);
   }
-  if (!r.cells.empty()) md += "\n## Cells\n\n" + md_table(cells_header(), cells_table(r));
+  if (!r.cells.empty()) {
+    md += "\n## " + cells_title(r) + "\n\n" + md_table(cells_header(), cells_table(r));
+  }
   md += "\n## All runs\n\n" + md_table(kRunsHeader, runs_table(r));
   return md;
 }

@@ -63,6 +63,8 @@ bool toSpec(const views::ExperimentSettings& s, app::ExperimentSpec* spec, std::
   spec->first_seed = uint64_t(s.first_seed);
   spec->compare_cells.clear();
   for (const QString& cell : s.compare_cells) spec->compare_cells.push_back(cell.toStdString());
+  spec->compare_models.clear();
+  for (const QString& path : s.compare_models) spec->compare_models.push_back(path.toStdString());
   app::StageSpec defaults;
   defaults.optimizer = s.optimizer == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
   defaults.learning_rate = float(s.learning_rate);
@@ -552,11 +554,14 @@ namespace {
 // are several) from the runner's "cell stage seed N" message.
 QString runLabel(const app::ExperimentSpec& spec, const app::ExperimentEvent& event,
                  QString* stage) {
+  // From the end: a model file's name may hold spaces.
   const QStringList words = q(event.message).split(' ', Qt::SkipEmptyParts);
-  *stage = words.value(1);
+  const int n = int(words.size());
+  *stage = words.value(n - 3);
   QString label = q(spec.name) + " / " + *stage;
-  if (!spec.compare_cells.empty()) label += " " + words.value(0);
-  if (spec.seeds > 1) label += " s" + words.value(3);
+  if (!spec.compare_cells.empty() || !spec.compare_models.empty())
+    label += " " + QStringList(words.mid(0, qMax(0, n - 3))).join(' ');
+  if (spec.seeds > 1) label += " s" + words.value(n - 1);
   return label;
 }
 
@@ -712,6 +717,11 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
     r.while_bytes = qint64(c.while_bytes);
     r.unrolled_bytes = qint64(c.unrolled_bytes);
     r.latency_us = c.latency_us;
+    r.model_path = q(c.model_path);
+    r.arena_bytes = qint64(c.arena_bytes);
+    r.board_latency_us = c.board_latency_us;
+    r.note = q(c.fuse_note);
+    r.error = q(c.error);
     b.cell_results.append(r);
   }
   b.result = std::make_shared<const app::ExperimentResult>(result);

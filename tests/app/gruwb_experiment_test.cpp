@@ -5,6 +5,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QTemporaryDir>
 
@@ -104,6 +105,47 @@ TEST(GruwbExperiment, ResultRerendersReports) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(bad.err.startsWith("gruwb: experiment: --result takes only --report, not --epochs"))
       << bad.err.toStdString();
+}
+
+// --compare-models: model files as rows of the cell table beside the built
+// cell; one whose input does not fit the data has an error in its row, the
+// others complete, and the exit status says a row failed.
+TEST(GruwbExperiment, ComparesModelFilesBesideTheCell) {
+  QTemporaryDir dir;
+  const QString json = dir.filePath("r.json");
+  const QString samples = QStringLiteral(GRUWB_SOURCE_DIR "/resources/samples/");
+  const QString fused = samples + "gesture_gru_fused.tflite", bad = samples + "gru_float.circle";
+  const CliResult run =
+      run_gruwb({"experiment", "--build", "cell=gru,units=4", "--compare-models", fused + "," + bad,
+                 "--data", samples + "BasicMotionsAcc60_TRAIN.ts", "--stages", "init,fc",
+                 "--epochs", "1", "--json", json});
+  EXPECT_EQ(run.exit_code, 1) << run.err.toStdString();
+  EXPECT_EQ(run.err.count('\n'), 1) << run.err.toStdString();
+  EXPECT_TRUE(run.err.contains("gru_float.circle")) << run.err.toStdString();
+  EXPECT_TRUE(run.out.contains("board latency")) << run.out.toStdString();
+  const QStringList lines = run.out.split('\n');
+  const auto has_line = [&](const QString& start, const QString& part) {
+    for (const QString& line : lines) {
+      if (line.startsWith(start) && line.contains(part)) return true;
+    }
+    return false;
+  };
+  // The cell table's rows: the cell, the file (fused bytes = its size), the error.
+  const QString size = QString::number(QFileInfo(fused).size());
+  EXPECT_TRUE(has_line("gesture_gru_fused.tflite ", " " + size + " ")) << run.out.toStdString();
+  EXPECT_TRUE(has_line("gru_float.circle ", "error: ")) << run.out.toStdString();
+  const QJsonObject result = parse_json(QString::fromUtf8(read(json)));
+  const QJsonArray cells = result.value("cells").toArray();
+  ASSERT_EQ(cells.size(), 3);
+  EXPECT_EQ(cells[1].toObject().value("model_path").toString(), fused);
+  EXPECT_EQ(cells[1].toObject().value("fused_bytes").toInteger(), QFileInfo(fused).size());
+  EXPECT_FALSE(cells[2].toObject().value("error").toString().isEmpty());
+  EXPECT_EQ(result.value("runs").toArray().size(), 4);  // 2 rows x 2 stages
+
+  // The saved result prints the same rows again.
+  const CliResult again = run_gruwb({"experiment", "--result", json});
+  EXPECT_EQ(again.exit_code, 0) << again.err.toStdString();
+  EXPECT_EQ(again.out, run.out.left(run.out.indexOf("json: ")));
 }
 
 TEST(GruwbExperiment, BadInputIsOneLine) {

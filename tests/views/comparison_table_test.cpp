@@ -93,6 +93,41 @@ class ComparisonTableTest : public QObject {
     QVERIFY(table.cellTable()->item(1, 5)->text() != QString("-"));
     QCOMPARE(table.cellTable()->item(1, 6)->text(), QString("1010.0 \u00b5s"));
   }
+
+  // A model file's row says which file it used (tooltip), shows "-" where the
+  // file has no such form and for the board latency still to come, its note,
+  // and a row that could not run shows its error; the JSON keeps it all.
+  void modelRowsShowTheirFileAndError() {
+    ComparisonTable table;
+    gruwb::views::CellResult file{"mine_while.tflite", 0.6, 0, 11944, 0, 54080, 900.0, 0};
+    file.model_path = "/data/mine_while.tflite";
+    file.note = "not fused: masked (SELECT_V2)";
+    file.arena_bytes = 4096;
+    gruwb::views::CellResult bad{"bad.circle"};
+    bad.model_path = "/data/bad.circle";
+    bad.error = "3 channels, model /data/bad.circle takes 6";
+    table.setCellResults({file, bad});
+    QTableWidget* t = table.cellTable();
+    QCOMPARE(t->rowCount(), 2);
+    QCOMPARE(t->item(0, 0)->text(), QString("mine_while.tflite"));
+    QCOMPARE(t->item(0, 0)->toolTip(), QString("/data/mine_while.tflite"));
+    QCOMPARE(t->item(0, 3)->text(), QString("-"));  // no fused form
+    QVERIFY(t->item(0, 4)->text() != QString("-"));
+    QCOMPARE(t->item(0, 7)->text(), QString("-"));  // board latency
+    QCOMPARE(t->item(0, 9)->text(), file.note);
+    QCOMPARE(t->horizontalHeaderItem(7)->text(), QString("Board latency"));
+    QCOMPARE(t->item(1, 1)->text(), QString("-"));
+    QVERIFY(t->item(1, t->columnCount() - 1)->text().contains("takes 6"));
+    const auto back = gruwb::views::cell_result_from_json(gruwb::views::cell_result_to_json(bad));
+    QCOMPARE(back.error, bad.error);
+    QCOMPARE(back.model_path, bad.model_path);
+    // A project saved before model rows: no model_path, error or board latency.
+    const auto old = gruwb::views::cell_result_from_json(
+        QJsonObject{{"cell", "GRU"}, {"accuracy", 0.7}, {"fused_bytes", 100.0}});
+    QCOMPARE(old.fused_bytes, qint64(100));
+    QVERIFY(old.model_path.isEmpty() && old.error.isEmpty());
+    QCOMPARE(old.board_latency_us, 0.0);
+  }
 };
 
 QTEST_MAIN(ComparisonTableTest)

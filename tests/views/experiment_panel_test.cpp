@@ -92,6 +92,59 @@ class ExperimentPanelTest : public QObject {
     QCOMPARE(back.compare_cells, form.compare_cells);
   }
 
+  // Model files compared beside the cells: added in either mode (Model file
+  // and Build), listed by file name with the path as tooltip, in the started
+  // settings, the project JSON and QSettings; Remove drops the selected ones.
+  void modelFilesCompareInBothModes() {
+    const QString samples = QString(GRUWB_SOURCE_DIR) + "/resources/samples/";
+    const QStringList files = {samples + "gesture_gru_fused.tflite",
+                               samples + "gesture_gru_while.tflite"};
+    ExperimentPanel panel;
+    panel.show();
+    auto* add = panel.findChild<QPushButton*>("addModelFile");
+    auto* list = panel.findChild<QListWidget*>("compareModels");
+    QVERIFY(add && list);
+    QVERIFY(add->text().startsWith("Add model file"));
+    panel.setSettings(gesture());  // Model file mode
+    QVERIFY(add->isEnabled() && add->isVisible() && list->isVisible());
+    panel.addCompareModels(files);
+    panel.addCompareModels({files[0]});  // once each
+    QCOMPARE(list->count(), 2);
+    QCOMPARE(list->item(1)->text(), QString("gesture_gru_while.tflite"));
+    QCOMPARE(list->item(1)->toolTip(), files[1]);
+    QCOMPARE(panel.settings().compare_models, files);
+
+    ExperimentSettings build = panel.settings();
+    build.model_path.clear();
+    build.build_spec = "cell=gru,units=8";
+    build.compare_cells = {"gru", "lstm"};
+    panel.setSettings(build);  // Build mode
+    QVERIFY(add->isEnabled() && add->isVisible() && list->isVisible());
+    QCOMPARE(list->count(), 2);
+    QSignalSpy started(&panel, &ExperimentPanel::startRequested);
+    panel.startButton()->click();
+    QCOMPARE(started.count(), 1);
+    const auto s = started[0][0].value<ExperimentSettings>();
+    QCOMPARE(s.compare_models, files);
+    QVERIFY(!s.compare_cells.isEmpty());
+    QCOMPARE(gruwb::views::settings_from_json(gruwb::views::settings_to_json(s)).compare_models,
+             files);
+
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath("s.ini"), QSettings::IniFormat);
+    panel.saveSettings(settings, "experiment");
+    ExperimentPanel restored;
+    restored.restoreSettings(settings, "experiment");
+    QCOMPARE(restored.settings().compare_models, files);
+
+    auto* remove = panel.findChild<QPushButton*>("removeModelFile");
+    QVERIFY(!remove->isEnabled());
+    list->item(0)->setSelected(true);
+    QVERIFY(remove->isEnabled());
+    remove->click();
+    QCOMPARE(panel.settings().compare_models, QStringList{files[1]});
+  }
+
   void startNeedsModelDataAndStages() {
     ExperimentPanel panel;
     QSignalSpy started(&panel, &ExperimentPanel::startRequested);

@@ -14,6 +14,7 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -228,6 +229,42 @@ class TrainingWorkspaceTest : public QObject {
     QCOMPARE(workspace.comparisonTable()->cellTable()->rowCount(), 5);
     // One stage row per cell too.
     QCOMPARE(workspace.comparisonTable()->stageResults().size(), 5);
+  }
+
+  // Model files beside a built cell (gruwb --compare-models): each file is a
+  // row saying which file it used; one that does not fit the data has its
+  // error in its row and the experiment fails with it, the others complete.
+  void modelFilesAreRowsOfTheCellTable() {
+    TrainingWorkspace workspace;
+    const QString samples = QString(GRUWB_SOURCE_DIR) + "/resources/samples/";
+    ExperimentSettings s = gestureOnBasicMotions("models", 1);
+    s.model_path.clear();
+    s.build_spec = "cell=gru,units=4";
+    s.dataset_path = samples + "BasicMotionsAcc60_TRAIN.ts";
+    s.stages = {"fc"};
+    s.compare_models = {samples + "gesture_gru_while.tflite", samples + "gru_float.circle"};
+    workspace.startExperiment(s);
+    QVERIFY(workspace.waitForIdle(90000));
+    QVERIFY2(workspace.lastError().contains("gru_float.circle"), qPrintable(workspace.lastError()));
+    const auto& cells = workspace.comparisonTable()->cellResults();
+    QCOMPARE(cells.size(), 3);
+    QCOMPARE(cells[0].cell, QString("GRU"));
+    QVERIFY(cells[0].model_path.isEmpty());
+    QCOMPARE(cells[1].cell, QString("gesture_gru_while.tflite"));
+    QCOMPARE(cells[1].model_path, s.compare_models[0]);
+    QCOMPARE(cells[1].while_bytes, QFileInfo(s.compare_models[0]).size());
+    QVERIFY(cells[1].fused_bytes > 0 && cells[1].fused_bytes < cells[1].while_bytes);
+    QVERIFY(cells[1].error.isEmpty());
+    QCOMPARE(cells[1].board_latency_us, 0.0);
+    QVERIFY(!cells[2].error.isEmpty());
+    QTableWidget* table = workspace.comparisonTable()->cellTable();
+    QCOMPARE(table->item(1, 0)->toolTip(), s.compare_models[0]);
+    QVERIFY(table->item(2, table->columnCount() - 1)->text().startsWith("error: "));
+    // The stage rows name the file too.
+    bool named = false;
+    for (const auto& row : workspace.comparisonTable()->stageResults())
+      named |= row.experiment.endsWith("gesture_gru_while.tflite");
+    QVERIFY(named);
   }
 
   void badInputFailsWithTheCulprit() {
