@@ -28,24 +28,29 @@ inline Window make_window(fb::Padding padding, int32_t in, int32_t size, int32_t
   w.size = size;
   w.stride = stride;
   w.dilation = dilation;
-  const int32_t effective = (size - 1) * dilation + 1;
+  // In 64 bits: sizes, strides and dilations up to kMaxWindowOption (check_window_options).
+  const int64_t effective = int64_t{size - 1} * dilation + 1;
   if (padding == fb::Padding::SAME) {
-    w.out = (in + stride - 1) / stride;
+    w.out = static_cast<int32_t>((int64_t{in} + stride - 1) / stride);
   } else {
-    w.out = in >= effective ? (in - effective + stride) / stride : 0;
+    w.out = in >= effective ? static_cast<int32_t>((in - effective + stride) / stride) : 0;
   }
-  const int32_t total = (w.out - 1) * stride + effective - in;
-  w.pad = total > 0 ? total / 2 : 0;
+  const int64_t total = int64_t{w.out - 1} * stride + effective - in;
+  w.pad = total > 0 ? static_cast<int32_t>(total / 2) : 0;
   return w;
 }
 
-// Checks strides/dilations/filter sizes are positive; names the op's options.
+// Checks strides/dilations/filter sizes are in 1..kMaxWindowOption (so window arithmetic stays
+// inside int32 for any real input); names the op's options.
+constexpr int32_t kMaxWindowOption = 1 << 15;
 inline Status check_window_options(int32_t stride_h, int32_t stride_w, int32_t dilation_h,
                                    int32_t dilation_w, int32_t filter_h, int32_t filter_w) {
-  if (stride_h < 1 || stride_w < 1 || dilation_h < 1 || dilation_w < 1 || filter_h < 1 ||
-      filter_w < 1) {
+  const int32_t values[] = {stride_h, stride_w, dilation_h, dilation_w, filter_h, filter_w};
+  bool fine = true;
+  for (int32_t v : values) fine = fine && v >= 1 && v <= kMaxWindowOption;
+  if (!fine) {
     return Status::error(StatusCode::kInvalidModel,
-                         "stride %dx%d, dilation %dx%d, filter %dx%d: each must be at least 1",
+                         "stride %dx%d, dilation %dx%d, filter %dx%d: each must be 1..32768",
                          static_cast<int>(stride_h), static_cast<int>(stride_w),
                          static_cast<int>(dilation_h), static_cast<int>(dilation_w),
                          static_cast<int>(filter_h), static_cast<int>(filter_w));
