@@ -7,7 +7,7 @@ namespace gruwb {
 
 QuantizedMultiplier quantize_multiplier(double real) {
   QuantizedMultiplier m;
-  if (real == 0.) return m;
+  if (real == 0. || !std::isfinite(real)) return m;  // hostile scales: no rescaling at all
   int exponent = 0;
   const double fraction = std::frexp(real, &exponent);  // [0.5, 1)
   int64_t fixed = static_cast<int64_t>(std::round(fraction * static_cast<double>(1ll << 31)));

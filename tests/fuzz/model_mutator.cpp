@@ -525,8 +525,13 @@ const char* mutation_name(Mutation mutation) {
   return "?";
 }
 
-bool mutate_model(const uint8_t* data, size_t size, uint64_t seed, Mutant* out, Mutation only) {
+bool mutate_model(const uint8_t* bytes, size_t size, uint64_t seed, Mutant* out, Mutation only) {
   if (size < 8) return false;
+  // The verifier checks alignment relative to the buffer's start, which libFuzzer's buffers do
+  // not promise: an 8-aligned copy, as a file loader gives.
+  std::vector<uint64_t> aligned((size + 7) / 8);
+  std::memcpy(aligned.data(), bytes, size);
+  const uint8_t* data = reinterpret_cast<const uint8_t*>(aligned.data());
   flatbuffers::Verifier verifier(data, size);
   if (!verifier.VerifyBuffer<fb::Model>(nullptr)) return false;
   std::unique_ptr<fb::ModelT> model(fb::GetModel(data)->UnPack());
