@@ -1,6 +1,7 @@
 #include "tests/fuzz/model_mutator.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -534,6 +535,18 @@ bool mutate_model(const uint8_t* bytes, size_t size, uint64_t seed, Mutant* out,
   const uint8_t* data = reinterpret_cast<const uint8_t*>(aligned.data());
   flatbuffers::Verifier verifier(data, size);
   if (!verifier.VerifyBuffer<fb::Model>(nullptr)) return false;
+  // flatbuffers' verifier checks a vector's 4-byte length, not its elements' alignment: an int64
+  // zero-point vector at 4 mod 8 would be read misaligned by UnPack (open for the engine too:
+  // wip/fuzz-findings). Such inputs are left to libFuzzer's byte mutations.
+  const auto* subgraphs = fb::GetModel(data)->subgraphs();
+  for (uint32_t s = 0; subgraphs && s < subgraphs->size(); ++s) {
+    const auto* tensors = subgraphs->Get(s)->tensors();
+    for (uint32_t t = 0; tensors && t < tensors->size(); ++t) {
+      const fb::QuantizationParameters* q = tensors->Get(t)->quantization();
+      if (q && q->zero_point() && reinterpret_cast<uintptr_t>(q->zero_point()->data()) % 8 != 0)
+        return false;
+    }
+  }
   std::unique_ptr<fb::ModelT> model(fb::GetModel(data)->UnPack());
   // Options named without their table unpack to a null table, which Pack dereferences (the
   // product's unpack_model in engine/tools/model_writer.cpp drops them the same way).
