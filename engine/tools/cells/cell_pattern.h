@@ -242,7 +242,7 @@ class Matcher {
       case Op::SPLIT: {
         const auto* opt = o.builtin_options.AsSplitOptions();
         if (!opt || o.inputs.size() != 2 || opt->num_splits < 1) return fail("bad SPLIT");
-        const int rank = static_cast<int>(g_.tensor(o.inputs[1]).shape.size());
+        const int rank = static_cast<int>(g_.shape(o.inputs[1]).size());
         double axis = 0;
         if (!g_.scalar(o.inputs[0], &axis) || (axis != rank - 1 && axis != -1)) {
           return fail("SPLIT of '" + g_.tensor(t).name + "' is not along the last axis");
