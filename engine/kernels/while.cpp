@@ -216,11 +216,11 @@ void save_shapes(const SubgraphRunner& subgraphs, int body, uint8_t* slot) {
   });
 }
 
-Status prepare_training(OpContext& ctx) {
+// `trips`: trip_count(ctx), which prepare has counted already (-1: unknown).
+Status prepare_training(OpContext& ctx, int64_t trips) {
   const auto* options = ctx.op().options<fb::WhileOptions>();
   SubgraphRunner subgraphs = ctx.subgraphs();
   const int body = options->body_subgraph_index();
-  const int64_t trips = trip_count(ctx);
   if (trips < 0) {
     return Status::error(StatusCode::kUnsupported,
                          "cannot train through this loop: its trip count is unknown at prepare "
@@ -311,7 +311,7 @@ Status prepare(OpContext& ctx) {
                          "the loop counts %lld iterations, more than the limit of %lld",
                          static_cast<long long>(trips), static_cast<long long>(kMaxIterations));
   }
-  if (ctx.training()) GRUWB_RETURN_IF_ERROR(prepare_training(ctx));
+  if (ctx.training()) GRUWB_RETURN_IF_ERROR(prepare_training(ctx, trips));
   return Status();
 }
 
