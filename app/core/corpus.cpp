@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "app/core/inspect.h"
+#include "engine/tools/arena_buffer.h"
 #include "engine/tools/dequantize.h"
 #include "engine/tools/fuser.h"
 #include "engine/tools/golden.h"
@@ -60,10 +61,14 @@ void check_training(const std::vector<uint8_t>& file_bytes, CorpusRow* row) {
     return;
   }
   config.loss_output = output;
-  std::vector<uint8_t> arena;
+  tools::ArenaBuffer arena;
   Trainer trainer;
   for (size_t bytes = 1u << 20; bytes <= (256u << 20); bytes *= 4) {
-    arena.assign(bytes, 0);
+    if (!arena.allocate(bytes)) {
+      row->train_error =
+          "out of memory: cannot allocate " + std::to_string(bytes) + " bytes of arena";
+      return;
+    }
     s = trainer.prepare(model, config, arena.data(), arena.size());
     if (s.code() != StatusCode::kOutOfMemory) break;
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "app/core/dataset.h"
+#include "engine/tools/arena_buffer.h"
 #include "engine/tools/dequantize.h"
 #include "engine/tools/initializers.h"
 #include "engine/tools/json_writer.h"
@@ -421,7 +422,7 @@ const char* training_outcome_name(TrainingOutcome outcome) {
 
 struct TrainingSession::State {
   tools::LoadedModel loaded;
-  std::vector<uint8_t> storage;  // the arena, aligned inside
+  tools::ArenaBuffer storage;
   Trainer trainer;
   std::vector<const char*> names;  // config.names points here
   std::vector<uint32_t> order;     // sample order of the current epoch
@@ -431,11 +432,12 @@ struct TrainingSession::State {
   std::vector<float> output_copy;
 
   Status prepare_in(const TrainingConfig& config, size_t bytes) {
-    storage.assign(bytes + Interpreter::kAlignment, 0);
-    const uintptr_t raw = reinterpret_cast<uintptr_t>(storage.data());
-    uint8_t* arena = reinterpret_cast<uint8_t*>((raw + Interpreter::kAlignment - 1) &
-                                                ~uintptr_t{Interpreter::kAlignment - 1});
-    return trainer.prepare(loaded.model, config, arena, bytes);
+    if (!storage.allocate(bytes)) {
+      // Not kOutOfMemory: that asks the caller for a larger arena.
+      return Status::error(StatusCode::kInternal,
+                           "out of memory: cannot allocate %zu bytes of arena", bytes);
+    }
+    return trainer.prepare(loaded.model, config, storage.data(), bytes);
   }
 };
 

@@ -88,14 +88,6 @@ void sigmoid_interpolation_table(uint16_t* table) {
   }
 }
 
-// TFLite's CheckedLog2: the rounded log2 of a scale, and whether it is a power of two.
-bool checked_log2(float x, int32_t* log2) {
-  const float exact = std::log(x) * (1.f / std::log(2.f));
-  const float rounded = std::round(exact);
-  *log2 = static_cast<int32_t>(rounded);
-  return std::fabs(exact - rounded) < 1e-3f;
-}
-
 // int16 in and out, zero points 0, output scale 2^-15 (TFLite's rules).
 Status prepare_int16(OpContext& ctx, bool tanh) {
   const Tensor* input = ctx.input(0);

@@ -14,6 +14,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <limits>
 #include <new>
 #include <type_traits>
 
@@ -296,6 +297,38 @@ Status eval_comparison(OpContext& ctx) {
   return Status();
 }
 
+// int32 arithmetic wraps around, as TFLite's does on every target; in C++ signed overflow is
+// undefined, so integers go through their unsigned type (int32 and wider only: narrower unsigned
+// types would promote back to int).
+template <typename T>
+T plus(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    static_assert(sizeof(T) >= sizeof(int), "narrow integers promote to int");
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+T minus(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+T times(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
 #define GRUWB_SCALAR_FN(Name, expr)                          \
   struct Name {                                              \
     [[maybe_unused]] static constexpr bool kDivides = false; \
@@ -304,9 +337,9 @@ Status eval_comparison(OpContext& ctx) {
       return expr;                                           \
     }                                                        \
   }
-GRUWB_SCALAR_FN(AddFn, a + b);
-GRUWB_SCALAR_FN(SubFn, a - b);
-GRUWB_SCALAR_FN(MulFn, a* b);
+GRUWB_SCALAR_FN(AddFn, plus(a, b));
+GRUWB_SCALAR_FN(SubFn, minus(a, b));
+GRUWB_SCALAR_FN(MulFn, times(a, b));
 GRUWB_SCALAR_FN(MinFn, a < b ? a : b);
 GRUWB_SCALAR_FN(MaxFn, a > b ? a : b);
 GRUWB_SCALAR_FN(LessFn, a < b);
@@ -315,15 +348,25 @@ GRUWB_SCALAR_FN(GreaterFn, a > b);
 GRUWB_SCALAR_FN(GreaterEqualFn, a >= b);
 GRUWB_SCALAR_FN(EqualFn, a == b);
 GRUWB_SCALAR_FN(NotEqualFn, a != b);
-GRUWB_SCALAR_FN(SquaredDifferenceFn, (a - b) * (a - b));
+GRUWB_SCALAR_FN(SquaredDifferenceFn, times(minus(a, b), minus(a, b)));
 #undef GRUWB_SCALAR_FN
+
+// The one integer quotient that overflows, lowest / -1, wraps to lowest (x86 traps on it).
+template <typename T>
+bool quotient_overflows(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return b == -1 && a == std::numeric_limits<T>::lowest();
+  } else {
+    return false;
+  }
+}
 
 // int32 DIV truncates (C++ division), as TFLite's does.
 struct DivFn {
   static constexpr bool kDivides = true;
   template <typename T>
   T operator()(T a, T b) const {
-    return a / b;
+    return quotient_overflows(a, b) ? a : a / b;
   }
 };
 // floor(a / b) computed in double, for floats and integers alike (TFLite).
@@ -331,6 +374,7 @@ struct FloorDivFn {
   static constexpr bool kDivides = true;
   template <typename T>
   T operator()(T a, T b) const {
+    if (quotient_overflows(a, b)) return a;
     return static_cast<T>(std::floor(static_cast<double>(a) / static_cast<double>(b)));
   }
 };
@@ -342,7 +386,7 @@ struct FloorModFn {
   T operator()(T a, T b) const {
     T r;
     if constexpr (std::is_integral_v<T>) {
-      r = a % b;
+      r = quotient_overflows(a, b) ? 0 : a % b;
     } else {
       r = std::fmod(a, b);
     }

@@ -61,7 +61,7 @@ Status prepare(OpContext& ctx) {
       options->stride_h(), options->stride_w(), options->dilation_h_factor(),
       options->dilation_w_factor(), filter->shape.dims[1], filter->shape.dims[2]));
   const ConvGeometry g = geometry(ctx);
-  if (g.filter_c < 1 || g.in_c % g.filter_c != 0 || g.out_c % g.groups != 0) {
+  if (g.filter_c < 1 || g.in_c % g.filter_c != 0 || g.groups < 1 || g.out_c % g.groups != 0) {
     return Status::error(StatusCode::kInvalidModel,
                          "filter '%s' %s does not fit input '%s' %s: input channels must be a "
                          "multiple of the filter's, output channels of the groups",

@@ -237,11 +237,11 @@ Status eval(OpContext& ctx) {
     const bool per_row = weights->quantization->scale()->size() > 1;
     const bool asymmetric = options && options->asymmetric_quantize_inputs();
     // TFLite's hybrid weights are symmetric; a zero point, where a file has one, is honoured.
-    const auto* zero_points = weights->quantization->zero_point();
-    const bool zp_per_row = zero_points && zero_points->size() > 1;
+    const uint32_t zero_points = zero_point_count(weights->quantization);
+    const bool zp_per_row = zero_points > 1;
     bool weight_zero_points = false;
-    for (uint32_t i = 0; zero_points && i < zero_points->size(); ++i) {
-      weight_zero_points = weight_zero_points || zero_points->Get(i) != 0;
+    for (uint32_t i = 0; i < zero_points; ++i) {
+      weight_zero_points = weight_zero_points || zero_point_at(weights->quantization, i) != 0;
     }
     QuantizedRow xq;
     xq.values = static_cast<int8_t*>(
@@ -259,7 +259,8 @@ Status eval(OpContext& ctx) {
       const int32_t x_sum = sum_int8(xq.values, depth);
       for (int32_t r = 0; r < units; ++r) {
         const int8_t* row = w + static_cast<int64_t>(r) * depth;
-        const int32_t zp = static_cast<int32_t>(zero_points->Get(zp_per_row ? r : 0));
+        const int32_t zp = static_cast<int32_t>(
+            zero_point_at(weights->quantization, zp_per_row ? static_cast<uint32_t>(r) : 0));
         const int32_t dot = dot_int8(row, xq.values, depth) - xq.zero_point * sum_int8(row, depth) -
                             zp * (x_sum - depth * xq.zero_point);
         y[r] += static_cast<float>(dot) * (xq.scale * scales[per_row ? r : 0]);

@@ -101,14 +101,6 @@ Status expect_vector(const Tensor* t, int32_t size, const char* role) {
   return Status();
 }
 
-// TFLite's CheckedLog2: the cell state's scale must be a power of two.
-bool checked_log2(float x, int32_t* log2) {
-  const float value = std::log(x) * (1.f / std::log(2.f));
-  const float rounded = std::round(value);
-  *log2 = static_cast<int32_t>(rounded);
-  return std::fabs(value - rounded) < 1e-3f;
-}
-
 // bias[r] (or 0) + zero_point * sum of row r, TFLite's precomputed zero-point term.
 Status row_sum_bias(OpContext& ctx, const int8_t* w, int32_t rows, int32_t cols,
                     const int32_t* bias, int32_t zero_point, int32_t** out) {

@@ -16,6 +16,8 @@ QuantizedMultiplier quantize_multiplier(double real) {
     ++exponent;
   }
   if (exponent < -31) return m;  // every bit would shift out
+  // A ratio of scales over 2^30 saturates every non-zero value anyway; the shift stays in range.
+  if (exponent > 30) exponent = 30;
   m.multiplier = static_cast<int32_t>(fixed);
   m.shift = exponent;
   return m;
@@ -36,10 +38,20 @@ int32_t rounding_divide_by_pot(int32_t x, int32_t exponent) {
   return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
+bool checked_log2(float x, int32_t* log2) {
+  const float exact = std::log(x) * (1.f / std::log(2.f));
+  const float rounded = std::round(exact);
+  *log2 = 0;
+  if (!(std::fabs(rounded) < 1024.f)) return false;  // a scale of 0, inf or nan
+  *log2 = static_cast<int32_t>(rounded);
+  return std::fabs(exact - rounded) < 1e-3f;
+}
+
 int32_t TensorQuantization::zero_point_at(int32_t i) const {
-  const auto* zps = params ? params->zero_point() : nullptr;
-  if (!zps || zps->size() == 0) return 0;
-  return static_cast<int32_t>(zps->Get(zps->size() > static_cast<uint32_t>(i) ? i : 0));
+  const uint32_t count = zero_point_count(params);
+  if (count == 0) return 0;
+  return static_cast<int32_t>(gruwb::zero_point_at(
+      params, count > static_cast<uint32_t>(i) ? static_cast<uint32_t>(i) : 0));
 }
 
 bool tensor_quantization(const Tensor* tensor, TensorQuantization* out) {
@@ -74,10 +86,9 @@ Status expect_quantized(const Tensor* tensor, const char* role, TensorQuantizati
   // Zero points inside the type's range, so the kernels' int32 offset arithmetic cannot overflow.
   // (int16 kernels that need 0 check it themselves: TFLite's int16 SOFTMAX output has -32768.)
   int32_t min = 0, max = 0;
-  const auto* zero_points = out->params->zero_point();
-  if (!integer_range(tensor->type, &min, &max) || !zero_points) return Status();
-  for (uint32_t i = 0; i < zero_points->size(); ++i) {
-    const int64_t zero_point = zero_points->Get(i);
+  if (!integer_range(tensor->type, &min, &max)) return Status();
+  for (uint32_t i = 0; i < zero_point_count(out->params); ++i) {
+    const int64_t zero_point = zero_point_at(out->params, i);
     if (zero_point < min || zero_point > max) {
       return Status::error(StatusCode::kInvalidModel,
                            "%s '%s': zero point %lld is outside %s's [%d, %d]", role, tensor->name,

@@ -67,6 +67,7 @@ inline int32_t multiply_by_quantized_multiplier_64(int64_t x, QuantizedMultiplie
   x = x > kLimit ? kLimit : (x < -kLimit ? -kLimit : x);
   const int64_t reduced = m.multiplier < 0x7FFF0000 ? (m.multiplier + (1 << 15)) >> 16 : 0x7FFF;
   const int32_t total_shift = 15 - m.shift;
+  if (total_shift < 1) return x > 0 ? INT32_MAX : (x < 0 ? INT32_MIN : 0);  // ratio >= 2^14
   return static_cast<int32_t>((x * reduced + (int64_t{1} << (total_shift - 1))) >> total_shift);
 }
 
@@ -99,6 +100,10 @@ int32_t quantize_value(float value, float scale, int32_t zero_point);
 
 // The int8/uint8/int16 value range of a type; false for other types.
 bool integer_range(TensorType type, int32_t* min, int32_t* max);
+
+// TFLite's CheckedLog2: the rounded log2 of a scale in *log2, and whether the scale is a power of
+// two (false, *log2 = 0, for a scale of 0, inf or nan).
+bool checked_log2(float x, int32_t* log2);
 
 // CalculateActivationRangeQuantized: the output clamp for a fused activation.
 Status activation_range_quantized(fb::ActivationFunctionType activation, TensorType type,

@@ -55,14 +55,13 @@ Status check_dense_weights(const Tensor* tensor, int32_t rows, int32_t cols, con
     return Status::error(StatusCode::kInvalidModel, "int8 %s '%s' needs 1 or %d scales", role,
                          tensor->name, static_cast<int>(rows));
   }
-  if (q->zero_point()) {
-    for (int64_t zp : *q->zero_point()) {
-      if (zp != 0) {
-        return Status::error(StatusCode::kUnsupported,
-                             "int8 %s '%s' has zero point %lld; hybrid recurrent weights must "
-                             "be symmetric (zero point 0)",
-                             role, tensor->name, static_cast<long long>(zp));
-      }
+  for (uint32_t i = 0; i < zero_point_count(q); ++i) {
+    const int64_t zp = zero_point_at(q, i);
+    if (zp != 0) {
+      return Status::error(StatusCode::kUnsupported,
+                           "int8 %s '%s' has zero point %lld; hybrid recurrent weights must "
+                           "be symmetric (zero point 0)",
+                           role, tensor->name, static_cast<long long>(zp));
     }
   }
   return Status();

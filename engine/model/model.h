@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "engine/model/checked_size.h"
 #include "engine/model/status.h"
@@ -61,9 +62,21 @@ struct TensorView {
   bool is_constant() const { return !data.empty(); }
 };
 
+// The zero points of quantization parameters (none when `q` or its vector is null). Read
+// bytewise: the flatbuffers Verifier holds a vector of int64 to 4-byte alignment only, so a valid
+// file may place them off their 8-byte boundary, where a plain load is undefined behaviour.
+inline uint32_t zero_point_count(const fb::QuantizationParameters* q) {
+  return q && q->zero_point() ? q->zero_point()->size() : 0;
+}
+inline int64_t zero_point_at(const fb::QuantizationParameters* q, uint32_t i) {
+  int64_t value = 0;
+  memcpy(&value, q->zero_point()->Data() + size_t{i} * sizeof value, sizeof value);
+  return value;
+}
+
 struct OperatorView {
   int index = -1;
-  int32_t op_code = 0;       // decoded builtin code; kOpCustom for custom ops
+  int32_t op_code = 0;        // decoded builtin code; kOpCustom for custom ops
   uint32_t opcode_index = 0;  // index into the model's operator_codes
   int32_t op_version = 1;
   const char* custom_code = "";  // custom ops only
@@ -147,7 +160,7 @@ class Model {
   Span<uint8_t> buffer_data(uint32_t i) const;
 
   int opcode_count() const;
-  int32_t opcode(uint32_t opcode_index) const;  // decoded op code
+  int32_t opcode(uint32_t opcode_index) const;           // decoded op code
   const char* custom_code(uint32_t opcode_index) const;  // "" for builtins
 
   int metadata_count() const;

@@ -203,8 +203,7 @@ Status Interpreter::add_tape(int subgraph, int op, size_t bytes) {
     // A body's values are taped per iteration by its WHILE; a tape of a
     // tape (a fused RNN inside a loop) is not planned yet.
     return Status::error(StatusCode::kUnsupported,
-                         "op %d of subgraph %d keeps a training tape, which ops inside a WHILE "
-                         "body cannot do yet (a recurrent op inside a loop)",
+                         "op %d of subgraph %d: a recurrent op inside a loop cannot be trained yet",
                          op, subgraph);
   }
   OpTraining& train = op_training_[global];
@@ -278,6 +277,11 @@ Status Interpreter::init_tensors(int s) {
     tensor.shape = make_shape(view.shape);
     tensor.quantization = view.quantization;
     tensor.name = view.name;
+    if (view.is_constant() && is_input(sg, t)) {
+      // Its caller (the user, WHILE, IF, CALL_ONCE) would write into the file's bytes.
+      return Status::error(StatusCode::kInvalidModel,
+                           "subgraph %d input tensor %d '%s' is constant", s, t, view.name);
+    }
     if (view.is_variable) {
       tensor.kind = TensorKind::kVariable;
       Status sized = tensor_bytes_or_error(tensor, &tensor.bytes);
@@ -337,9 +341,8 @@ Status Interpreter::check_integer_activations(int s, int o) {
         continue;
       }
       return Status::error(StatusCode::kUnsupported,
-                           "full-integer quantized models are not supported yet for %s: "
-                           "subgraph %d op %d has no integer kernel (tensor %d '%s' is %s)",
-                           node.op.name(), s, o, static_cast<int>(t), tensor.name,
+                           "subgraph %d op %d (%s) has no integer kernel (tensor %d '%s' is %s)", s,
+                           o, node.op.name(), static_cast<int>(t), tensor.name,
                            tensor_type_name(tensor.type));
     }
   }
@@ -664,9 +667,7 @@ Status Interpreter::prepare_with(const OpResolver& ops, const Model& model, uint
   training_ = training != nullptr;
   if (training) training_options_ = *training;
   if (training && !training->steps) {
-    return Status::error(StatusCode::kInvalidArgument,
-                         "training needs the training plan (TrainingOptions::steps, "
-                         "engine/train/training_plan.h)");
+    return Status::error(StatusCode::kInvalidArgument, "TrainingOptions::steps is null");
   }
   if (!model.table()) return Status::error(StatusCode::kInvalidArgument, "model is not loaded");
   if (!arena || (reinterpret_cast<uintptr_t>(arena) & (kAlignment - 1)) != 0) {
@@ -717,7 +718,7 @@ void Interpreter::reset_variables() {
     SubgraphState& state = subgraphs_[s];
     for (int t = 0; t < state.tensor_count; ++t) {
       Tensor& tensor = state.tensors[t];
-      if (tensor.kind != TensorKind::kVariable) continue;
+      if (tensor.kind != TensorKind::kVariable || tensor.bytes == 0) continue;
       // A variable may carry its initial value in the file; most start at zero.
       Span<uint8_t> initial = model_->subgraph(s).tensor(t).data;
       if (initial.size == tensor.bytes) {
@@ -725,9 +726,8 @@ void Interpreter::reset_variables() {
       } else {
         // As TFLite: an int8 variable (an integer LSTM's output state) starts
         // at its zero point, every other one at 0.
-        const auto* zero_points = tensor.quantization ? tensor.quantization->zero_point() : nullptr;
-        const int value = tensor.type == TensorType::INT8 && zero_points && zero_points->size() > 0
-                              ? static_cast<int>(zero_points->Get(0))
+        const int value = tensor.type == TensorType::INT8 && zero_point_count(tensor.quantization)
+                              ? static_cast<int>(zero_point_at(tensor.quantization, 0))
                               : 0;
         memset(tensor.data, value, tensor.bytes);
       }

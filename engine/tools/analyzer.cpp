@@ -111,7 +111,7 @@ std::string data_preview(TensorType type, Span<uint8_t> data) {
 void describe_quantization(const fb::QuantizationParameters* q, TensorReport* t) {
   if (!q) return;
   if (q->scale()) t->scales.assign(q->scale()->begin(), q->scale()->end());
-  if (q->zero_point()) t->zero_points.assign(q->zero_point()->begin(), q->zero_point()->end());
+  for (uint32_t i = 0; i < zero_point_count(q); ++i) t->zero_points.push_back(zero_point_at(q, i));
   t->quantized_dimension = q->quantized_dimension();
   if (t->scales.size() == 1) {
     t->quantization = "scale=" + float_text(t->scales[0]);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/tools/arena_buffer.h"
 #include "engine/tools/memory_budget.h"
 #include "engine/tools/model_runner.h"
 
@@ -16,15 +17,15 @@ TrainingArena plan_training(const Model& model, const char* scope) {
   result.scope = scope;
   TrainingConfig config;
   parse_trainable_scope(scope, &config);
-  std::vector<uint8_t> storage;
+  ArenaBuffer storage;
   size_t size = 64 * 1024;
   Trainer trainer;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    storage.assign(size + Interpreter::kAlignment, 0);
-    const uintptr_t raw = reinterpret_cast<uintptr_t>(storage.data());
-    uint8_t* arena = reinterpret_cast<uint8_t*>((raw + Interpreter::kAlignment - 1) &
-                                                ~uintptr_t{Interpreter::kAlignment - 1});
-    const Status status = trainer.prepare(model, config, arena, size);
+    if (!storage.allocate(size)) {
+      result.error = "out of memory: cannot allocate " + std::to_string(size) + " bytes of arena";
+      return result;
+    }
+    const Status status = trainer.prepare(model, config, storage.data(), size);
     if (status.ok()) {
       result.ok = true;
       result.memory = trainer.memory();

@@ -21,11 +21,11 @@ std::string npy_dtype_for(TensorType type) {
 }
 
 bool ModelRunner::prepare_in(size_t bytes, std::string* error) {
-  storage_.assign(bytes + Interpreter::kAlignment, 0);
-  uintptr_t raw = reinterpret_cast<uintptr_t>(storage_.data());
-  uint8_t* arena = reinterpret_cast<uint8_t*>((raw + Interpreter::kAlignment - 1) &
-                                              ~uintptr_t{Interpreter::kAlignment - 1});
-  Status status = interpreter_.prepare(*model_, arena, bytes);
+  if (!storage_.allocate(bytes)) {
+    *error = "out of memory: cannot allocate " + std::to_string(bytes) + " bytes of arena";
+    return false;
+  }
+  Status status = interpreter_.prepare(*model_, storage_.data(), bytes);
   if (!status.ok()) {
     *error = std::string(status_code_name(status.code())) + ": " + status.message();
     return false;

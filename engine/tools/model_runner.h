@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/runtime/interpreter.h"
+#include "engine/tools/arena_buffer.h"
 #include "engine/tools/npy.h"
 
 namespace gruwb::tools {
@@ -35,7 +36,7 @@ class ModelRunner {
   bool prepare_in(size_t bytes, std::string* error);
 
   const Model* model_ = nullptr;
-  std::vector<uint8_t> storage_;
+  ArenaBuffer storage_;
   Interpreter interpreter_;
 };
 

@@ -79,6 +79,14 @@ bool check_carried_over(const Model& model, std::string* error) {
                  "carry; writing would drop it";
         return false;
       }
+      // The engine reads zero points bytewise; the generated object API loads them as int64.
+      const fb::QuantizationParameters* q = tensor.quantization;
+      if (zero_point_count(q) && reinterpret_cast<uintptr_t>(q->zero_point()->Data()) % 8 != 0) {
+        *error = where + " tensor " + std::to_string(t) + " " + quoted(tensor.name) +
+                 ": its zero points are not 8-byte aligned in the file (flatbuffers requires it; "
+                 "the writer broke the rule), so the model cannot be rewritten";
+        return false;
+      }
     }
     for (int o = 0; o < sg.operator_count; ++o) {
       OperatorView op = sg.op(o);

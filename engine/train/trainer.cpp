@@ -226,6 +226,10 @@ Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_
                          static_cast<unsigned>(Interpreter::kAlignment));
   }
   SubgraphView sg = model.subgraph(0);
+  if (sg.inputs.empty()) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "the main subgraph has no inputs: nothing to train on");
+  }
   LossOutputRequest loss_output;
   loss_output.index = config.loss_output;
   GRUWB_RETURN_IF_ERROR(choose_loss_output(model, loss_output, &loss_output_));

@@ -120,9 +120,9 @@ Status TrainingPlan::mark_forward(Interpreter& in, int index) {
       for (int c = 0; c < callee_count; ++c) trains_inside |= has_trainable_weights(in, callees[c]);
       if (reads_grad || trains_inside) {
         return Status::error(StatusCode::kUnsupported,
-                             "subgraph %d op %d (%s) lies on the gradient path, but training "
-                             "through %s is not supported (only WHILE loops)",
-                             index, o, op.name(), op.name());
+                             "subgraph %d op %d (%s) lies on the gradient path: only WHILE "
+                             "loops can be trained through",
+                             index, o, op.name());
       }
       continue;
     }
@@ -173,8 +173,7 @@ Status TrainingPlan::mark_forward_while(Interpreter& in, int index, int o) {
   if (!any_input && !has_trainable_weights(in, body)) return Status();
   if (index != 0) {
     return Status::error(StatusCode::kUnsupported,
-                         "subgraph %d op %d (WHILE) lies on the gradient path inside another "
-                         "loop; training through nested loops is not supported",
+                         "subgraph %d op %d: training through nested WHILE loops is not supported",
                          index, o);
   }
   SubgraphState& body_state = in.subgraphs_[body];

@@ -536,8 +536,8 @@ bool mutate_model(const uint8_t* bytes, size_t size, uint64_t seed, Mutant* out,
   flatbuffers::Verifier verifier(data, size);
   if (!verifier.VerifyBuffer<fb::Model>(nullptr)) return false;
   // flatbuffers' verifier checks a vector's 4-byte length, not its elements' alignment: an int64
-  // zero-point vector at 4 mod 8 would be read misaligned by UnPack (open for the engine too:
-  // wip/fuzz-findings). Such inputs are left to libFuzzer's byte mutations.
+  // zero-point vector at 4 mod 8 would be read misaligned by UnPack (the engine reads them
+  // bytewise, the host tools refuse them). Such inputs are left to libFuzzer's byte mutations.
   const auto* subgraphs = fb::GetModel(data)->subgraphs();
   for (uint32_t s = 0; subgraphs && s < subgraphs->size(); ++s) {
     const auto* tensors = subgraphs->Get(s)->tensors();
@@ -553,6 +553,10 @@ bool mutate_model(const uint8_t* bytes, size_t size, uint64_t seed, Mutant* out,
   for (auto& subgraph : model->subgraphs) {
     for (auto& op : subgraph->operators) {
       if (!op->builtin_options.value) op->builtin_options.Reset();
+    }
+    for (auto& tensor : subgraph->tensors) {
+      if (tensor->quantization && !tensor->quantization->details.value)
+        tensor->quantization->details.Reset();
     }
   }
   Rng rng(seed);

@@ -7,8 +7,11 @@ with inputs and labels shaped for the seed model. A run counts as
   crash      killed by a signal, or an uncaught exception / abort
   sanitizer  an AddressSanitizer / UndefinedBehaviorSanitizer report on stderr (whatever the exit)
   hang       still running after --timeout seconds
-  odd-exit   an exit status other than 0 (ok) and 2 (bad input, one line)
-and everything else is clean. Prints the figures, writes every finding with its command line and
+  odd-exit   an exit status other than 0, 1 and 2, or a failure whose stderr does not end in the
+             CLI's one error line "gruwb: ..."
+and everything else is clean: ok (exit 0), refused (exit 2: bad input, named in one line) or failed
+(exit 1: the run itself stopped, e.g. a gather index that a mutated constant put out of range,
+named in one line). Prints the figures, writes every finding with its command line and
 the tail of its stderr to OUT/findings.txt, and exits 1 when there is any finding.
 
   mutant_census.py --gruwb build/app/cli/gruwb --mutate build/tests/fuzz/model_mutate \\
@@ -28,6 +31,7 @@ import time
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer",
                    "AddressSanitizer:DEADLYSIGNAL", "ERROR: UndefinedBehaviorSanitizer")
 CRASH_MARKS = ("terminate called", "Aborted", "Segmentation fault")
+CLEAN = ("ok", "refused", "failed")
 
 
 def write_npy(path, dtype, shape, values):
@@ -119,9 +123,12 @@ def classify(returncode, stderr, timed_out):
         return "sanitizer"
     if returncode < 0 or returncode >= 128 or any(mark in stderr for mark in CRASH_MARKS):
         return "crash"
-    if returncode not in (0, 2):
+    if returncode == 0:
+        return "ok"
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if returncode not in (1, 2) or not lines or not lines[-1].startswith("gruwb: "):
         return "odd-exit"
-    return "clean"
+    return "refused" if returncode == 2 else "failed"
 
 
 def run_one(name, argv, scratch, timeout):
@@ -189,7 +196,7 @@ def main():
         for done, (line, future) in enumerate(futures, 1):
             name, argv, kind, returncode, stderr = future.result()
             counts[kind] = counts.get(kind, 0) + 1
-            if kind != "clean":
+            if kind not in CLEAN:
                 findings.append((kind, name, returncode, argv, line, stderr))
                 report.write("=== %s in %s (exit %s): %s\n    edits: %s\n%s\n" % (
                     kind, name, returncode, " ".join(argv), line.split("\t", 1)[-1],
@@ -202,10 +209,11 @@ def main():
     for kind, name, *_ in findings:
         by_command.setdefault(name, {}).setdefault(kind, 0)
         by_command[name][kind] += 1
-    print("census: %d mutants of %d models, %d runs in %.0f s: %d clean, %d crash, "
-          "%d sanitizer, %d hang, %d odd-exit" % (
+    print("census: %d mutants of %d models, %d runs in %.0f s: %d clean (%d ok, %d refused, "
+          "%d failed), %d crash, %d sanitizer, %d hang, %d odd-exit" % (
               mutant_count, len(args.models), len(jobs), time.time() - start,
-              counts.get("clean", 0), counts.get("crash", 0), counts.get("sanitizer", 0),
+              sum(counts.get(k, 0) for k in CLEAN), counts.get("ok", 0), counts.get("refused", 0),
+              counts.get("failed", 0), counts.get("crash", 0), counts.get("sanitizer", 0),
               counts.get("hang", 0), counts.get("odd-exit", 0)))
     for name, kinds in sorted(by_command.items()):
         print("  %-12s %s" % (name, ", ".join("%d %s" % (n, k) for k, n in sorted(kinds.items()))))

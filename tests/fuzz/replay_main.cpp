@@ -14,6 +14,8 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+// Optional, as in libFuzzer: a target that defines it sets itself up there (the fuser's budget).
+extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
 
 // The targets' custom mutator falls back on libFuzzer's; nothing mutates during a replay.
 extern "C" size_t LLVMFuzzerMutate(uint8_t*, size_t size, size_t) { return size; }
@@ -30,6 +32,7 @@ int main(int argc, char** argv) {
       files.emplace_back(argv[i]);
     }
   }
+  if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   std::sort(files.begin(), files.end());
   if (files.empty()) {
     std::fprintf(stderr, "replay: no input files given\n");
