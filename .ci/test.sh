@@ -6,7 +6,7 @@
 # handler for a bounded time, and sends mutated models through every gruwb command (the census).
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
 #   GRUWB_FUZZ_SECONDS=150  each engine fuzzer's run time (reader, invoke, training step, fuser) (0: build the fuzzers, do not run them)
-#   GRUWB_FUZZ_INPUTS_SECONDS=180  each dataset-reader and board-handler fuzzer's (0: build only)
+#   GRUWB_FUZZ_INPUTS_SECONDS=120  each dataset-reader and board-handler fuzzer's (0: build only)
 #   GRUWB_CENSUS_MUTANTS=10  mutants per seed model in the census
 #   GRUWB_CI_STAGES="layers test portability firmware fuzz census"   the stages to run (all by default)
 set -uo pipefail
@@ -251,7 +251,7 @@ int8_board_bench() {
 # from tests/fuzz/make_device_seeds.py.
 fuzz_inputs() {
   local dir=build-fuzz
-  local seconds=${GRUWB_FUZZ_INPUTS_SECONDS:-180}
+  local seconds=${GRUWB_FUZZ_INPUTS_SECONDS:-120}
   local targets=(dataset_ts_fuzz dataset_arff_fuzz dataset_csv_fuzz dataset_npy_fuzz
     dataset_npz_fuzz device_fuzz)
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
