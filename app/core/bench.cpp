@@ -210,8 +210,10 @@ int bench_inference(const Model& model, int repetitions, double min_seconds, boo
     inputs[i].assign(tensor->data, tensor->data + tensor->bytes);
   }
   const auto invoke = [&]() {
-    for (int i = 0; i < runner.input_count(); ++i)
-      memcpy(interpreter.input(i)->data, inputs[i].data(), inputs[i].size());
+    for (int i = 0; i < runner.input_count(); ++i) {
+      if (!inputs[i].empty())
+        memcpy(interpreter.input(i)->data, inputs[i].data(), inputs[i].size());
+    }
     interpreter.reset_variables();  // independent windows, as a classifier runs
     return runner.invoke(error);
   };

@@ -44,10 +44,11 @@ Status prepare_lookup_table(OpContext& ctx, float (*function)(float)) {
   const float inverse_scale = 1.f / out.scale;
   for (int32_t q = min; q <= max; ++q) {
     const float x = in.scale * static_cast<float>(q - in.zero_point);
-    const float rescaled = std::round(function(x) * inverse_scale);
-    int32_t y = static_cast<int32_t>(rescaled + static_cast<float>(out.zero_point));
-    y = y < min ? min : (y > max ? max : y);
-    table[static_cast<uint8_t>(q)] = static_cast<uint8_t>(y);  // int8 stored as its bits
+    // Saturated: a denormal output scale makes inverse_scale infinite (and 0 * inf NaN).
+    const int64_t y =
+        static_cast<int64_t>(round_saturated(function(x) * inverse_scale)) + out.zero_point;
+    // int8 is stored as its bits
+    table[static_cast<uint8_t>(q)] = static_cast<uint8_t>(y < min ? min : (y > max ? max : y));
   }
   ctx.set_user_data(table);
   set_output_shape(output, input->shape);

@@ -127,6 +127,7 @@ inline void set_integer_at(Tensor* tensor, int64_t i, int32_t value) {
     case TensorType::INT16:
       reinterpret_cast<int16_t*>(tensor->data)[i] = static_cast<int16_t>(value);
       break;
+    case TensorType::INT32: reinterpret_cast<int32_t*>(tensor->data)[i] = value; break;
     default: break;
   }
 }

@@ -74,19 +74,16 @@ Status eval_quantize(OpContext& ctx) {
     return Status();
   }
   const Requantize& r = *static_cast<const Requantize*>(ctx.user_data());
+  // In 64 bits: an int32 output's zero point may be anything the file says.
   if (output->type == TensorType::INT32) {
-    for (int64_t i = 0; i < n; ++i) {
-      output->i32()[i] = multiply_by_quantized_multiplier(integer_at(input, i) - r.input_zero_point,
-                                                          r.multiplier) +
-                         r.output_zero_point;
-    }
-    return Status();
+    min = INT32_MIN;
+    max = INT32_MAX;
   }
   for (int64_t i = 0; i < n; ++i) {
-    int32_t q =
-        multiply_by_quantized_multiplier(integer_at(input, i) - r.input_zero_point, r.multiplier) +
-        r.output_zero_point;
-    set_integer_at(output, i, q < min ? min : (q > max ? max : q));
+    const int64_t q = static_cast<int64_t>(multiply_by_quantized_multiplier(
+                          integer_at(input, i) - r.input_zero_point, r.multiplier)) +
+                      r.output_zero_point;
+    set_integer_at(output, i, static_cast<int32_t>(q < min ? min : (q > max ? max : q)));
   }
   return Status();
 }

@@ -80,7 +80,8 @@ Status prepare_assign(OpContext& ctx) {
 
 Status eval_assign(OpContext& ctx) {
   auto* variable = static_cast<ResourceVariable*>(ctx.user_data());
-  memcpy(variable->data, ctx.input(1)->data, variable->bytes);
+  // An empty value is a constant without data (null).
+  if (variable->bytes > 0) memcpy(variable->data, ctx.input(1)->data, variable->bytes);
   return Status();
 }
 

@@ -179,6 +179,17 @@ TEST(GruwbBenchTest, UnknownOpAndUntrainableModelGiveTheEnginesMessage) {
                         "training through an LSTM with a projection");
 }
 
+// A census mutant of the gesture GRU whose input has a zero-length dimension: the bench copies
+// no input bytes (it once passed memcpy a null source, which UBSan reports) and still times it.
+TEST(GruwbBenchTest, InputWithZeroElementsIsTimedWithoutCopying) {
+  const QString path =
+      QString(GRUWB_SOURCE_DIR) + "/tests/fuzz/regressions/bench-input-with-zero-elements.tflite";
+  const CliResult run = bench(path, {"--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_FALSE(run.err.contains("runtime error")) << run.err.toStdString();
+  EXPECT_GT(parse_json(run.out)["inference"].toObject()["median_us"].toDouble(), 0.0);
+}
+
 TEST(GruwbBenchTest, BadOptionValuesExitTwoNamingTheOption) {
   const QString path = sample("gesture_gru_fused.tflite");
   const struct {

@@ -43,7 +43,16 @@ class Graph {
 
   const fb::SubGraphT& sg() const { return sg_; }
   bool valid(int t) const { return t >= 0 && static_cast<size_t>(t) < sg_.tensors.size(); }
-  const fb::TensorT& tensor(int t) const { return *sg_.tensors[static_cast<size_t>(t)]; }
+  // An omitted (-1) or out-of-range index reads as a nameless tensor with no shape or buffer, so
+  // a matcher following a mutated graph fails its pattern instead of reading past the list.
+  const fb::TensorT& tensor(int t) const {
+    static const fb::TensorT kAbsent = [] {
+      fb::TensorT absent;
+      absent.name = "(omitted)";
+      return absent;
+    }();
+    return valid(t) ? *sg_.tensors[static_cast<size_t>(t)] : kAbsent;
+  }
   // The engine's inferred shape when known, else the file's.
   const std::vector<int32_t>& shape(int t) const {
     static const std::vector<int32_t> kNone;  // an omitted (-1) or out-of-range tensor
