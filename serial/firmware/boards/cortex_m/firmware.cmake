@@ -1,0 +1,60 @@
+# The firmware image of the board GRUWB_BOARD names (serial/CMakeLists.txt): a board folder's
+# CMakeLists.txt calls
+#   gruwb_add_firmware(CPU cortex-m4f FLASH 0x08000000 512 RAM 0x20000000 128 STACK 16384
+#                      QEMU -M netduinoplus2 -serial null -serial pty SOURCES board.cpp)
+# CPU      the toolchain file the board needs (engine/<cpu>.cmake sets GRUWB_CPU)
+# FLASH    origin and KB of flash; RAM: origin and KB of RAM; STACK: bytes reserved at its top
+#          (-DGRUWB_FW_FLASH_KB, -DGRUWB_FW_RAM_KB, -DGRUWB_FW_STACK_BYTES override the sizes)
+# QEMU     qemu-system-arm arguments that run the image with the board's UART on a new pty
+#          (none: the board has no QEMU machine)
+# SOURCES  the board's sources besides the shared start-up and CortexMBoard (cortex_m/)
+# It builds gruwb_fw_<board>.elf in the board's binary folder, with its linker map
+# (gruwb_fw_<board>.map, for flash_breakdown.py) and, for QEMU boards, gruwb_fw_<board>.qemu:
+# the QEMU arguments on one line (tests/serial/qemu_test.cpp and .ci/test.sh read it).
+
+set(GRUWB_CORTEX_M_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+function(gruwb_add_firmware)
+  cmake_parse_arguments(PARSE_ARGV 0 fw "" "CPU;STACK" "FLASH;RAM;QEMU;SOURCES")
+  set(board ${GRUWB_BOARD})
+  if(NOT fw_CPU STREQUAL GRUWB_CPU)
+    message(FATAL_ERROR "GRUWB_BOARD=${board} runs on a ${fw_CPU}: configure a new build folder with "
+                        "-DCMAKE_TOOLCHAIN_FILE=engine/${fw_CPU}.cmake (this one uses "
+                        "${CMAKE_TOOLCHAIN_FILE})")
+  endif()
+  list(GET fw_FLASH 0 flash_origin)
+  list(GET fw_FLASH 1 flash_kb)
+  list(GET fw_RAM 0 ram_origin)
+  list(GET fw_RAM 1 ram_kb)
+  set(stack_bytes ${fw_STACK})
+  # An explicit -D overrides the board's size (e.g. to try a smaller part).
+  foreach(pair flash_kb:GRUWB_FW_FLASH_KB ram_kb:GRUWB_FW_RAM_KB stack_bytes:GRUWB_FW_STACK_BYTES)
+    string(REPLACE ":" ";" pair ${pair})
+    list(GET pair 0 local)
+    list(GET pair 1 override)
+    if(NOT "${${override}}" STREQUAL "")
+      set(${local} ${${override}})
+    endif()
+  endforeach()
+  message(STATUS "Firmware gruwb_fw_${board}: ${fw_CPU}, flash ${flash_kb} KB at ${flash_origin}, "
+                 "RAM ${ram_kb} KB at ${ram_origin}, stack ${stack_bytes} B")
+
+  set(target gruwb_fw_${board})
+  set(script ${CMAKE_CURRENT_BINARY_DIR}/${target}.ld)
+  configure_file(${GRUWB_CORTEX_M_DIR}/link.ld.in ${script} @ONLY)
+  add_executable(${target} ${fw_SOURCES} ${GRUWB_CORTEX_M_DIR}/startup.cpp
+                 ${GRUWB_CORTEX_M_DIR}/cortex_m_board.cpp)
+  set_target_properties(${target} PROPERTIES SUFFIX ".elf" LINK_DEPENDS ${script})
+  target_link_libraries(${target} PRIVATE gruwb_board_core gruwb_protocol gruwb_engine m)
+  target_compile_options(${target} PRIVATE ${GRUWB_WARNINGS} -fno-exceptions -fno-rtti)
+  target_link_options(${target} PRIVATE -nostartfiles -T ${script} -Wl,--print-memory-usage
+                      -Wl,-Map=${CMAKE_CURRENT_BINARY_DIR}/${target}.map)
+  add_custom_command(TARGET ${target} POST_BUILD COMMAND ${CMAKE_SIZE} $<TARGET_FILE:${target}>)
+  set(qemu_file ${CMAKE_CURRENT_BINARY_DIR}/${target}.qemu)
+  if(fw_QEMU)
+    list(JOIN fw_QEMU " " qemu_args)
+    file(CONFIGURE OUTPUT ${qemu_file} CONTENT "${qemu_args}\n")
+  else()
+    file(REMOVE ${qemu_file})
+  endif()
+endfunction()
