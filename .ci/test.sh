@@ -230,7 +230,9 @@ int8_board_bench() {
   [ -x "$ci_build/app/cli/gruwb" ] || cmake --build "$ci_build" -j "$jobs" --target gruwb
   "$ci_build/app/cli/gruwb" quantize resources/samples/gesture_gru_fused.tflite \
     --data resources/samples/BasicMotionsAcc60_TRAIN.ts -o "$model" || return 1
-  qemu-system-arm -M mps2-an386 -kernel "$elf" -display none -monitor none -serial pty \
+  # The board's QEMU arguments (machine, -serial pty) are the build's gruwb_fw_<board>.qemu.
+  # shellcheck disable=SC2046
+  qemu-system-arm $(cat "${elf%.elf}.qemu") -kernel "$elf" -display none -monitor none \
     -icount shift=0 >"$log" 2>&1 &
   local qemu=$! port="" rc=0
   for _ in $(seq 50); do
@@ -300,10 +302,14 @@ PY
 
 # The board firmware: the same engine + protocol cross-built for QEMU's mps2-an386
 # (Cortex-M4F, 512 KB RAM), its size, then one epoch of training on it over the emulated
-# UART, compared with the host run (tests/serial/qemu_test.cpp).
+# UART, compared with the host run (tests/serial/qemu_test.cpp); then the same training on
+# every other board QEMU runs (docs/firmware.md, "Boards").
+firmware_elf() { echo "$1/serial/firmware/boards/$2/gruwb_fw_$2.elf"; }
+elf_symbol() { arm-none-eabi-nm "$1" | awk -v name="$2" '$3 == name {print $1}'; }
 firmware_qemu() {
   local dir=build-firmware
-  local elf="$dir/serial/firmware/boards/mps2_an386/gruwb_fw_mps2_an386.elf"
+  local elf
+  elf=$(firmware_elf "$dir" mps2_an386)
   # Every kernel (`all`) for its size, then the default `reference` op table (docs/firmware.md),
   # which the QEMU test runs; switching tables recompiles one generated file and relinks.
   local ops
@@ -311,7 +317,8 @@ firmware_qemu() {
   local int8_ops=QUANTIZE,GRUWB_GRU:int8,DEQUANTIZE,FULLY_CONNECTED:int8,SOFTMAX:int8
   for ops in all "$int8_ops" reference; do
     cmake -S . -B "$dir" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$root/engine/cortex-m4f.cmake" \
-      -DCMAKE_BUILD_TYPE=MinSizeRel -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FIRMWARE=ON -DGRUWB_FW_OPS=$ops
+      -DCMAKE_BUILD_TYPE=MinSizeRel -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FIRMWARE=ON -DGRUWB_FW_OPS=$ops \
+      -DGRUWB_BOARD=mps2_an386
     cmake --build "$dir" -j "$jobs" --target gruwb_fw_mps2_an386
     echo "--- GRUWB_FW_OPS=$ops: arm-none-eabi-size $elf"
     arm-none-eabi-size "$elf"
@@ -336,13 +343,35 @@ firmware_qemu() {
   command -v qemu-system-arm >/dev/null || { echo "qemu-system-arm missing (install-deps.sh installs it)"; return 1; }
   [ -x "$ci_build/tests/serial/serial_qemu_test" ] ||
     cmake --build "$ci_build" -j "$jobs" --target serial_qemu_test
-  GRUWB_FW_OPS=reference GRUWB_FW_ELF="$root/$elf" "$ci_build/tests/serial/serial_qemu_test"
+
+  # Every board QEMU runs, `reference` op table, one image each: the Cortex-M4F boards share
+  # build-firmware (switching GRUWB_BOARD compiles only the board's files), the other CPUs get
+  # a folder of their own. Each prints its flash and RAM and trains under QEMU like the host.
+  local entry board cpu board_dir start pool
+  for entry in mps2_an386:cortex-m4f nucleo_f446re:cortex-m4f mps2_an500:cortex-m7 \
+    mps2_an505:cortex-m33; do
+    board=${entry%%:*} cpu=${entry#*:} start=$SECONDS
+    board_dir=$dir
+    [ "$cpu" = cortex-m4f ] || board_dir=$dir-$cpu
+    cmake -S . -B "$board_dir" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$root/engine/$cpu.cmake" \
+      -DCMAKE_BUILD_TYPE=MinSizeRel -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FIRMWARE=ON \
+      -DGRUWB_FW_OPS=reference -DGRUWB_TRAINING=ON -DGRUWB_BOARD="$board" >/dev/null
+    cmake --build "$board_dir" -j "$jobs" --target "gruwb_fw_$board" >/dev/null
+    elf=$(firmware_elf "$board_dir" "$board")
+    pool=$((0x$(elf_symbol "$elf" __pool_end) - 0x$(elf_symbol "$elf" __pool_start)))
+    echo "--- $board ($cpu; qemu-system-arm $(cat "${elf%.elf}.qemu")): arm-none-eabi-size $elf"
+    arm-none-eabi-size "$elf"
+    arm-none-eabi-size "$elf" | awk -v pool="$pool" 'NR == 2 {
+      printf "flash %d B (text + data), static RAM %d B (data + bss), pool %d B\n", $1 + $2, $2 + $3, pool}'
+    GRUWB_FW_OPS=reference GRUWB_FW_ELF="$root/$elf" "$ci_build/tests/serial/serial_qemu_test"
+    echo "--- $board: built and trained under QEMU in $((SECONDS - start)) s"
+  done
 }
 
 run_stage layers "layers: includes follow docs/architecture.md" layer_check
 run_stage test "build and test, ASan + UBSan (build-asan/)" build_and_test
 run_stage portability "portability: engine for Cortex-M4F (build-cortex-m4f/)" portability_check
-run_stage firmware "firmware: Cortex-M4F image trains under QEMU (build-firmware/)" firmware_qemu
+run_stage firmware "firmware: every board's image trains under QEMU (build-firmware*/)" firmware_qemu
 run_stage fuzz "fuzz: reader, invoke, training step, fuser (build-fuzz/)" fuzz_engine
 run_stage fuzz "fuzz: dataset readers and the board's message handler (build-fuzz/)" fuzz_inputs
 run_stage census "census: mutated models through every gruwb command, ASan + UBSan (build-asan/)" census
