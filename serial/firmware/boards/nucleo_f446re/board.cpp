@@ -65,6 +65,13 @@ constexpr uint32_t kQemuSysclkHz = 168000000;
 // may take a few ms, the PLL locks in ~0.1 ms).
 constexpr uint32_t kMaxPolls = 200000;
 
+// A peripheral may be accessed two bus cycles after its clock is enabled:
+// reading the enable register back waits that long (RM0390 6.3.10).
+void enable_clock(uintptr_t enable_register, uint32_t bit) {
+  mmio(enable_register) |= bit;
+  (void)mmio(enable_register);
+}
+
 bool wait_for(uintptr_t address, uint32_t mask, uint32_t value) {
   for (uint32_t i = 0; i < kMaxPolls; ++i)
     if ((mmio(address) & mask) == value) return true;
@@ -79,7 +86,7 @@ struct Clocks {
 // HSE bypass -> PLL -> 168 MHz; without the HSE the PLL runs from the HSI;
 // without the PLL the CPU stays on the HSI (16 MHz), where reset left it.
 Clocks start_clocks() {
-  mmio(kRccApb1enr) |= kPwrEn;
+  enable_clock(kRccApb1enr, kPwrEn);
   mmio(kPwrCr) = (mmio(kPwrCr) & ~(3u << 14)) | kVosScale1;
   mmio(kRccCr) |= kHseByp | kHseOn;
   const bool hse = wait_for(kRccCr, kHseRdy, kHseRdy);
@@ -117,8 +124,8 @@ class NucleoBoard final : public CortexMBoard {
   NucleoBoard(bool emulated, const Clocks& clocks)
       : CortexMBoard(emulated ? "qemu-netduinoplus2" : "nucleo-f446re",
                      emulated ? kQemuSysclkHz : clocks.sysclk_hz) {
-    mmio(kRccAhb1enr) |= kGpioaEn;
-    mmio(kRccApb1enr) |= kUsart2En;
+    enable_clock(kRccAhb1enr, kGpioaEn);
+    enable_clock(kRccApb1enr, kUsart2En);
     // PA2, PA3: alternate function 7 (USART2), high speed, pull-up on RX.
     mmio(kGpioaModer) = (mmio(kGpioaModer) & ~(0xFu << 4)) | (0xAu << 4);
     mmio(kGpioaOspeedr) |= 0xFu << 4;
