@@ -240,7 +240,10 @@ int8_board_bench() {
     [ -n "$port" ] && break
     sleep 0.1
   done
-  timeout 300 "$ci_build/app/cli/gruwb" board bench "$model" --port "$port" --runs 5 || rc=$?
+  # 3 s per request: QEMU feeds the board one byte per main-loop turn, which a busy runner slows
+  # to ~1 KB/s, and the default 1 s then times out whole upload windows.
+  timeout 300 "$ci_build/app/cli/gruwb" board bench "$model" --port "$port" --runs 5 \
+    --timeout-ms 3000 || rc=$?
   kill "$qemu" 2>/dev/null || true
   wait "$qemu" 2>/dev/null || true
   return $rc
@@ -356,7 +359,7 @@ firmware_qemu() {
     cmake -S . -B "$board_dir" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$root/engine/$cpu.cmake" \
       -DCMAKE_BUILD_TYPE=MinSizeRel -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FIRMWARE=ON \
       -DGRUWB_FW_OPS=reference -DGRUWB_TRAINING=ON -DGRUWB_BOARD="$board" >/dev/null
-    cmake --build "$board_dir" -j "$jobs" --target "gruwb_fw_$board" >/dev/null
+    cmake --build "$board_dir" -j "$jobs" --target "gruwb_fw_$board"
     elf=$(firmware_elf "$board_dir" "$board")
     pool=$((0x$(elf_symbol "$elf" __pool_end) - 0x$(elf_symbol "$elf" __pool_start)))
     echo "--- $board ($cpu; qemu-system-arm $(cat "${elf%.elf}.qemu")): arm-none-eabi-size $elf"
