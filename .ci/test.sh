@@ -231,6 +231,9 @@ int8_board_bench() {
   "$ci_build/app/cli/gruwb" quantize resources/samples/gesture_gru_fused.tflite \
     --data resources/samples/BasicMotionsAcc60_TRAIN.ts -o "$model" || return 1
   # The board's QEMU arguments (machine, -serial pty) are the build's gruwb_fw_<board>.qemu.
+  # The old log goes first: the loop below could read the last run's pty from it before QEMU
+  # truncates it.
+  rm -f "$log"
   # shellcheck disable=SC2046
   qemu-system-arm $(cat "${elf%.elf}.qemu") -kernel "$elf" -display none -monitor none \
     -icount shift=0 >"$log" 2>&1 &
