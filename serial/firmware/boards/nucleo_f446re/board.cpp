@@ -69,7 +69,8 @@ constexpr uint32_t kMaxPolls = 200000;
 // reading the enable register back waits that long (RM0390 6.3.10).
 void enable_clock(uintptr_t enable_register, uint32_t bit) {
   mmio(enable_register) |= bit;
-  (void)mmio(enable_register);
+  const uint32_t enabled = mmio(enable_register);  // a volatile read: the delay
+  (void)enabled;
 }
 
 bool wait_for(uintptr_t address, uint32_t mask, uint32_t value) {
