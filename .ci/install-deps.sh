@@ -17,6 +17,8 @@ packages=(
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
   # the board firmware under emulation (serial/, docs/firmware.md)
   qemu-system-arm
+  # `gruwb board flash` (the tests run them with no board plugged in)
+  openocd stlink-tools stm32flash
   # headless GUI runs and screenshots
   xvfb xauth imagemagick
 )

@@ -1,5 +1,5 @@
 // gruwb board list | info | upload MODEL | train --data D [options] | download -o OUT |
-//             bench MODEL [--runs N] [--json]
+//             bench MODEL [--runs N] [--json] | flash --board NAME [--tool T] [--dry-run]
 // gruwb board-sim [--ram BYTES] [--byte-rate N] [--link PATH] [--noise RATE [--noise-kinds LIST]
 //                  [--noise-seed N]] [--disconnect-after BYTES]
 
@@ -10,6 +10,7 @@
 
 #include "app/cli/command.h"
 #include "app/core/board.h"
+#include "app/core/board_flash.h"
 #include "app/core/inspect.h"
 #include "serial/firmware/boards/host_pty/host_pty_board.h"
 
@@ -115,16 +116,19 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
 
 int run_board(const std::vector<std::string>& args) {
   std::vector<OptionSpec> spec = kConnectionOptions;
-  for (const char* name :
-       {"--data", "--model", "--epochs", "--batch", "--lr", "--momentum", "--optimizer", "--loss",
-        "--scope", "--clip", "--seed", "--samples", "--metric-every", "-o", "--timeout",
-        "--checkpoint-every", "--output", "--runs"}) {
+  for (const char* name : {"--data",         "--model",    "--epochs",    "--batch",
+                           "--lr",           "--momentum", "--optimizer", "--loss",
+                           "--scope",        "--clip",     "--seed",      "--samples",
+                           "--metric-every", "-o",         "--timeout",   "--checkpoint-every",
+                           "--output",       "--runs",     "--board",     "--tool",
+                           "--image"}) {
     spec.push_back({name, true});
   }
   spec.push_back({"--no-shuffle", false});
   spec.push_back({"--compare-host", false});
   spec.push_back({"--no-resume", false});
   spec.push_back({"--json", false});
+  spec.push_back({"--dry-run", false});
   ParsedArgs parsed;
   int exit_code = 0;
   if (!parse_args(kBoardCommand, args, spec, &parsed, &exit_code)) return exit_code;
@@ -133,6 +137,17 @@ int run_board(const std::vector<std::string>& args) {
   parsed.command = "board " + sub;  // option errors name the subcommand
   std::string out, err;
   if (sub == "list") return finish(app::board_list(&out, &err), out, err);
+  if (sub == "flash") {  // talks to a programmer (or a bootloader port), not to our firmware
+    app::FlashRequest request;
+    request.board = parsed.value("--board");
+    request.image = parsed.value("--image");
+    request.tool = parsed.value("--tool");
+    request.port = parsed.value("--port");
+    request.dry_run = parsed.has("--dry-run");
+    if (parsed.positional.size() != 1)
+      return usage_error("board flash: the board is --board NAME", &kBoardCommand);
+    return finish(app::board_flash(request, print_line, &out, &err), out, err);
+  }
 
   app::BoardConnection connection;
   const std::string problem = parse_connection(parsed, &connection);
@@ -243,6 +258,8 @@ const Command kBoardCommand = {
     "       gruwb board train --data FILE.ts [--model MODEL] --port PORT [training options]\n"
     "       gruwb board download -o OUT --port PORT\n"
     "       gruwb board bench MODEL --port PORT [--runs N] [--json]\n"
+    "       gruwb board flash --board NAME [--tool openocd|st-flash|stm32flash] [--port PORT]\n"
+    "                         [--image ELF] [--dry-run]\n"
     "\n"
     "Talks the GRU Workbench serial protocol (docs/serial-protocol.md) to a board running\n"
     "our firmware: the same engine trains on the board. Real ports go through\n"
@@ -300,8 +317,19 @@ const Command kBoardCommand = {
     "                       instructions_per_inference (QEMU, else null), host_median_us,\n"
     "                       output_identical, max_output_difference\n"
     "\n"
+    "Flashing (flash): writes the firmware image of --board NAME (a folder\n"
+    "NAME/gruwb_fw_NAME.elf with its .bin and .json manifest in $GRUWB_FIRMWARE_DIR, the\n"
+    "installed share/gru-workbench/firmware or the build tree's firmware/) through a\n"
+    "debug probe or bootloader: openocd (apt install openocd) or st-flash (stlink-tools)\n"
+    "through the ST-LINK, stm32flash through the STM32's serial bootloader (BOOT0 high,\n"
+    "--port of its USART). QEMU boards have nothing to flash: it prints their command.\n"
+    "  --board NAME         nucleo_f446re, mps2_an386, ... (without it: the images found)\n"
+    "  --tool T             openocd, st-flash or stm32flash (default: the first installed)\n"
+    "  --image ELF          This image instead (its gruwb_fw_NAME.json beside it)\n"
+    "  --dry-run            Print the command line, run nothing\n"
+    "\n"
     "Exit status: 0 ok; 1 link or board failure (no answer, reset with --no-resume or\n"
-    "more than 3 resets, training error);\n"
+    "more than 3 resets, training error, the flash tool failed);\n"
     "2 bad input or usage.\n"
     "\n"
     "Example (no hardware):\n"

@@ -76,7 +76,7 @@ Status expect_integer(const Tensor* t, TensorType type, const char* role, Tensor
 // Weights, biases and coefficients: read at prepare (row sums, scales), so they must be in the
 // file, as TFLite requires.
 Status expect_constant(const Tensor* t, const char* role) {
-  if (t->kind == TensorKind::kConstant && t->data) return Status();
+  if (t->kind == TensorKind::kConstant && t->bytes > 0) return Status();
   return Status::error(StatusCode::kInvalidModel, "%s '%s' must be a constant in the file", role,
                        t->name);
 }

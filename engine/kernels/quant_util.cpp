@@ -1,5 +1,6 @@
 #include "engine/kernels/quant_util.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 
@@ -78,9 +79,10 @@ Status expect_quantized(const Tensor* tensor, const char* role, TensorQuantizati
                          channels > 0 ? " or one per channel" : "");
   }
   for (int32_t i = 0; i < out->count; ++i) {
-    if (!(out->scales[i] > 0.f)) {
-      return Status::error(StatusCode::kInvalidModel, "%s '%s': scale %d is not positive", role,
-                           tensor->name, static_cast<int>(i));
+    // Denormal or infinite scales make 1 / scale or scale * q infinite, then NaN in the kernels.
+    if (!(out->scales[i] >= FLT_MIN && out->scales[i] <= FLT_MAX)) {
+      return Status::error(StatusCode::kInvalidModel, "%s '%s': scale %d is not a normal float > 0",
+                           role, tensor->name, static_cast<int>(i));
     }
   }
   // Zero points inside the type's range, so the kernels' int32 offset arithmetic cannot overflow.

@@ -80,8 +80,7 @@ Status prepare_assign(OpContext& ctx) {
 
 Status eval_assign(OpContext& ctx) {
   auto* variable = static_cast<ResourceVariable*>(ctx.user_data());
-  // An empty value is a constant without data (null).
-  if (variable->bytes > 0) memcpy(variable->data, ctx.input(1)->data, variable->bytes);
+  memcpy(variable->data, ctx.input(1)->data, variable->bytes);
   return Status();
 }
 

@@ -186,10 +186,12 @@ Status eval_integer(OpContext& ctx) {
     const float inverse = 1.f / (sum * data.output_scale);
     for (int32_t i = 0; i < depth; ++i) {
       const float rescaled = entry[integer_at(input, base + i)] * inverse;
-      int32_t q = (is_uint8 ? static_cast<int32_t>(rescaled + 0.5f)
-                            : static_cast<int32_t>(std::round(rescaled))) +
-                  data.output_zero_point;
-      set_integer_at(output, base + i, q < min ? min : (q > max ? max : q));
+      // rescaled >= 0, so uint8's floor(x + 0.5) is TFLite's truncation; saturated, as a
+      // denormal output scale or a large beta make it infinite or NaN.
+      const int64_t q =
+          static_cast<int64_t>(round_saturated(is_uint8 ? std::floor(rescaled + 0.5f) : rescaled)) +
+          data.output_zero_point;
+      set_integer_at(output, base + i, static_cast<int32_t>(q < min ? min : (q > max ? max : q)));
     }
   }
   return Status();

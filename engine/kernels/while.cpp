@@ -14,6 +14,7 @@
 // gradients from one iteration to the one before.
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -28,6 +29,9 @@ namespace {
 // instead of hanging the host or the board. Recurrent loops run once per time
 // step (thousands at most); a counted loop above it is refused at prepare.
 constexpr int64_t kMaxIterations = int64_t{1} << 20;
+// The trip count of a counted loop whose int32 counter never reaches its limit: it does not
+// grow, or wraps around first (ADD wraps), so the cond stays true.
+constexpr int64_t kNeverEnds = INT64_MAX;
 
 // Loop values keep their shape (checked before every copy from a
 // run-time-shaped body output), so `to`'s planned bytes are the bytes to move.
@@ -78,7 +82,7 @@ int input_position(Span<int32_t> inputs, int32_t t) {
 
 bool constant_scalar_i32(const Tensor* t, int64_t* value) {
   if (!t || t->kind != TensorKind::kConstant || t->type != TensorType::INT32 ||
-      t->elements() != 1 || !t->data) {
+      t->elements() != 1 || t->bytes < sizeof(int32_t)) {
     return false;
   }
   *value = t->i32()[0];
@@ -103,7 +107,8 @@ bool constant_scalar_i32(const SubgraphView& sg, int32_t t, int64_t* value) {
 // Iterations of a loop whose cond is LESS(counter, limit): the counter is a
 // loop value starting at a constant that the body steps by a positive
 // constant (ADD); the limit is a constant of the cond or a loop value the
-// body passes through unchanged. -1 when the loop does not have this form.
+// body passes through unchanged. -1 when the loop does not have this form,
+// kNeverEnds when the counter does not grow or its last step overflows int32.
 // `constant(subgraph, tensor, &value)` says whether a tensor is a constant
 // INT32 scalar: prepare asks the runtime's tensors (folded constants
 // included), the cost function the model file.
@@ -144,12 +149,15 @@ int64_t less_trips(const SubgraphView& caller, const OperatorView& loop, const S
   } else {
     return -1;
   }
-  if (step <= 0) return -1;
-  return limit <= start ? 0 : (limit - start + step - 1) / step;
+  if (limit <= start) return 0;
+  if (step <= 0) return kNeverEnds;
+  const int64_t trips = (limit - start + step - 1) / step;
+  return start + trips * step > INT32_MAX ? kNeverEnds : trips;
 }
 
 // The cond is one LESS, or LOGICAL_AND of two (TF 2.x: iteration <
-// maximum_iterations and time < T; the fewer trips win).
+// maximum_iterations and time < T; the fewer trips win, and a wrapping
+// counter ends nothing).
 template <typename ConstantScalar>
 int64_t count_trips(const Model& model, const SubgraphView& caller, const OperatorView& loop,
                     ConstantScalar constant) {
@@ -306,6 +314,11 @@ Status prepare(OpContext& ctx) {
     set_output_shape(output, value->shape);
   }
   const int64_t trips = trip_count(ctx);
+  if (trips == kNeverEnds) {
+    return Status::error(StatusCode::kUnsupported,
+                         "the loop's int32 counter never reaches its limit (it does not grow, "
+                         "or wraps around first)");
+  }
   if (trips > kMaxIterations) {
     return Status::error(StatusCode::kUnsupported,
                          "the loop counts %lld iterations, more than the limit of %lld",
@@ -453,7 +466,7 @@ OpCost cost(const OpCostQuery& q) {
     // A limit folded at prepare (T from SHAPE of a dynamic-batch input).
     return constant_scalar_i32(prepared_tensor(q.prepared, s, t), v);
   });
-  if (trips < 0) {
+  if (trips < 0 || trips == kNeverEnds) {
     if (cond + body == 0) return OpCost();
     return make_cost(cond + body, "trip count unknown: cond {} + body {} counted once",
                      {static_cast<int64_t>(cond), static_cast<int64_t>(body)});

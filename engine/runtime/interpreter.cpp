@@ -292,8 +292,11 @@ Status Interpreter::init_tensors(int s) {
     } else if (view.is_constant() || (view.element_count() == 0 && !is_input(sg, t))) {
       // [0]-shaped and no data: empty, unless the caller (or an op, see prepare_subgraph) fills it.
       tensor.kind = TensorKind::kConstant;
-      tensor.data = const_cast<uint8_t*>(view.data.data);  // never written: kernels take const
+      // Never written: kernels take const. An empty one points at a static byte, so no kernel
+      // copies its 0 bytes from null (UB for memcpy): after prepare no tensor's data is null.
+      static uint8_t empty_data;
       tensor.bytes = view.data.size;
+      tensor.data = tensor.bytes ? const_cast<uint8_t*>(view.data.data) : &empty_data;
     } else {
       tensor.kind = TensorKind::kActivation;
       // One-pass batches: a model input [1, ...] becomes [B, ...].

@@ -147,9 +147,11 @@ TEST(HostileShapes, WhileResultDeclaredEmptyCarriesTheLoopValue) {
 }
 
 // A loop counting from -2^28 to 2 (model_train_fuzz) ran 2^24 iterations before the bound
-// stopped it: tens of seconds. Counted loops over the bound are refused at prepare; a loop
-// whose count is unknown stops at the bound with an error.
-OpModelBuilder counting_loop(int32_t start, bool counts) {
+// stopped it: tens of seconds. Counted loops over the bound, or whose counter never reaches the
+// limit (a step of 0 or less, or an int32 ADD that wraps first), are refused at prepare; a loop
+// whose count is unknown (here the counter steps by SUB, not ADD) stops at the bound with an
+// error.
+OpModelBuilder counting_loop(int32_t start, int32_t step, bool by_add = true) {
   OpModelBuilder b;
   const int cond = b.add_subgraph("cond");
   const int body = b.add_subgraph("body");
@@ -166,27 +168,47 @@ OpModelBuilder counting_loop(int32_t start, bool counts) {
   b.op(BuiltinOperator::LESS, {i, limit}, {more});
   b.use_subgraph(body);
   int bi = b.input("i", {}, TensorType::INT32);
-  int step = b.constant_i32("step", {}, {counts ? 1 : 0});
+  int step_tensor = b.constant_i32("step", {}, {step});
   int next = b.output("next", {}, TensorType::INT32);
-  b.op(BuiltinOperator::ADD, {bi, step}, {next}, fb::AddOptionsT());
+  if (by_add) {
+    b.op(BuiltinOperator::ADD, {bi, step_tensor}, {next}, fb::AddOptionsT());
+  } else {
+    b.op(BuiltinOperator::SUB, {bi, step_tensor}, {next}, fb::SubOptionsT());
+  }
   return b;
 }
 
 TEST(HostileLoops, CountedLoopOverTheBoundIsRefusedAtPrepare) {
-  OpRunner runner(counting_loop(-(1 << 28), true));
+  OpRunner runner(counting_loop(-(1 << 28), 1));
   ASSERT_FALSE(runner.ok());
   EXPECT_NE(runner.error().find("the loop counts 268435458 iterations, more than the limit of "
                                 "1048576"),
             std::string::npos)
       << runner.error();
-  OpRunner fine(counting_loop(-1000, true));
+  OpRunner fine(counting_loop(-1000, 1));
   ASSERT_TRUE(fine.ok()) << fine.error();
   ASSERT_TRUE(fine.invoke()) << fine.error();
   EXPECT_EQ(fine.output(0).ints(), (std::vector<int32_t>{2}));
 }
 
+// Fuzz findings train-while-counter-steps-down and train-while-counter-wraps-int32: such a loop
+// ran to the bound, a minute under ASan. TFLite would run it for 2^31 iterations or forever.
+TEST(HostileLoops, CounterThatNeverReachesItsLimitIsRefusedAtPrepare) {
+  for (const int32_t step : {0, -1, INT32_MAX}) {
+    OpRunner runner(counting_loop(1, step));
+    ASSERT_FALSE(runner.ok()) << "step " << step;
+    EXPECT_NE(runner.error().find("the loop's int32 counter never reaches its limit"),
+              std::string::npos)
+        << runner.error();
+  }
+  OpRunner largest_step(counting_loop(1, INT32_MAX - 1));  // 1 + step is INT32_MAX: ends
+  ASSERT_TRUE(largest_step.ok()) << largest_step.error();
+  ASSERT_TRUE(largest_step.invoke()) << largest_step.error();
+  EXPECT_EQ(largest_step.output(0).ints(), (std::vector<int32_t>{INT32_MAX}));
+}
+
 TEST(HostileLoops, EndlessLoopStopsAtTheBound) {
-  OpRunner runner(counting_loop(0, false));  // steps by 0: LESS(0, 2) forever
+  OpRunner runner(counting_loop(0, 0, false));  // i - 0: LESS(0, 2) forever, count unknown
   ASSERT_TRUE(runner.ok()) << runner.error();
   EXPECT_FALSE(runner.invoke());
   EXPECT_NE(runner.error().find("loop did not finish after 1048576 iterations"), std::string::npos)

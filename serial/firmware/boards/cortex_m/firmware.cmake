@@ -8,14 +8,18 @@
 # QEMU     qemu-system-arm arguments that run the image with the board's UART on a new pty
 #          (none: the board has no QEMU machine)
 # SOURCES  the board's sources besides the shared start-up and CortexMBoard (cortex_m/)
-# It builds gruwb_fw_<board>.elf in the board's binary folder, with its linker map
-# (gruwb_fw_<board>.map, for flash_breakdown.py) and, for QEMU boards, gruwb_fw_<board>.qemu:
-# the QEMU arguments on one line (tests/serial/qemu_test.cpp and .ci/test.sh read it).
+# TOOLS    the programs `gruwb board flash` may write the image with (openocd, st-flash,
+#          stm32flash; none: a QEMU-only machine); OPENOCD: openocd's -f config for the board
+# It builds gruwb_fw_<board>.elf in the board's binary folder, its raw image
+# gruwb_fw_<board>.bin (st-flash and stm32flash write it at the flash origin), its linker map
+# (gruwb_fw_<board>.map, for flash_breakdown.py), the manifest gruwb_fw_<board>.json that
+# `gruwb board flash` reads (the facts above), and, for QEMU boards, gruwb_fw_<board>.qemu: the
+# QEMU arguments on one line (tests/serial/qemu_test.cpp and .ci/test.sh read it).
 
 set(GRUWB_CORTEX_M_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 function(gruwb_add_firmware)
-  cmake_parse_arguments(PARSE_ARGV 0 fw "" "CPU;STACK" "FLASH;RAM;QEMU;SOURCES")
+  cmake_parse_arguments(PARSE_ARGV 0 fw "" "CPU;STACK;OPENOCD" "FLASH;RAM;QEMU;SOURCES;TOOLS")
   set(board ${GRUWB_BOARD})
   if(NOT fw_CPU STREQUAL GRUWB_CPU)
     message(FATAL_ERROR "GRUWB_BOARD=${board} runs on a ${fw_CPU}: configure a new build folder with "
@@ -49,7 +53,11 @@ function(gruwb_add_firmware)
   target_compile_options(${target} PRIVATE ${GRUWB_WARNINGS} -fno-exceptions -fno-rtti)
   target_link_options(${target} PRIVATE -nostartfiles -T ${script} -Wl,--print-memory-usage
                       -Wl,-Map=${CMAKE_CURRENT_BINARY_DIR}/${target}.map)
-  add_custom_command(TARGET ${target} POST_BUILD COMMAND ${CMAKE_SIZE} $<TARGET_FILE:${target}>)
+  add_custom_command(
+    TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_SIZE} $<TARGET_FILE:${target}>
+    COMMAND ${CMAKE_OBJCOPY} -O binary $<TARGET_FILE:${target}>
+            ${CMAKE_CURRENT_BINARY_DIR}/${target}.bin)
   set(qemu_file ${CMAKE_CURRENT_BINARY_DIR}/${target}.qemu)
   if(fw_QEMU)
     list(JOIN fw_QEMU " " qemu_args)
@@ -57,4 +65,26 @@ function(gruwb_add_firmware)
   else()
     file(REMOVE ${qemu_file})
   endif()
+  # The manifest: JSON lists from CMake lists.
+  foreach(list TOOLS QEMU)
+    set(json_${list} "")
+    foreach(item IN LISTS fw_${list})
+      list(APPEND json_${list} "\"${item}\"")
+    endforeach()
+    list(JOIN json_${list} ", " json_${list})
+  endforeach()
+  file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/${target}.json CONTENT "{
+  \"board\": \"${board}\",
+  \"cpu\": \"${fw_CPU}\",
+  \"image\": \"${target}.elf\",
+  \"binary\": \"${target}.bin\",
+  \"flash_origin\": \"${flash_origin}\",
+  \"flash_kb\": ${flash_kb},
+  \"ram_origin\": \"${ram_origin}\",
+  \"ram_kb\": ${ram_kb},
+  \"tools\": [${json_TOOLS}],
+  \"openocd_config\": \"${fw_OPENOCD}\",
+  \"qemu\": [${json_QEMU}]
+}
+")
 endfunction()

@@ -1,0 +1,55 @@
+#pragma once
+// `gruwb board flash`: writes a board's firmware image with Debian's openocd, st-flash
+// (stlink-tools) or stm32flash. Each image sits beside its manifest gruwb_fw_<board>.json,
+// which the firmware build writes from the board's CMakeLists.txt (cortex_m/firmware.cmake):
+// CPU, flash and RAM, the tools that can write it, openocd's board config, QEMU's arguments.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gruwb::app {
+
+struct FirmwareImage {
+  std::string board;  // nucleo_f446re
+  std::string cpu;    // cortex-m4f
+  std::string elf;    // absolute paths
+  std::string bin;
+  uint32_t flash_origin = 0;
+  int flash_kb = 0;
+  int ram_kb = 0;
+  std::vector<std::string> tools;  // openocd, st-flash, stm32flash; empty: QEMU only
+  std::string openocd_config;      // board/st_nucleo_f4.cfg
+  std::vector<std::string> qemu;   // -M netduinoplus2 -serial null -serial pty
+};
+
+// The folders searched for <board>/gruwb_fw_<board>.json, first match wins: $GRUWB_FIRMWARE_DIR,
+// the installed share/gru-workbench/firmware beside the binary, the build tree's firmware/.
+std::vector<std::string> firmware_folders();
+// Every image in those folders, by board name.
+std::vector<FirmwareImage> find_firmware_images();
+// Reads one manifest; false with *err naming the file and the problem.
+bool read_firmware_manifest(const std::string& json_path, FirmwareImage* image, std::string* err);
+
+struct FlashRequest {
+  std::string board;  // a board name, or "" with `image`
+  std::string image;  // an explicit gruwb_fw_<board>.elf (its manifest beside it)
+  std::string tool;   // "" = the first of the board's tools that is installed
+  std::string port;   // stm32flash: the serial port of the STM32's system bootloader
+  bool dry_run = false;
+  int timeout_s = 180;
+};
+
+// The program and arguments that write `image` with `tool`; false with *err when the board
+// cannot be written that way (a QEMU machine, a tool it does not list, stm32flash without a port).
+bool flash_command(const FirmwareImage& image, const std::string& tool, const std::string& port,
+                   std::vector<std::string>* argv, std::string* err);
+
+// Finds the image, picks and checks the tool, runs it (or with dry_run prints the command).
+// Exit codes: kExitOk; kExitBadInput (no such board or image, tool not installed, bad option);
+// kExitFailure (the tool ran and failed: board absent, locked, ...) with its last line.
+int board_flash(const FlashRequest& request,
+                const std::function<void(const std::string&)>& progress, std::string* out,
+                std::string* err);
+
+}  // namespace gruwb::app

@@ -1,0 +1,38 @@
+# GRUWB_FIRMWARE_IMAGES: every board's firmware image, cross-built from these sources with the
+# board's CPU toolchain file (the CPU its CMakeLists.txt names) and every kernel (GRUWB_FW_OPS
+# all: an installed image runs any model the engine does), then copied with its raw .bin and
+# .json manifest to <build>/firmware/<board>/, where `gruwb board flash` run from the build tree
+# finds it, and installed to share/gru-workbench/firmware/<board>/ (the Debian package).
+# Each board is an ExternalProject in <build>/firmware-build/<board>; ccache shares the engine
+# objects of boards with the same CPU.
+find_program(GRUWB_ARM_GXX arm-none-eabi-g++)
+if(NOT GRUWB_ARM_GXX)
+  message(FATAL_ERROR "GRUWB_FIRMWARE_IMAGES needs arm-none-eabi-g++ (Debian: apt install "
+                      "gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib)")
+endif()
+include(ExternalProject)
+include(GNUInstallDirs)
+set(boards_dir ${CMAKE_CURRENT_LIST_DIR}/boards)
+file(GLOB board_lists RELATIVE ${boards_dir} ${boards_dir}/*/CMakeLists.txt)
+foreach(list IN LISTS board_lists)
+  get_filename_component(board ${list} DIRECTORY)
+  file(READ ${boards_dir}/${list} text)
+  if(NOT text MATCHES "CPU[ \t\n]+([a-z0-9-]+)")
+    message(FATAL_ERROR "${boards_dir}/${list}: gruwb_add_firmware names no CPU")
+  endif()
+  set(cpu ${CMAKE_MATCH_1})
+  set(out ${CMAKE_BINARY_DIR}/firmware/${board})
+  set(image <BINARY_DIR>/serial/firmware/boards/${board}/gruwb_fw_${board})
+  ExternalProject_Add(firmware_${board}
+    SOURCE_DIR ${PROJECT_SOURCE_DIR}
+    BINARY_DIR ${CMAKE_BINARY_DIR}/firmware-build/${board}
+    CMAKE_ARGS -DCMAKE_TOOLCHAIN_FILE=${PROJECT_SOURCE_DIR}/engine/${cpu}.cmake
+               -DCMAKE_BUILD_TYPE=MinSizeRel -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FIRMWARE=ON
+               -DGRUWB_BOARD=${board} -DGRUWB_FW_OPS=all
+    BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --target gruwb_fw_${board}
+    INSTALL_COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different ${image}.elf ${image}.bin ${image}.json ${out}
+    BUILD_ALWAYS ON
+    USES_TERMINAL_BUILD ON)
+  install(DIRECTORY ${out} DESTINATION ${CMAKE_INSTALL_DATADIR}/gru-workbench/firmware)
+endforeach()

@@ -1,0 +1,201 @@
+// `gruwb board flash` without a board: the command lines it would run for each tool, the tool
+// actually run (a stand-in script on PATH that records its arguments, or fails as st-flash does
+// with no ST-LINK plugged in), and one-line errors for a missing tool, a QEMU-only board, an
+// unknown board and stm32flash without its port. The manifests are written as the firmware
+// build writes them (serial/firmware/boards/cortex_m/firmware.cmake); CI's firmware stage runs
+// a dry run on the real nucleo_f446re build.
+
+#include <QDir>
+#include <QFile>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+#include "tests/app/cli_test_util.h"
+
+namespace {
+
+using gruwb::test::CliResult;
+using gruwb::test::run_gruwb;
+
+void write_file(const QString& path, const QByteArray& bytes, bool executable = false) {
+  QFile file(path);
+  ASSERT_TRUE(file.open(QIODevice::WriteOnly)) << path.toStdString();
+  file.write(bytes);
+  file.close();
+  if (executable) file.setPermissions(file.permissions() | QFile::ExeOwner);
+}
+
+// One board folder as the firmware build leaves it: image, raw binary, manifest.
+void add_board(const QString& root, const QString& board, const QString& origin,
+               const QString& tools, const QString& qemu) {
+  QDir(root).mkpath(board);
+  const QString base = root + "/" + board + "/gruwb_fw_" + board;
+  write_file(base + ".elf",
+             "\x7f"
+             "ELF stand-in");
+  write_file(base + ".bin", "image bytes");
+  write_file(base + ".json", QString(R"({
+  "board": "%1",
+  "cpu": "cortex-m4f",
+  "image": "gruwb_fw_%1.elf",
+  "binary": "gruwb_fw_%1.bin",
+  "flash_origin": "%2",
+  "flash_kb": 512,
+  "ram_origin": "0x20000000",
+  "ram_kb": 128,
+  "tools": [%3],
+  "openocd_config": "board/st_nucleo_f4.cfg",
+  "qemu": [%4]
+}
+)")
+                                 .arg(board, origin, tools, qemu)
+                                 .toUtf8());
+}
+
+class BoardFlashTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.isValid());
+    firmware_ = dir_.path() + "/firmware";
+    tools_ = dir_.path() + "/bin";
+    QDir().mkpath(tools_);
+    add_board(firmware_, "nucleo_f446re", "0x08000000", R"("openocd", "st-flash", "stm32flash")",
+              R"("-M", "netduinoplus2")");
+    add_board(firmware_, "mps2_an386", "0x00000000", "", R"("-M", "mps2-an386", "-serial", "pty")");
+    old_path_ = qgetenv("PATH");
+    qputenv("GRUWB_FIRMWARE_DIR", firmware_.toUtf8());
+    qputenv("PATH", tools_.toUtf8());  // only the stand-ins below
+  }
+  void TearDown() override {
+    qputenv("PATH", old_path_);
+    qunsetenv("GRUWB_FIRMWARE_DIR");
+  }
+  QString image(const char* ext) const {
+    return firmware_ + "/nucleo_f446re/gruwb_fw_nucleo_f446re." + ext;
+  }
+  // A stand-in flash tool: records its arguments one per line, prints `say`, exits `code`.
+  void fake_tool(const QString& name, int code, const QString& say) {
+    write_file(tools_ + "/" + name,
+               QString("#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done > '%1/%2.args'\n"
+                       "echo '%3'\nexit %4\n")
+                   .arg(dir_.path(), name, say)
+                   .arg(code)
+                   .toUtf8(),
+               true);
+  }
+  QStringList recorded_args(const QString& name) const {
+    QFile file(dir_.path() + "/" + name + ".args");
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    return QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
+  }
+
+  QTemporaryDir dir_;
+  QString firmware_, tools_;
+  QByteArray old_path_;
+};
+
+TEST_F(BoardFlashTest, DryRunPrintsEachToolsCommandLine) {
+  const struct {
+    QStringList extra;
+    QString line;
+  } cases[] = {
+      {{"--tool", "openocd"},
+       "openocd -f board/st_nucleo_f4.cfg -c 'program " + image("elf") + " verify reset exit'"},
+      {{"--tool", "st-flash"}, "st-flash --reset write " + image("bin") + " 0x08000000"},
+      {{"--tool", "stm32flash", "--port", "/dev/ttyUSB0"},
+       "stm32flash -w " + image("bin") + " -v -S 0x08000000 -g 0x08000000 /dev/ttyUSB0"},
+  };
+  for (const auto& c : cases) {
+    const CliResult run =
+        run_gruwb(QStringList{"board", "flash", "--board", "nucleo_f446re", "--dry-run"} + c.extra);
+    EXPECT_EQ(run.exit_code, 0) << run.err.toStdString();
+    EXPECT_EQ(run.out.trimmed(), c.line);
+  }
+}
+
+TEST_F(BoardFlashTest, RunsTheFirstInstalledToolWithTheImage) {
+  fake_tool("st-flash", 0, "Flash written and verified! jolly good!");
+  const CliResult run = run_gruwb({"board", "flash", "--board", "nucleo_f446re"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_EQ(recorded_args("st-flash"),
+            QStringList({"--reset", "write", image("bin"), "0x08000000"}));
+  EXPECT_TRUE(run.out.contains("st-flash: Flash written and verified!")) << run.out.toStdString();
+  EXPECT_TRUE(run.out.contains("flashed nucleo_f446re with st-flash")) << run.out.toStdString();
+}
+
+TEST_F(BoardFlashTest, AToolThatFailsGivesItsLastLine) {
+  fake_tool("st-flash", 255, "Found 0 stlink programmers");
+  const CliResult run = run_gruwb({"board", "flash", "--board", "nucleo_f446re"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err.count('\n'), 1) << run.err.toStdString();
+  EXPECT_TRUE(run.err.contains("st-flash failed (exit 255): Found 0 stlink programmers"))
+      << run.err.toStdString();
+}
+
+TEST_F(BoardFlashTest, OneLineErrors) {
+  const struct {
+    QStringList args;
+    const char* problem;
+  } cases[] = {
+      {{"--board", "nucleo_f446re", "--tool", "openocd"},
+       "openocd not found (Debian: apt install openocd)"},
+      {{"--board", "nucleo_f446re", "--tool", "st-flash"},
+       "st-flash not found (Debian: apt install stlink-tools)"},
+      {{"--board", "nucleo_f446re", "--tool", "stm32flash"}, "give its --port"},
+      {{"--board", "nucleo_f446re", "--tool", "jlink"}, "not 'jlink'"},
+      {{"--board", "mps2_an386"},
+       "mps2_an386 is a QEMU machine, nothing to flash: run qemu-system-arm -M mps2-an386 "
+       "-serial pty -kernel "},
+      {{"--board", "stm32u5"},
+       "no firmware image for board 'stm32u5' (images: mps2_an386, nucleo_f446re;"},
+      {{}, "missing --board NAME (images: mps2_an386, nucleo_f446re;"},
+      {{"--image", "/nonexistent/gruwb_fw_x.elf"}, "no such firmware image"},
+  };
+  for (const auto& c : cases) {
+    const CliResult run = run_gruwb(QStringList{"board", "flash"} + c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args.join(' ').toStdString();
+    EXPECT_EQ(run.err.count('\n'), 1) << run.err.toStdString();
+    EXPECT_TRUE(run.err.contains(QString::fromUtf8(c.problem))) << run.err.toStdString();
+  }
+}
+
+// The real tools (CI installs them) with no board plugged in: each fails in one line that
+// says so, and none waits for a board.
+TEST_F(BoardFlashTest, RealToolsWithoutABoardFailInOneLine) {
+  // Never on a machine with an ST-LINK plugged in: it would write the stand-in image.
+  for (const QFileInfo& device : QDir("/sys/bus/usb/devices").entryInfoList(QDir::Dirs)) {
+    QFile vendor(device.filePath() + "/idVendor");
+    if (vendor.open(QIODevice::ReadOnly) && vendor.readAll().trimmed() == "0483")
+      GTEST_SKIP() << "an ST USB device is plugged in";
+  }
+  qputenv("PATH", old_path_);
+  const struct {
+    QStringList args;
+    const char* problem;
+  } cases[] = {
+      {{"--tool", "openocd"}, "openocd failed (exit 1): Error: open failed"},
+      {{"--tool", "st-flash"}, "Couldn't find any ST-Link devices"},
+      {{"--tool", "stm32flash", "--port", dir_.path() + "/ttyUSB9"}, "Failed to open port"},
+  };
+  int ran = 0;
+  for (const auto& c : cases) {
+    if (QStandardPaths::findExecutable(c.args[1]).isEmpty()) continue;
+    ++ran;
+    const CliResult run =
+        run_gruwb(QStringList{"board", "flash", "--board", "nucleo_f446re"} + c.args);
+    EXPECT_EQ(run.exit_code, 1) << run.err.toStdString();
+    EXPECT_EQ(run.err.count('\n'), 1) << run.err.toStdString();
+    EXPECT_TRUE(run.err.contains(QString::fromUtf8(c.problem))) << run.err.toStdString();
+  }
+  if (ran == 0) GTEST_SKIP() << "none of openocd, st-flash, stm32flash is installed";
+}
+
+TEST_F(BoardFlashTest, AnImageOfAnotherBoardIsRefused) {
+  const CliResult run =
+      run_gruwb({"board", "flash", "--image", image("elf"), "--board", "mps2_an386", "--dry-run"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(run.err.contains("is the firmware of nucleo_f446re, not mps2_an386"))
+      << run.err.toStdString();
+}
+
+}  // namespace
