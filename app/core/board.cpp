@@ -321,35 +321,15 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   if (request.compare_host) {
     ReferenceRun host;
     if (!run_on_host(model, blob, settings, &host, err)) return kExitFailure;
-    double loss_diff = 0;
-    size_t compared = 0;
-    std::vector<Metric> board_epochs;
-    for (const Metric& m : metrics) {
-      if (m.flags & kMetricEpochEnd) board_epochs.push_back(m);
-    }
-    std::vector<Metric> host_epochs;
-    for (const Metric& m : host.metrics) {
-      if (m.flags & kMetricEpochEnd) host_epochs.push_back(m);
-    }
-    for (size_t i = 0; i < board_epochs.size() && i < host_epochs.size(); ++i, ++compared) {
-      const double scale =
-          std::max({std::fabs(board_epochs[i].loss), std::fabs(host_epochs[i].loss), 1e-6f});
-      loss_diff =
-          std::max(loss_diff, std::fabs(board_epochs[i].loss - host_epochs[i].loss) / scale);
-      if (board_epochs[i].accuracy != host_epochs[i].accuracy) loss_diff = std::max(loss_diff, 1.0);
-    }
-    double weight_diff = 0;
-    if (!compare_weight_blobs(weights, host.weights, &weight_diff, err)) return kExitFailure;
-    const bool agree = compared == host_epochs.size() && loss_diff <= 1e-4 && weight_diff <= 1e-4;
-    *out += format(
-        "host run of the same training: final loss %.6f accuracy %.4f; board vs host: "
-        "max relative difference %.3g in epoch losses, %.3g in weights (%s)\n",
-        host_epochs.empty() ? 0.f : host_epochs.back().loss,
-        host_epochs.empty() ? 0.f : host_epochs.back().accuracy, loss_diff, weight_diff,
-        agree ? "agree to 1e-4" : "DISAGREE");
-    if (!agree) {
-      *err = format("board and host runs disagree: losses %.3g, weights %.3g relative (limit 1e-4)",
-                    loss_diff, weight_diff);
+    RunAgreement agreement;
+    if (!compare_runs(metrics, weights, host, &agreement, err)) return kExitFailure;
+    const Metric* host_last = host.metrics.empty() ? nullptr : &host.metrics.back();
+    *out +=
+        format("host run of the same training: final loss %.6f accuracy %.4f; board vs host: %s\n",
+               host_last ? host_last->loss : 0.f, host_last ? host_last->accuracy : 0.f,
+               agreement.summary().c_str());
+    if (!agreement.agree) {
+      *err = "board and host runs disagree: " + agreement.summary();
       return kExitFailure;
     }
   }

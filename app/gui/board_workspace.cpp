@@ -453,21 +453,11 @@ void BoardWorkspace::train(const views::BoardStageSettings& stage) {
     BoardRunResult run;
     if (!run_board_training(*link->client, model, blob, settings, options, callbacks, &run, &error))
       return on_port(port, error);
-    double loss_diff = 0;
-    for (const Metric& b : run.metrics) {
-      for (const Metric& h : host.metrics) {
-        if (run_position(h) != run_position(b)) continue;
-        const double scale = std::max({std::fabs(b.loss), std::fabs(h.loss), 1e-6f});
-        loss_diff = std::max(loss_diff, std::fabs(b.loss - h.loss) / scale);
-      }
-    }
-    double weight_diff = 0;
-    if (!compare_weight_blobs(run.weights, host.weights, &weight_diff, &error)) return q(error);
+    RunAgreement agreement;
+    if (!compare_runs(run.metrics, run.weights, host, &agreement, &error)) return q(error);
     poster.batch().message =
-        QString("done: %1 metrics; board vs host: losses within %2, weights within %3 relative%4")
-            .arg(run.metrics.size())
-            .arg(loss_diff, 0, 'g', 3)
-            .arg(weight_diff, 0, 'g', 3)
+        QString("done: board vs host: %1%2")
+            .arg(q(agreement.summary()))
             .arg(run.resumes ? QString("; resumed after %1 reset(s)").arg(run.resumes) : QString());
     return QString();
   });

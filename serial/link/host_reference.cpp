@@ -1,7 +1,9 @@
 #include "serial/link/host_reference.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -133,6 +135,43 @@ bool compare_weight_blobs(const std::vector<uint8_t>& a, const std::vector<uint8
     }
   }
   return true;
+}
+
+bool compare_runs(const std::vector<Metric>& board, const std::vector<uint8_t>& board_weights,
+                  const ReferenceRun& host, RunAgreement* out, std::string* error) {
+  *out = RunAgreement();
+  const auto same_point = [](const Metric& a, const Metric& b) {
+    return a.epoch == b.epoch && a.samples == b.samples;
+  };
+  for (const Metric& h : host.metrics) {
+    if (h.flags & kMetricEpochEnd) ++out->epoch_ends;
+  }
+  for (const Metric& b : board) {
+    for (const Metric& h : host.metrics) {
+      if (!same_point(b, h)) continue;
+      ++out->matched;
+      if (h.flags & kMetricEpochEnd) ++out->epoch_ends_matched;
+      const double scale = std::max({std::fabs(b.loss), std::fabs(h.loss), 1e-6f});
+      out->loss = std::max(out->loss, std::fabs(static_cast<double>(b.loss) - h.loss) / scale);
+      const double apart = std::fabs(static_cast<double>(b.accuracy) - h.accuracy) * b.samples;
+      out->accuracy_samples = std::max(out->accuracy_samples, static_cast<int>(std::lround(apart)));
+      break;
+    }
+  }
+  if (!compare_weight_blobs(board_weights, host.weights, &out->weights, error)) return false;
+  out->agree = out->epoch_ends_matched == out->epoch_ends && out->loss <= kRunTolerance &&
+               out->accuracy_samples <= 1 && out->weights <= kRunTolerance;
+  return true;
+}
+
+std::string RunAgreement::summary() const {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "losses %.3g, weights %.3g relative, accuracies %d samples apart over %zu "
+                "metrics, %zu of %zu epoch ends (%s)",
+                loss, weights, accuracy_samples, matched, epoch_ends_matched, epoch_ends,
+                agree ? "agree to 1e-4" : "DISAGREE: limit 1e-4");
+  return text;
 }
 
 bool apply_weight_blob(const std::vector<uint8_t>& model_bytes, const std::vector<uint8_t>& weights,

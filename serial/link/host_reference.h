@@ -28,6 +28,28 @@ bool run_on_host(const std::vector<uint8_t>& model, const std::vector<uint8_t>& 
 bool compare_weight_blobs(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
                           double* max_relative, std::string* error, float floor = 1e-3f);
 
+// Board vs host after the same training: the one rule `gruwb board train --compare-host` and
+// the GUI's Board dock both judge by. Each board METRIC is matched with the host's at the same
+// point of the run (epoch, samples into it); they agree when every epoch end of the host run has
+// its board twin, losses and weights differ by at most kRunTolerance relative and accuracies by
+// at most one sample: newlib's expf differs from glibc's in the last bit for some inputs
+// (research/qemu-mcu.md), which can flip a near tie of class probabilities.
+constexpr double kRunTolerance = 1e-4;
+struct RunAgreement {
+  size_t matched = 0;     // board metrics with a host twin
+  size_t epoch_ends = 0;  // host epoch ends
+  size_t epoch_ends_matched = 0;
+  double loss = 0;           // largest relative difference of matched losses
+  int accuracy_samples = 0;  // most samples classified differently in one matched metric
+  double weights = 0;        // largest relative difference of the final weights
+  bool agree = false;
+  // "losses 0, weights 4.13e-05 relative, accuracies 0 samples apart over 1 metrics, 1 of 1
+  // epoch ends (agree to 1e-4)"
+  std::string summary() const;
+};
+bool compare_runs(const std::vector<Metric>& board, const std::vector<uint8_t>& board_weights,
+                  const ReferenceRun& host, RunAgreement* out, std::string* error);
+
 // Writes `weights` (a DOWNLOAD blob) into a copy of `model` (the uploaded
 // .tflite/.circle bytes): each tensor's constant data is replaced in place.
 bool apply_weight_blob(const std::vector<uint8_t>& model, const std::vector<uint8_t>& weights,

@@ -190,6 +190,57 @@ TEST(BoardLink, TrainsLikeTheHostAndFitsIn512KB) {
   EXPECT_EQ(echoed, model);
 }
 
+// serial::compare_runs, the one rule of `board train --compare-host` and the Board dock, on a
+// real host run (two epochs, a METRIC every 8 samples) against edited copies of itself.
+TEST(BoardLink, CompareRunsJudgesLossesAccuracyWeightsAndMissingEpochs) {
+  const auto model = model_bytes();
+  const auto data = dataset_blob(16);
+  TrainingSettings settings = adam_settings(2);
+  settings.metric_every = 8;
+  ReferenceRun host;
+  std::string error;
+  ASSERT_TRUE(run_on_host(model, data, settings, &host, &error)) << error;
+  ASSERT_EQ(host.metrics.size(), 4u);  // 8 and 16 samples (epoch end) of each epoch
+
+  const auto judge = [&](const std::vector<Metric>& board, const std::vector<uint8_t>& weights) {
+    RunAgreement agreement;
+    EXPECT_TRUE(compare_runs(board, weights, host, &agreement, &error)) << error;
+    return agreement;
+  };
+  RunAgreement same = judge(host.metrics, host.weights);
+  EXPECT_TRUE(same.agree) << same.summary();
+  EXPECT_EQ(same.matched, 4u);
+  EXPECT_EQ(same.epoch_ends_matched, 2u);
+  EXPECT_NE(same.summary().find("(agree to 1e-4)"), std::string::npos) << same.summary();
+
+  std::vector<Metric> board = host.metrics;
+  board[1].loss *= 1.0002f;  // 2e-4 relative at the first epoch end
+  RunAgreement loss = judge(board, host.weights);
+  EXPECT_FALSE(loss.agree);
+  EXPECT_NEAR(loss.loss, 2e-4, 1e-6);
+
+  board = host.metrics;
+  board[3].accuracy += 1.f / 16;  // one of 16 samples: a near tie flipped by a libm's last bit
+  EXPECT_TRUE(judge(board, host.weights).agree);
+  board[3].accuracy += 1.f / 16;  // two samples: not a rounding matter
+  RunAgreement accuracy = judge(board, host.weights);
+  EXPECT_FALSE(accuracy.agree);
+  EXPECT_EQ(accuracy.accuracy_samples, 2);
+
+  board = host.metrics;
+  board.pop_back();  // the last epoch end lost on the line
+  RunAgreement missing = judge(board, host.weights);
+  EXPECT_FALSE(missing.agree);
+  EXPECT_EQ(missing.epoch_ends_matched, 1u);
+
+  std::vector<uint8_t> weights = host.weights;
+  weights[weights.size() - 2] ^= 0x40;  // an exponent bit of the last weight
+  RunAgreement moved = judge(host.metrics, weights);
+  EXPECT_FALSE(moved.agree);
+  EXPECT_GT(moved.weights, 1e-4);
+  EXPECT_NE(moved.summary().find("DISAGREE"), std::string::npos) << moved.summary();
+}
+
 // The gesture model with its GRU state listed as output 0, before the
 // softmax (as streaming models list their states).
 std::vector<uint8_t> state_first_model() {

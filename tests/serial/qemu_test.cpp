@@ -249,24 +249,17 @@ TEST(QemuBoard, TrainsLikeTheHost) {
   ReferenceRun host;
   ASSERT_TRUE(run_on_host(model, data, settings, &host, &error)) << error;
   ASSERT_EQ(host.metrics.size(), 1u);
-  const double loss_rel =
-      std::fabs(metrics[0].loss - host.metrics[0].loss) / std::fabs(host.metrics[0].loss);
-  double weight_rel = 1;
-  ASSERT_TRUE(compare_weight_blobs(weights, host.weights, &weight_rel, &error)) << error;
+  // The CLI's and the Board dock's rule (serial::compare_runs): losses and weights within 1e-4
+  // relative, accuracies at most one sample apart.
+  RunAgreement agreement;
+  ASSERT_TRUE(compare_runs(metrics, weights, host, &agreement, &error)) << error;
   std::printf(
       "board: loss %.7f accuracy %.4f, %.2f samples/s of board time = %.2f M instructions per "
-      "training sample (-icount shift=0)\nhost:  loss %.7f accuracy %.4f; relative difference: "
-      "loss "
-      "%.3g, weights %.3g\n",
+      "training sample (-icount shift=0)\nhost:  loss %.7f accuracy %.4f; board vs host: %s\n",
       metrics[0].loss, metrics[0].accuracy, metrics[0].samples_per_second,
-      1e3 / metrics[0].samples_per_second, host.metrics[0].loss, host.metrics[0].accuracy, loss_rel,
-      weight_rel);
-  EXPECT_LE(loss_rel, 1e-4);
-  EXPECT_LE(weight_rel, 1e-4);
-  // Accuracy counts arg-maxes: newlib's M4F expf differs from glibc in the last
-  // bit for some inputs (research/qemu-mcu.md), which can flip a near tie of
-  // the untrained model's class probabilities. Allow one sample of 16.
-  EXPECT_LE(std::fabs(metrics[0].accuracy - host.metrics[0].accuracy), 1.0 / 16 + 1e-6);
+      1e3 / metrics[0].samples_per_second, host.metrics[0].loss, host.metrics[0].accuracy,
+      agreement.summary().c_str());
+  EXPECT_TRUE(agreement.agree) << agreement.summary();
 
   // Inference latency (BENCH) of the uploaded model beside the finished run:
   // board time at 1 ns per instruction, so median us x 1000 = instructions per

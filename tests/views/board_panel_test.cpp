@@ -130,6 +130,9 @@ void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
     }
   }
   QVERIFY(panel->lossPlot()->values("board loss").first() > 0);
+  // The verdict of serial::compare_runs, the CLI's rule: all four METRICs matched.
+  QVERIFY2(panel->statusText().contains("over 4 metrics, 1 of 1 epoch ends (agree to 1e-4)"),
+           qPrintable(panel->statusText()));
   QVERIFY(panel->consoleRows() > 10);
   QVERIFY(panel->consoleRows() <= gruwb::views::BoardPanel::kConsoleRows);
   QVERIFY(panel->consoleText().contains("METRIC"));
