@@ -266,8 +266,10 @@ bool convert_model(const std::vector<uint8_t>& bytes, ModelFormat target, std::v
           }
           ++converted;
         } else if (static_cast<int32_t>(code) < 0) {
+          const char* name = op_code_name(static_cast<int32_t>(code));  // null: unnamed code
           *error = std::string("not representable in .tflite: subgraph ") + std::to_string(s) +
-                   " uses the Circle-only op " + op_code_name(static_cast<int32_t>(code));
+                   " uses the Circle-only op " +
+                   (name ? name : std::to_string(static_cast<int32_t>(code)));
           return false;
         }
       }

@@ -51,8 +51,8 @@ bool match_cell(const Graph& g, int h_out, const std::function<bool(int)>& is_x,
       reasons += reasons.empty() ? m.why : "; as " + std::string(type->display_name) + ": " + m.why;
     }
     if (reasons.empty()) {
-      reasons = std::string("the state comes from ") +
-                op_code_name(static_cast<int32_t>(g.code(p))) + ", not a " + names + " update";
+      reasons =
+          std::string("the state comes from ") + g.code_name(p) + ", not a " + names + " update";
     }
   }
   if (why) *why = reasons;

@@ -63,6 +63,11 @@ class Graph {
   int producer(int t) const { return valid(t) ? producer_[static_cast<size_t>(t)] : -1; }
   const fb::OperatorT& op(int i) const { return *sg_.operators[static_cast<size_t>(i)]; }
   Op code(int i) const { return def_.operator_codes[op(i).opcode_index]->builtin_code; }
+  // Its schema name, or "op N" for a code the schema does not name (any int32 may be in a file).
+  std::string code_name(int i) const {
+    const char* name = op_code_name(static_cast<int32_t>(code(i)));
+    return name ? name : "op " + std::to_string(static_cast<int32_t>(code(i)));
+  }
   bool is_custom(int i, const char* custom_code) const {
     return code(i) == Op::CUSTOM &&
            def_.operator_codes[op(i).opcode_index]->custom_code == custom_code;
@@ -347,8 +352,7 @@ class Matcher {
         return true;
       }
       default:
-        return fail("'" + g_.tensor(t).name + "' (" +
-                    op_code_name(static_cast<int32_t>(g_.code(p))) +
+        return fail("'" + g_.tensor(t).name + "' (" + g_.code_name(p) +
                     ") is not an FC product or a sum of them");
     }
   }
