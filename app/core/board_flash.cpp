@@ -58,8 +58,9 @@ std::string names(const std::vector<FirmwareImage>& images) {
 }  // namespace
 
 std::vector<std::string> firmware_folders() {
+  // An explicit folder is the only one: what the user set is what gets flashed.
+  if (const char* dir = std::getenv("GRUWB_FIRMWARE_DIR"); dir && *dir) return {dir};
   std::vector<std::string> folders;
-  if (const char* dir = std::getenv("GRUWB_FIRMWARE_DIR"); dir && *dir) folders.push_back(dir);
   // /proc/self/exe: gruwb has no QCoreApplication, which applicationDirPath() needs.
   const QString binary_dir = QFileInfo(QFileInfo("/proc/self/exe").symLinkTarget()).path();
   if (!binary_dir.isEmpty()) {

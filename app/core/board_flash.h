@@ -23,8 +23,9 @@ struct FirmwareImage {
   std::vector<std::string> qemu;   // -M netduinoplus2 -serial null -serial pty
 };
 
-// The folders searched for <board>/gruwb_fw_<board>.json, first match wins: $GRUWB_FIRMWARE_DIR,
-// the installed share/gru-workbench/firmware beside the binary, the build tree's firmware/.
+// The folders searched for <board>/gruwb_fw_<board>.json: $GRUWB_FIRMWARE_DIR alone when set,
+// else the installed share/gru-workbench/firmware beside the binary, then the build tree's
+// firmware/ (first match wins).
 std::vector<std::string> firmware_folders();
 // Every image in those folders, by board name.
 std::vector<FirmwareImage> find_firmware_images();
