@@ -181,15 +181,19 @@ Status prepare(OpContext& ctx) {
     }
   }
   int64_t elements = input->elements();
-  if (depth == 0 || elements % depth != 0) {
+  // keep_num_dims makes only the last dimension `units`, so it must be the depth (eval writes
+  // elements / depth rows).
+  const bool keep_num_dims = options && options->keep_num_dims();
+  if (depth == 0 || elements % depth != 0 ||
+      (keep_num_dims &&
+       (input->shape.rank < 1 || input->shape.dims[input->shape.rank - 1] != depth))) {
     char shape[48];
     format_shape(input->shape, shape, sizeof shape);
-    return Status::error(StatusCode::kInvalidModel,
-                         "input '%s' %s does not divide into rows of %d features", input->name,
-                         shape, static_cast<int>(depth));
+    return Status::error(StatusCode::kInvalidModel, "input '%s' %s is not rows of %d features",
+                         input->name, shape, static_cast<int>(depth));
   }
   Shape out_shape;
-  if (options && options->keep_num_dims()) {
+  if (keep_num_dims) {
     out_shape = input->shape;
     out_shape.dims[out_shape.rank - 1] = units;
   } else {

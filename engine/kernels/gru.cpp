@@ -97,7 +97,7 @@ Status prepare(OpContext& ctx) {
   const auto* options = ctx.op().options<fb::GRUOptions>();
   if (options && options->fused_activation_function() != Activation::NONE) {
     return Status::error(StatusCode::kUnsupported,
-                         "GRU fused activation %s has no defined meaning (onert-micro ignores it)",
+                         "GRU fused activation %s is undefined (onert-micro ignores it)",
                          fb::EnumNameActivationFunctionType(options->fused_activation_function()));
   }
   GruLayout l = layout_of(ctx);

@@ -61,9 +61,7 @@ Status read_activation(const CustomOption& option, Options* options) {
     options->recurrent_activation = GruGateActivation::kHardSigmoid;
   } else {
     return Status::error(StatusCode::kUnsupported,
-                         "GRUWB_GRU recurrent_activation '%s' (supported: sigmoid, "
-                         "hard_sigmoid)",
-                         name);
+                         "GRUWB_GRU recurrent_activation '%s' (sigmoid or hard_sigmoid)", name);
   }
   return Status();
 }

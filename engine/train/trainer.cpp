@@ -611,7 +611,7 @@ Status Trainer::apply_update() {
       if (!std::isfinite(v)) {
         return Status::error(StatusCode::kInvalidArgument,
                              "the gradient of weight '%s' is %s at element %lld (step %lld): "
-                             "lower the learning rate or enable clipping",
+                             "lower the learning rate or clip",
                              g->name, std::isnan(v) ? "NaN" : "infinite", static_cast<long long>(i),
                              static_cast<long long>(step_ + 1));
       }
@@ -682,7 +682,7 @@ Status Trainer::apply_update() {
       if (!std::isfinite(p[i])) {
         return Status::error(StatusCode::kInvalidArgument,
                              "weight '%s' became %s at element %lld (step %lld): lower the "
-                             "learning rate or enable clipping",
+                             "learning rate or clip",
                              weights->name, std::isnan(p[i]) ? "NaN" : "infinite",
                              static_cast<long long>(i), static_cast<long long>(step_));
       }

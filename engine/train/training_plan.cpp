@@ -234,8 +234,8 @@ Status TrainingPlan::mark_backward(Interpreter& in, int index) {
     }
     if (!state.nodes[o].kernel->backward) {
       return Status::error(StatusCode::kUnsupported,
-                           "subgraph %d op %d (%s) lies between a trainable weight and the loss "
-                           "but has no backward kernel yet",
+                           "subgraph %d op %d (%s) is on the gradient path but has no backward "
+                           "kernel yet",
                            index, o, op.name());
     }
     if (is_while(op)) {

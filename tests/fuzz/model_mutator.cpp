@@ -527,7 +527,9 @@ const char* mutation_name(Mutation mutation) {
 }
 
 bool mutate_model(const uint8_t* bytes, size_t size, uint64_t seed, Mutant* out, Mutation only) {
-  if (size < 8) return false;
+  // Flatbuffers end at 2 GB; the bound also tells gcc's -Wstringop-overflow that the copy
+  // below stays in the vector.
+  if (size < 8 || size > (size_t{1} << 31)) return false;
   // The verifier checks alignment relative to the buffer's start, which libFuzzer's buffers do
   // not promise: an 8-aligned copy, as a file loader gives.
   std::vector<uint64_t> aligned((size + 7) / 8);
