@@ -49,9 +49,9 @@ std::vector<std::string> strings(const QJsonValue& value) {
   return list;
 }
 
-std::string names(const std::vector<FirmwareImage>& images) {
+std::string joined(const std::vector<std::string>& items) {
   std::string list;
-  for (const FirmwareImage& image : images) list += (list.empty() ? "" : ", ") + image.board;
+  for (const std::string& item : items) list += (list.empty() ? "" : ", ") + item;
   return list.empty() ? "none" : list;
 }
 
@@ -137,9 +137,7 @@ bool flash_command(const FirmwareImage& image, const std::string& tool, const st
     return false;
   }
   if (std::find(image.tools.begin(), image.tools.end(), tool) == image.tools.end()) {
-    std::string list;
-    for (const std::string& t : image.tools) list += (list.empty() ? "" : ", ") + t;
-    *err = image.board + " is written with " + list + ", not '" + tool + "'";
+    *err = image.board + " is written with " + joined(image.tools) + ", not '" + tool + "'";
     return false;
   }
   if (tool == "openocd") {
@@ -188,12 +186,11 @@ int board_flash(const FlashRequest& request,
       return i.board == request.board;
     });
     if (found == images.end()) {
-      std::string searched;
-      for (const std::string& f : firmware_folders())
-        searched += (searched.empty() ? "" : ", ") + f;
+      std::vector<std::string> boards;
+      for (const FirmwareImage& i : images) boards.push_back(i.board);
       *err = (request.board.empty() ? std::string("missing --board NAME")
                                     : "no firmware image for board '" + request.board + "'") +
-             " (images: " + names(images) + "; searched " + searched + ")";
+             " (images: " + joined(boards) + "; searched " + joined(firmware_folders()) + ")";
       return kExitBadInput;
     }
     image = *found;
