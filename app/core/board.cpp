@@ -280,10 +280,12 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   options.resume = request.resume;
   options.run_timeout_ms = request.run_timeout_s * 1000;
   BoardRunCallbacks callbacks;
+  const uint32_t clock_hz = client->capabilities().clock_hz;
   callbacks.on_metric = [&](const Metric& m) {
     say(format("epoch %u/%u  samples %u/%u  loss %.6f  accuracy %.4f  %.1f samples/s (board clock)",
                m.epoch + 1, settings.epochs, m.samples, m.epoch_samples, m.loss, m.accuracy,
-               m.samples_per_second));
+               m.samples_per_second) +
+        (m.step_cycles ? ", " + board_step_text(m, clock_hz) : std::string()));
   };
   callbacks.on_line = say;
   BoardRunResult run;
@@ -407,14 +409,35 @@ static std::string grouped(uint64_t v) {
   return digits;
 }
 
-// QEMU's boards (mps2-an386) run with -icount shift=0: 1 instruction = 1 ns.
-static bool is_qemu(const std::string& board) { return board.rfind("qemu-", 0) == 0; }
+double board_microseconds(uint64_t cycles, uint32_t clock_hz) {
+  return clock_hz ? static_cast<double>(cycles) * 1e6 / clock_hz : static_cast<double>(cycles);
+}
+
+// QEMU's boards run with -icount shift=0: 1 instruction = 1 ns of their clock.
+uint64_t qemu_instructions(uint64_t cycles, uint32_t clock_hz, const std::string& board) {
+  if (!clock_hz || board.rfind("qemu-", 0) != 0) return 0;
+  return static_cast<uint64_t>(static_cast<double>(cycles) * 1e9 / clock_hz + 0.5);
+}
+
+std::string board_step_text(const serial::Metric& metric, uint32_t clock_hz) {
+  if (!metric.step_cycles) return "";
+  const double us = board_microseconds(metric.step_cycles, clock_hz);
+  const std::string time = us >= 10000 ? format("%.1f ms", us / 1000) : format("%.0f us", us);
+  if (!clock_hz) return "per sample " + time;
+  return "per sample " + grouped(metric.step_cycles) + " cycles = " + time;
+}
+
+const char* cycle_counter_name(const serial::Capabilities& caps) {
+  if (!caps.clock_hz) return "";
+  return caps.flags & serial::kCyclesFromDwt ? "DWT" : "SysTick";
+}
 
 bool bench_on_board(BoardClient& client, const std::vector<uint8_t>& model,
                     const std::string& model_label, uint32_t runs, BoardBenchResult* result,
                     std::string* err) {
   *result = BoardBenchResult();
   result->board = client.capabilities().board;
+  result->cycle_counter = cycle_counter_name(client.capabilities());
   result->model_label = model_label;
   serial::BenchRequest request;
   request.runs = runs;
@@ -434,7 +457,7 @@ bool bench_on_board(BoardClient& client, const std::vector<uint8_t>& model,
   // The host's figure the board's way (per-inference median of the same
   // runs): `gruwb bench` averages calibrated repetitions instead, which a
   // busy machine's preemptions inflate more than a median.
-  result->host_median_us = host.median_us;
+  result->host_median_us = host.median_cycles;  // the host counts microseconds
   constexpr double kTolerance = 1e-4;  // a libm's last bit (newlib's M4F expf), not another model
   if (!result->outputs_identical && !(result->max_output_difference <= kTolerance)) {
     *err = model_label +
@@ -450,18 +473,28 @@ bool bench_on_board(BoardClient& client, const std::vector<uint8_t>& model,
 
 std::string board_bench_line(const BoardBenchResult& r) {
   const BenchReply& b = r.reply;
-  std::string clock = r.clock_hz ? format("%.1f MHz clock", r.clock_hz / 1e6)
-                                 : std::string("simulated: this computer's clock");
-  std::string line =
-      format("board %s (%s): %s, %u inferences, median %s us", r.board.c_str(), clock.c_str(),
-             r.model_label.c_str(), b.runs, grouped(b.median_us).c_str());
-  if (is_qemu(r.board))
-    line += format(" = %.2f M instructions (QEMU -icount shift=0)", b.median_us / 1e3);
-  line += format(" (min %s, max %s), arena %s B", grouped(b.min_us).c_str(),
-                 grouped(b.max_us).c_str(), grouped(b.arena_bytes).c_str());
+  const double median_us = board_microseconds(b.median_cycles, r.clock_hz);
+  std::string line;
+  if (r.clock_hz) {
+    line = format(
+        "board %s (%.1f MHz clock, %s cycles): %s, %u inferences, median %s cycles = %s us",
+        r.board.c_str(), r.clock_hz / 1e6, r.cycle_counter.c_str(), r.model_label.c_str(), b.runs,
+        grouped(b.median_cycles).c_str(), grouped(static_cast<uint64_t>(median_us + 0.5)).c_str());
+    if (uint64_t n = qemu_instructions(b.median_cycles, r.clock_hz, r.board))
+      line += format(" = %.2f M instructions (QEMU -icount shift=0)", n / 1e6);
+    line += format(" (min %s, max %s cycles)", grouped(b.min_cycles).c_str(),
+                   grouped(b.max_cycles).c_str());
+  } else {
+    line = format(
+        "board %s (simulated: this computer's clock): %s, %u inferences, median %s us "
+        "(min %s, max %s)",
+        r.board.c_str(), r.model_label.c_str(), b.runs, grouped(b.median_cycles).c_str(),
+        grouped(b.min_cycles).c_str(), grouped(b.max_cycles).c_str());
+  }
+  line += format(", arena %s B", grouped(b.arena_bytes).c_str());
   if (r.host_median_us > 0) {
     line += format("; host %s us", grouped(static_cast<uint64_t>(r.host_median_us)).c_str());
-    if (r.clock_hz) line += format(" (%.1fx faster)", b.median_us / r.host_median_us);
+    if (r.clock_hz) line += format(" (%.1fx faster)", median_us / r.host_median_us);
   }
   line += r.outputs_identical
               ? "; output equals the host's bit for bit"
@@ -478,14 +511,33 @@ std::string board_bench_json(const BoardBenchResult& r) {
   json.key("simulated").value(r.clock_hz == 0);
   json.key("model").value(r.model_label);
   json.key("runs").value(b.runs);
-  json.key("median_us").value(b.median_us);
-  json.key("min_us").value(b.min_us);
-  json.key("max_us").value(b.max_us);
-  json.key("total_us").value(b.total_us);
+  json.key("median_us").value(board_microseconds(b.median_cycles, r.clock_hz));
+  json.key("min_us").value(board_microseconds(b.min_cycles, r.clock_hz));
+  json.key("max_us").value(board_microseconds(b.max_cycles, r.clock_hz));
+  json.key("total_us").value(board_microseconds(b.total_cycles, r.clock_hz));
+  // Cycles of the board's clock (null on a host simulation, which counts us).
+  const auto cycles = [&](const char* key, uint64_t value) {
+    json.key(key);
+    if (r.clock_hz) {
+      json.value(value);
+    } else {
+      json.null();
+    }
+  };
+  cycles("median_cycles", b.median_cycles);
+  cycles("min_cycles", b.min_cycles);
+  cycles("max_cycles", b.max_cycles);
+  cycles("total_cycles", b.total_cycles);
+  json.key("cycle_counter");
+  if (r.clock_hz) {
+    json.value(r.cycle_counter);
+  } else {
+    json.null();
+  }
   json.key("arena_bytes").value(b.arena_bytes);
   json.key("instructions_per_inference");
-  if (is_qemu(r.board)) {
-    json.value(static_cast<uint64_t>(b.median_us) * 1000);
+  if (uint64_t n = qemu_instructions(b.median_cycles, r.clock_hz, r.board)) {
+    json.value(n);
   } else {
     json.null();
   }

@@ -79,10 +79,24 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
                 std::string* err);
 
 // ---- Inference latency on the board (BENCH) ----
+// A board's time figure (BenchReply, Metric::step_cycles: cycles at
+// `clock_hz`, microseconds when it is 0) in microseconds.
+double board_microseconds(uint64_t cycles, uint32_t clock_hz);
+// Under QEMU (a board named "qemu-..."; run with -icount shift=0, 1 instruction
+// = 1 ns) the instructions those cycles took; 0 on real boards.
+uint64_t qemu_instructions(uint64_t cycles, uint32_t clock_hz, const std::string& board);
+// "DWT" or "SysTick": what counted a board's cycles ("" for a host simulation).
+const char* cycle_counter_name(const serial::Capabilities& caps);
+
+// "per sample 1,234,567 cycles = 49.4 ms" (a METRIC's step_cycles; "per sample
+// 812 us" on a host simulation; "" from a board that did not time its steps).
+std::string board_step_text(const serial::Metric& metric, uint32_t clock_hz);
+
 struct BoardBenchResult {
-  std::string board;        // HELLO's name
-  uint32_t clock_hz = 0;    // 0: a host simulation (its clock is this computer's)
-  std::string model_label;  // the model file's name
+  std::string board;          // HELLO's name
+  uint32_t clock_hz = 0;      // 0: a host simulation (its clock is this computer's)
+  std::string cycle_counter;  // cycle_counter_name()
+  std::string model_label;    // the model file's name
   serial::BenchReply reply;
   double host_median_us = 0;         // the same runs on this computer (bench_on_host)
   bool outputs_identical = false;    // output 0 bit for bit (CRC-32) as on the host
@@ -95,8 +109,8 @@ struct BoardBenchResult {
 bool bench_on_board(serial::BoardClient& client, const std::vector<uint8_t>& model,
                     const std::string& model_label, uint32_t runs, BoardBenchResult* result,
                     std::string* err);
-// One line: "board NAME (CLOCK): MODEL, N inferences, median U us ..., arena
-// B B; host H us (Rx faster); outputs equal the host's". Under QEMU
+// One line: "board NAME (CLOCK): MODEL, N inferences, median C cycles = U us
+// ..., arena B B; host H us (Rx faster); outputs equal the host's". Under QEMU
 // (-icount shift=0) the median is also given in instructions.
 std::string board_bench_line(const BoardBenchResult& result);
 std::string board_bench_json(const BoardBenchResult& result);

@@ -96,7 +96,9 @@ QVector<QPair<QString, QString>> capability_rows(const Capabilities& caps,
       {"max frame", QString("%1 bytes payload").arg(caps.max_payload)},
       {"RAM for arena", QString("%1 bytes").arg(caps.ram_bytes)},
       {"ops", ops},
-      {"clock", caps.clock_hz ? QString("%1 MHz").arg(caps.clock_hz / 1e6, 0, 'f', 1)
+      {"clock", caps.clock_hz ? QString("%1 MHz, %2 cycles")
+                                    .arg(caps.clock_hz / 1e6, 0, 'f', 1)
+                                    .arg(app::cycle_counter_name(caps))
                               : QString("host (simulated)")},
       {"link", q(transport)},
   };
@@ -417,6 +419,7 @@ void BoardWorkspace::train(const views::BoardStageSettings& stage) {
     poster.batch().message = "host run done; training on the board";
     poster.flush();
     BoardRunCallbacks callbacks;
+    const uint32_t clock_hz = link->client->capabilities().clock_hz;
     callbacks.on_metric = [&](const Metric& m) {
       add_metric_points("board", m, &poster.batch());
       poster.batch().message = QString("epoch %1, %2/%3 samples: loss %4, accuracy %5")
@@ -425,6 +428,7 @@ void BoardWorkspace::train(const views::BoardStageSettings& stage) {
                                    .arg(m.epoch_samples)
                                    .arg(m.loss, 0, 'f', 5)
                                    .arg(m.accuracy, 0, 'f', 3);
+      if (m.step_cycles) poster.batch().message += ", " + q(app::board_step_text(m, clock_hz));
       poster.maybeFlush();
     };
     callbacks.on_line = [&](const std::string& line) {
@@ -455,9 +459,12 @@ void BoardWorkspace::train(const views::BoardStageSettings& stage) {
       return on_port(port, error);
     RunAgreement agreement;
     if (!compare_runs(run.metrics, run.weights, host, &agreement, &error)) return q(error);
+    const std::string step =
+        run.metrics.empty() ? std::string() : app::board_step_text(run.metrics.back(), clock_hz);
     poster.batch().message =
-        QString("done: board vs host: %1%2")
+        QString("done: board vs host: %1%2%3")
             .arg(q(agreement.summary()))
+            .arg(step.empty() ? QString() : "; " + q(step))
             .arg(run.resumes ? QString("; resumed after %1 reset(s)").arg(run.resumes) : QString());
     return QString();
   });

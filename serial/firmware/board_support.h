@@ -17,6 +17,10 @@ class BoardSupport {
   virtual void uart_write(const uint8_t* data, size_t size) = 0;
   virtual uint64_t clock_us() = 0;
   virtual uint32_t clock_hz() = 0;
+  // What BENCH and the training steps are timed in: the processor's cycles
+  // (clock_hz() a second). A board without a cycle clock (clock_hz() 0: the
+  // host simulation) counts microseconds.
+  virtual uint64_t cycles() { return clock_us(); }
   virtual uint8_t reset_reason() = 0;
   // Anything that differs between boots (a timer at the first byte, a noise
   // source); mixed into the session id.
@@ -27,6 +31,7 @@ class BoardSupport {
   virtual void idle() {}
 
   const char* name = "board";
+  uint8_t flags = 0;       // added to Capabilities::flags (kCyclesFromDwt)
   uint8_t* ram = nullptr;  // 16-byte aligned
   size_t ram_bytes = 0;
 

@@ -171,7 +171,7 @@ void Device::handle(const Frame& frame) {
 void Device::on_hello(const Frame& f) {
   Capabilities caps;
   caps.protocol_version = kProtocolVersion;
-  caps.flags = kCanTrain | kCanBench | kKeepsEvents;
+  caps.flags = kCanTrain | kCanBench | kKeepsEvents | board_.flags;
   caps.next_event = static_cast<uint16_t>(event_sequence_ + 1);
   caps.max_payload = static_cast<uint16_t>(kMaxPayload);
   caps.session_id = session_id_;
@@ -431,6 +431,8 @@ void Device::on_configure(const Frame& f) {
                       static_cast<unsigned>(arena_room));
   }
   if (!s.ok()) return send_error(f, ErrorCode::kEngine, "%s", s.message());
+  window_cycles_ = 0;
+  window_samples_ = 0;
   s = run_.begin(&trainer_, settings, dataset_upload_.data, dataset_upload_.total,
                  reinterpret_cast<uint32_t*>(board_.ram + order_at), header.sample_count);
   if (!s.ok()) return send_error(f, ErrorCode::kBadRequest, "%s", s.message());
@@ -600,7 +602,7 @@ void Device::on_bench(const Frame& f) {
   if (!s.ok()) return send_error(f, ErrorCode::kEngine, "model: %s", s.message());
   Interpreter interpreter;
   BenchClock clock;
-  clock.now_us = [](void* board) { return static_cast<BoardSupport*>(board)->clock_us(); };
+  clock.now = [](void* board) { return static_cast<BoardSupport*>(board)->cycles(); };
   clock.context = &board_;
   BenchReply reply;
   s = run_inference_bench(model, request, board_.ram + free_at, board_.ram_bytes - free_at, clock,
@@ -621,7 +623,10 @@ void Device::train_one() {
   bool due = false;
   weights_sha_valid_ = false;
   checkpoint_download_open_ = false;
+  const uint64_t start = board_.cycles();
   const Status s = run_.step(board_.clock_us(), &metric, &due);
+  window_cycles_ += board_.cycles() - start;
+  ++window_samples_;
   if (!s.ok()) {
     state_ = BoardState::kFailed;
     last_error_ = ErrorCode::kEngine;
@@ -630,6 +635,10 @@ void Device::train_one() {
   }
   if (due) {
     metric.session_id = session_id_;
+    const uint64_t mean = window_cycles_ / window_samples_;
+    metric.step_cycles = mean > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(mean);
+    window_cycles_ = 0;
+    window_samples_ = 0;
     uint8_t payload[64];
     WireWriter w(payload, sizeof payload);
     metric.write(w);

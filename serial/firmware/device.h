@@ -116,6 +116,9 @@ class Device {
   bool configured_ = false;
   size_t arena_bytes_ = 0;
   size_t run_end_ = 0;  // pool offset where the configured run's arena ends (0: no run)
+  // Training steps since the last METRIC: their cycles (Metric::step_cycles).
+  uint64_t window_cycles_ = 0;
+  uint32_t window_samples_ = 0;
   bool weights_sha_valid_ = false;
   uint8_t weights_sha_[32] = {};
 };

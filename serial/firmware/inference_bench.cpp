@@ -65,20 +65,20 @@ Status run_inference_bench(const Model& model, const BenchRequest& request, uint
   GRUWB_RETURN_IF_ERROR(interpreter->invoke());
   for (uint32_t i = 0; i < request.runs; ++i) {
     fill_bench_inputs(*interpreter, request.seed);
-    const uint64_t start = clock.now_us(clock.context);
+    const uint64_t start = clock.now(clock.context);
     interpreter->reset_variables();
     s = interpreter->invoke();
-    const uint64_t took = clock.now_us(clock.context) - start;
+    const uint64_t took = clock.now(clock.context) - start;
     if (!s.ok()) return s.prefix("inference %u: ", static_cast<unsigned>(i + 1));
     times[i] = took > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(took);
-    out->total_us += took;
+    out->total_cycles += took;
   }
   std::sort(times, times + request.runs);
   out->runs = request.runs;
-  out->min_us = times[0];
-  out->max_us = times[request.runs - 1];
+  out->min_cycles = times[0];
+  out->max_cycles = times[request.runs - 1];
   // The lower middle of an even count: a measured value, never an average.
-  out->median_us = times[(request.runs - 1) / 2];
+  out->median_cycles = times[(request.runs - 1) / 2];
   out->arena_bytes = static_cast<uint32_t>(interpreter->arena_bytes_needed());
   const Tensor* output = interpreter->output(0);
   out->output_type = static_cast<uint8_t>(output->type);

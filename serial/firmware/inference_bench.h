@@ -20,10 +20,11 @@ namespace gruwb::serial {
 // Pcg32 (pcg32.h; seed, stream 0x42454e43 "BENC"): the same values on every CPU.
 void fill_bench_inputs(Interpreter& interpreter, uint32_t seed);
 
-// The board's clock in microseconds, as a plain function pointer (no heap,
-// no std::function): clock(context).
+// The board's cycle clock (BoardSupport::cycles: cycles, or microseconds on
+// the host simulation), as a plain function pointer (no heap, no
+// std::function): now(context).
 struct BenchClock {
-  uint64_t (*now_us)(void* context) = nullptr;
+  uint64_t (*now)(void* context) = nullptr;
   void* context = nullptr;
 };
 

@@ -213,7 +213,7 @@ bool bench_on_host(const std::vector<uint8_t>& model, const BenchRequest& reques
     return false;
   }
   BenchClock clock;
-  clock.now_us = [](void*) {
+  clock.now = [](void*) {
     return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                      std::chrono::steady_clock::now().time_since_epoch())
                                      .count());

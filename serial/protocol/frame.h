@@ -12,7 +12,7 @@
 
 namespace gruwb::serial {
 
-constexpr uint8_t kProtocolVersion = 1;
+constexpr uint8_t kProtocolVersion = 2;
 constexpr size_t kHeaderBytes = 6;
 constexpr size_t kCrcBytes = 4;
 // The largest payload either side ever sends; HELLO tells the host the board's

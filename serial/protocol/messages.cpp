@@ -236,6 +236,7 @@ void Metric::write(WireWriter& w) const {
   w.f32(samples_per_second);
   w.u8(flags);
   w.u32(elapsed_ms);
+  w.u32(step_cycles);
 }
 
 bool Metric::read(WireReader& r) {
@@ -249,6 +250,7 @@ bool Metric::read(WireReader& r) {
   samples_per_second = r.f32();
   flags = r.u8();
   elapsed_ms = r.u32();
+  step_cycles = r.u32();
   return r.ok;
 }
 
@@ -309,11 +311,11 @@ void BenchReply::write(WireWriter& w) const {
   w.u32(runs);
   w.u32(clock_hz);
   w.u32(arena_bytes);
-  w.u32(static_cast<uint32_t>(total_us));
-  w.u32(static_cast<uint32_t>(total_us >> 32));
-  w.u32(min_us);
-  w.u32(median_us);
-  w.u32(max_us);
+  w.u32(static_cast<uint32_t>(total_cycles));
+  w.u32(static_cast<uint32_t>(total_cycles >> 32));
+  w.u32(min_cycles);
+  w.u32(median_cycles);
+  w.u32(max_cycles);
   w.u8(output_type);
   w.u32(output_bytes);
   w.u32(output_crc32);
@@ -326,18 +328,18 @@ bool BenchReply::read(WireReader& r) {
   runs = r.u32();
   clock_hz = r.u32();
   arena_bytes = r.u32();
-  total_us = r.u32();
-  total_us |= static_cast<uint64_t>(r.u32()) << 32;
-  min_us = r.u32();
-  median_us = r.u32();
-  max_us = r.u32();
+  total_cycles = r.u32();
+  total_cycles |= static_cast<uint64_t>(r.u32()) << 32;
+  min_cycles = r.u32();
+  median_cycles = r.u32();
+  max_cycles = r.u32();
   output_type = r.u8();
   output_bytes = r.u32();
   output_crc32 = r.u32();
   output_count = r.u8();
   if (output_count > kBenchOutputBytes || output_count > output_bytes) return false;
   r.bytes(output, output_count);
-  return r.ok && runs >= 1 && min_us <= median_us && median_us <= max_us;
+  return r.ok && runs >= 1 && min_cycles <= median_cycles && median_cycles <= max_cycles;
 }
 
 bool read_dataset_header(const uint8_t* data, size_t size, DatasetHeader* out) {

@@ -68,10 +68,13 @@ constexpr uint8_t kCanBench = 2;  // answers BENCH (boards before it: ERROR unkn
 // next_event (the sequence number its next event will carry).
 constexpr uint8_t kKeepsEvents = 4;
 constexpr int kKeptEvents = 8;
+// Its cycles (BenchReply, Metric::step_cycles) come from the core's DWT cycle
+// counter; without it, from SysTick on the processor clock (QEMU has no DWT).
+constexpr uint8_t kCyclesFromDwt = 8;
 
 struct Capabilities {
   uint8_t protocol_version = 0;
-  uint8_t flags = 0;  // kCanTrain, kCanBench
+  uint8_t flags = 0;  // kCanTrain, kCanBench, kKeepsEvents, kCyclesFromDwt
   uint16_t max_payload = 0;
   uint32_t session_id = 0;
   uint32_t ram_bytes = 0;  // model + dataset + training arena share this pool
@@ -164,6 +167,10 @@ struct Metric {
   float samples_per_second = 0.f;
   uint8_t flags = 0;  // kMetricEpochEnd, kMetricRunDone
   uint32_t elapsed_ms = 0;
+  // Mean time of one trained sample since the last METRIC (forward, backward
+  // and its share of optimizer steps), in cycles at Capabilities::clock_hz
+  // (microseconds when that is 0).
+  uint32_t step_cycles = 0;
   void write(WireWriter& w) const;
   bool read(WireReader& r);
 };
@@ -214,12 +221,14 @@ struct BenchRequest {
 // The first bytes of output 0 the reply carries (the whole output's CRC-32
 // covers the rest).
 constexpr size_t kBenchOutputBytes = 64;
+// Times are cycles at clock_hz (BoardSupport::cycles), or microseconds when
+// clock_hz is 0 (the host simulation).
 struct BenchReply {
   uint32_t runs = 0;
   uint32_t clock_hz = 0;  // the board's clock (0 = host simulation)
   uint32_t arena_bytes = 0;
-  uint64_t total_us = 0;  // all timed runs
-  uint32_t min_us = 0, median_us = 0, max_us = 0;
+  uint64_t total_cycles = 0;  // all timed runs
+  uint32_t min_cycles = 0, median_cycles = 0, max_cycles = 0;
   uint8_t output_type = 0;    // TensorType of output 0
   uint32_t output_bytes = 0;  // its whole size
   uint32_t output_crc32 = 0;  // over all output_bytes

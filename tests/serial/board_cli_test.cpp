@@ -117,6 +117,11 @@ void train_and_download(const std::string& pty, const std::string& tag) {
   std::printf("%s", train.output.c_str());
   EXPECT_NE(train.output.find("windows of the first 60 steps x 3 channels"), std::string::npos);
   EXPECT_NE(train.output.find("epoch 1/1  samples 8/16"), std::string::npos) << train.output;
+  // Each METRIC carries the board's time per trained sample (the simulation counts us).
+  EXPECT_TRUE(
+      std::regex_search(train.output, std::regex("samples 8/16 .* samples/s \\(board clock\\), per "
+                                                 "sample [0-9]+ us\n")))
+      << train.output;
   EXPECT_NE(train.output.find("(agree to 1e-4)"), std::string::npos) << train.output;
   std::ifstream trained(out, std::ios::binary);
   ASSERT_TRUE(trained.good()) << out;
@@ -220,6 +225,8 @@ TEST(BoardCli, SimulatedBoardBenchesInference) {
   EXPECT_NE(json.output.find("\"simulated\": true,"), std::string::npos) << json.output;
   EXPECT_NE(json.output.find("\"instructions_per_inference\": null,"), std::string::npos)
       << json.output;
+  // A simulation counts microseconds, no cycles.
+  EXPECT_NE(json.output.find("\"median_cycles\": null,"), std::string::npos) << json.output;
   EXPECT_NE(json.output.find("\"output_identical\": true,"), std::string::npos) << json.output;
   EXPECT_EQ(json.output.find("upload"), std::string::npos) << json.output;  // JSON only
 

@@ -675,10 +675,10 @@ TEST(BoardLink, BenchTimesTheUploadedModelLikeTheHost) {
   ASSERT_TRUE(rig.client->bench(request, &reply, &error)) << error;
   EXPECT_EQ(reply.runs, 37u);
   EXPECT_EQ(reply.clock_hz, 1000000u);
-  EXPECT_EQ(reply.median_us, 100u);
-  EXPECT_EQ(reply.min_us, 100u);
-  EXPECT_EQ(reply.max_us, 100u);
-  EXPECT_EQ(reply.total_us, 3700u);
+  EXPECT_EQ(reply.median_cycles, 100u);
+  EXPECT_EQ(reply.min_cycles, 100u);
+  EXPECT_EQ(reply.max_cycles, 100u);
+  EXPECT_EQ(reply.total_cycles, 3700u);
   BenchReply host;
   ASSERT_TRUE(bench_on_host(model, request, &host, &error)) << error;
   EXPECT_EQ(reply.arena_bytes, host.arena_bytes);
@@ -758,7 +758,7 @@ TEST(BoardLink, EveryBenchRunSeesTheSameInputs) {
     request.runs = 4;
     request.seed = 3;
     BenchClock clock;
-    clock.now_us = [](void*) { return uint64_t{0}; };
+    clock.now = [](void*) { return uint64_t{0}; };
     Interpreter benched;
     BenchReply reply;
     ASSERT_TRUE(

@@ -230,10 +230,10 @@ TEST(Messages, BenchRoundTripAndBrokenPayloads) {
   reply.runs = 100;
   reply.clock_hz = 25000000;
   reply.arena_bytes = 10176;
-  reply.total_us = 0x123456789ull;  // over 32 bits
-  reply.min_us = 4000;
-  reply.median_us = 4100;
-  reply.max_us = 5000;
+  reply.total_cycles = 0x123456789ull;  // over 32 bits
+  reply.min_cycles = 4000;
+  reply.median_cycles = 4100;
+  reply.max_cycles = 5000;
   reply.output_type = 0;
   reply.output_bytes = 16;
   reply.output_crc32 = 0xCBF43926;
@@ -249,10 +249,10 @@ TEST(Messages, BenchRoundTripAndBrokenPayloads) {
   EXPECT_EQ(got.runs, 100u);
   EXPECT_EQ(got.clock_hz, 25000000u);
   EXPECT_EQ(got.arena_bytes, 10176u);
-  EXPECT_EQ(got.total_us, 0x123456789ull);
-  EXPECT_EQ(got.min_us, 4000u);
-  EXPECT_EQ(got.median_us, 4100u);
-  EXPECT_EQ(got.max_us, 5000u);
+  EXPECT_EQ(got.total_cycles, 0x123456789ull);
+  EXPECT_EQ(got.min_cycles, 4000u);
+  EXPECT_EQ(got.median_cycles, 4100u);
+  EXPECT_EQ(got.max_cycles, 5000u);
   EXPECT_EQ(got.output_bytes, 16u);
   EXPECT_EQ(got.output_crc32, 0xCBF43926u);
   ASSERT_EQ(got.output_count, 16);
@@ -274,7 +274,7 @@ TEST(Messages, BenchRoundTripAndBrokenPayloads) {
   WireReader big(buffer, sizeof buffer);
   EXPECT_FALSE(got.read(big));
   odd = reply;
-  odd.median_us = 6000;
+  odd.median_cycles = 6000;
   WireWriter mw(buffer, sizeof buffer);
   odd.write(mw);
   WireReader mr(buffer, mw.size());

@@ -19,6 +19,7 @@
 #include "engine/model/model.h"
 #include "engine/tools/model_file.h"
 #include "serial/firmware/boards/host_pty/host_pty_board.h"
+#include "serial/protocol/frame.h"
 #include "views/curve_plot.h"
 
 using gruwb::gui::BoardWorkspace;
@@ -74,7 +75,7 @@ void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
   QVERIFY(workspace.waitForIdle(5000));
   QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
   QVERIFY(panel->isConnected());
-  QCOMPARE(panel->capability("protocol version"), QString("1"));
+  QCOMPARE(panel->capability("protocol version"), QString::number(gruwb::serial::kProtocolVersion));
   QCOMPARE(panel->capability("engine version"), QString("gruwb-0.1"));
   QCOMPARE(panel->capability("RAM for arena"), QString("524288 bytes"));
   QCOMPARE(panel->capability("session id").size(), 8);
@@ -132,6 +133,9 @@ void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
   QVERIFY(panel->lossPlot()->values("board loss").first() > 0);
   // The verdict of serial::compare_runs, the CLI's rule: all four METRICs matched.
   QVERIFY2(panel->statusText().contains("over 4 metrics, 1 of 1 epoch ends (agree to 1e-4)"),
+           qPrintable(panel->statusText()));
+  // The board timed its steps (the simulation in microseconds).
+  QVERIFY2(QRegularExpression("; per sample [0-9]+ us").match(panel->statusText()).hasMatch(),
            qPrintable(panel->statusText()));
   QVERIFY(panel->consoleRows() > 10);
   QVERIFY(panel->consoleRows() <= gruwb::views::BoardPanel::kConsoleRows);

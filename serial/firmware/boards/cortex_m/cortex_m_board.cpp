@@ -12,8 +12,30 @@ namespace {
 
 constexpr uintptr_t kSysTickCsr = 0xE000E010, kSysTickRvr = 0xE000E014, kSysTickCvr = 0xE000E018;
 constexpr uintptr_t kNvicIser = 0xE000E100, kAircr = 0xE000ED0C;
+// DEMCR.TRCENA powers the DWT; DWT_CTRL.NOCYCCNT says it has no cycle counter;
+// the lock access register must be unlocked on some Cortex-M7 parts.
+constexpr uintptr_t kDemcr = 0xE000EDFC, kDwtCtrl = 0xE0001000, kDwtCyccnt = 0xE0001004,
+                    kDwtLar = 0xE0001FB0;
 
 volatile uint32_t g_systick_wraps = 0;
+// The DWT's 32-bit counter made 64-bit: SysTick (every 2^24 cycles) counts
+// its wraps. 0 = no DWT counter, cycles come from SysTick.
+volatile bool g_dwt = false;
+volatile uint32_t g_dwt_high = 0, g_dwt_last = 0;
+
+// Starts the DWT cycle counter; false when the core has none or it does not
+// count (QEMU models no DWT: its registers read 0).
+bool start_dwt_counter() {
+  mmio(kDemcr) |= 1u << 24;
+  mmio(kDwtLar) = 0xC5ACCE55;
+  if (mmio(kDwtCtrl) & (1u << 25)) return false;
+  mmio(kDwtCyccnt) = 0;
+  mmio(kDwtCtrl) |= 1;
+  const uint32_t before = mmio(kDwtCyccnt);
+  for (volatile int i = 0; i < 16; ++i) {
+  }
+  return mmio(kDwtCyccnt) != before;
+}
 
 // Survives a software reset (not zeroed at start-up): tells a reboot the
 // host asked for from a power-on, and varies the session id between boots.
@@ -39,6 +61,22 @@ CortexMBoard::CortexMBoard(const char* board_name, uint32_t clock_hz) : clock_hz
   mmio(kSysTickRvr) = 0xFFFFFF;
   mmio(kSysTickCvr) = 0;
   mmio(kSysTickCsr) = 7;  // processor clock, interrupt, enable
+  if (start_dwt_counter()) {
+    g_dwt = true;
+    flags = kCyclesFromDwt;
+  }
+}
+
+uint64_t CortexMBoard::cycles() {
+  if (!g_dwt) return ticks();
+  uint32_t high, last, now;
+  do {  // re-read when SysTick counted a wrap between the reads
+    high = g_dwt_high;
+    last = g_dwt_last;
+    now = mmio(kDwtCyccnt);
+  } while (high != g_dwt_high);
+  // A wrap SysTick has not seen yet shows as a count below its last reading.
+  return (static_cast<uint64_t>(high + (now < last ? 1 : 0)) << 32) | now;
 }
 
 uint64_t CortexMBoard::ticks() {
@@ -73,5 +111,11 @@ void run_device(BoardSupport& board) {
 }  // namespace gruwb::serial
 
 extern "C" void SysTick_Handler() {
-  gruwb::serial::g_systick_wraps = gruwb::serial::g_systick_wraps + 1;
+  using namespace gruwb::serial;
+  g_systick_wraps = g_systick_wraps + 1;
+  if (g_dwt) {
+    const uint32_t now = mmio(kDwtCyccnt);
+    if (now < g_dwt_last) g_dwt_high = g_dwt_high + 1;
+    g_dwt_last = now;
+  }
 }

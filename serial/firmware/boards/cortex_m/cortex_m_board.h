@@ -1,9 +1,9 @@
 #pragma once
 // What every Cortex-M board shares beyond start-up (startup.cpp): the RAM
-// pool the linker script leaves, a 64-bit clock from SysTick on the processor
-// clock, the reset reason and a boot count kept in .noinit across a software
-// reset, SYSRESETREQ, and the main loop. A board derives from CortexMBoard
-// and adds its UART (uart_read, uart_write, idle) and clock set-up.
+// pool the linker script leaves, a 64-bit cycle clock (the DWT cycle counter
+// where the core has one, else SysTick on the processor clock), the reset reason and a boot count
+// kept in .noinit across a software reset, SYSRESETREQ, and the main loop. A board derives from
+// CortexMBoard and adds its UART (uart_read, uart_write, idle) and clock set-up.
 
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +21,8 @@ void enable_irq(unsigned irq);
 
 class CortexMBoard : public BoardSupport {
  public:
-  uint64_t clock_us() override { return ticks() / (clock_hz_ / 1000000); }
+  uint64_t clock_us() override { return cycles() / (clock_hz_ / 1000000); }
+  uint64_t cycles() override;
   uint32_t clock_hz() override { return clock_hz_; }
   // 0: power-on (or any reset the host did not ask for); 1: the host's RESET.
   uint8_t reset_reason() override { return reset_reason_; }
