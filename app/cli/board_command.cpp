@@ -10,6 +10,7 @@
 
 #include "app/cli/command.h"
 #include "app/core/board.h"
+#include "app/core/board_fit.h"
 #include "app/core/board_flash.h"
 #include "app/core/inspect.h"
 #include "serial/firmware/boards/host_pty/host_pty_board.h"
@@ -148,6 +149,19 @@ int run_board(const std::vector<std::string>& args) {
       return usage_error("board flash: the board is --board NAME", &kBoardCommand);
     return finish(app::board_flash(request, print_line, &out, &err), out, err);
   }
+  if (sub == "fit") {  // reads firmware manifests; talks to a board only with --port
+    if (parsed.positional.size() != 2)
+      return usage_error("board fit: give one MODEL", &kBoardCommand);
+    app::BoardFitRequest request;
+    request.model_path = parsed.positional[1];
+    if (parsed.has("--board")) request.boards = comma_list(parsed.value("--board"));
+    request.port = parsed.value("--port");
+    request.json = parsed.has("--json");
+    std::string message;
+    if (!parsed.integer("--samples", 0, 1u << 24, &request.samples, &message))
+      return usage_error(message, &kBoardCommand);
+    return finish(app::board_fit(request, &out, &err), out, err);
+  }
 
   app::BoardConnection connection;
   const std::string problem = parse_connection(parsed, &connection);
@@ -260,6 +274,7 @@ const Command kBoardCommand = {
     "       gruwb board bench MODEL --port PORT [--runs N] [--json]\n"
     "       gruwb board flash --board NAME [--tool openocd|st-flash|stm32flash] [--port PORT]\n"
     "                         [--image ELF] [--dry-run]\n"
+    "       gruwb board fit MODEL [--board NAME,...|--port PORT] [--samples N] [--json]\n"
     "\n"
     "Talks the GRU Workbench serial protocol (docs/serial-protocol.md) to a board running\n"
     "our firmware: the same engine trains on the board. Real ports go through\n"
@@ -306,16 +321,27 @@ const Command kBoardCommand = {
     "board times N inferences of it (inputs it fills from a fixed seed, variables reset\n"
     "before each) by its own clock, in RAM no run uses: a configured run stays as it\n"
     "was (refused while training: PAUSE first). Prints one line: the board's median,\n"
-    "min and max microseconds, its arena, the same runs' median on this computer (the\n"
-    "firmware's code; 'gruwb bench' averages repetitions instead) and whether the board's\n"
-    "output equals the host's for the same inputs (exit 1 if it differs by more than\n"
-    "1e-4). Under QEMU (-icount shift=0) 1 us of board time is 1,000 instructions; a\n"
-    "simulated board's clock is this computer's.\n"
+    "min and max in cycles of its clock (DWT cycle counter, else SysTick) and in us, its\n"
+    "arena, the same runs' median on this computer (the firmware's code; 'gruwb bench'\n"
+    "averages repetitions instead) and whether the board's output equals the host's for\n"
+    "the same inputs (exit 1 if it differs by more than 1e-4). Under QEMU (-icount\n"
+    "shift=0) 1 ns of board time is one instruction; a simulated board counts this\n"
+    "computer's microseconds. Training prints each METRIC's time per sample likewise.\n"
     "  --runs N             Timed inferences, 1..10000 (default 100)\n"
     "  --json               One JSON object: board, clock_hz, simulated, model, runs,\n"
-    "                       median_us, min_us, max_us, total_us, arena_bytes,\n"
-    "                       instructions_per_inference (QEMU, else null), host_median_us,\n"
-    "                       output_identical, max_output_difference\n"
+    "                       median_us, min_us, max_us, total_us, median_cycles, min_cycles,\n"
+    "                       max_cycles, total_cycles, cycle_counter (null when simulated),\n"
+    "                       arena_bytes, instructions_per_inference (QEMU, else null),\n"
+    "                       host_median_us, output_identical, max_output_difference\n"
+    "\n"
+    "Memory (fit): whether MODEL fits each board whose firmware image is found (as for\n"
+    "flash), or the board on --port: RAM (the pool for model + dataset + arena: inference,\n"
+    "training the last Dense layer, training all weights, arenas from the engine's planner)\n"
+    "and flash (the image, and an image with only MODEL's ops, estimated from the image's\n"
+    "kernels); a verdict per board (fits / needs N KB more / try scope fc).\n"
+    "  --board NAME,...     Only these boards' images\n"
+    "  --samples N          Count a training dataset of N samples (default 0: none)\n"
+    "  --json               The same as JSON\n"
     "\n"
     "Flashing (flash): writes the firmware image of --board NAME (a folder\n"
     "NAME/gruwb_fw_NAME.elf with its .bin and .json manifest in $GRUWB_FIRMWARE_DIR when set,\n"

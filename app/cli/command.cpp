@@ -155,4 +155,16 @@ int finish(int code, const std::string& out, const std::string& err) {
   return app::kExitOk;
 }
 
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
 }  // namespace gruwb::cli

@@ -92,4 +92,7 @@ extern const Command kQuantizeCommand;
 extern const Command kCorpusCommand;
 extern const Command kPluginsCommand;
 
+// "a,b,c" -> {a, b, c} (an empty item stays, for the caller's check to name).
+std::vector<std::string> comma_list(const std::string& text);
+
 }  // namespace gruwb::cli

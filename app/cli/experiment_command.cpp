@@ -65,19 +65,6 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
-// "a,b,c" -> {a, b, c} (an empty item stays, for the spec check to name).
-std::vector<std::string> comma_list(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    items.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return items;
-}
-
 std::vector<std::string> report_paths(const ParsedArgs& parsed) {
   return parsed.has("--report") ? parsed.options.at("--report") : std::vector<std::string>();
 }

@@ -49,13 +49,13 @@ std::vector<std::string> strings(const QJsonValue& value) {
   return list;
 }
 
+}  // namespace
+
 std::string joined(const std::vector<std::string>& items) {
   std::string list;
   for (const std::string& item : items) list += (list.empty() ? "" : ", ") + item;
   return list.empty() ? "none" : list;
 }
-
-}  // namespace
 
 std::vector<std::string> firmware_folders() {
   // An explicit folder is the only one: what the user set is what gets flashed.
@@ -99,6 +99,17 @@ bool read_firmware_manifest(const std::string& json_path, FirmwareImage* image, 
   image->tools = strings(o["tools"]);
   image->openocd_config = o["openocd_config"].toString().toStdString();
   image->qemu = strings(o["qemu"]);
+  const QJsonObject memory = o["memory"].toObject();
+  image->flash_used = static_cast<uint64_t>(std::max(0.0, memory["flash_used"].toDouble()));
+  image->pool_bytes = static_cast<uint64_t>(std::max(0.0, memory["pool_bytes"].toDouble()));
+  image->op_table = memory["op_table"].toString().toStdString();
+  const QJsonObject objects = memory["kernel_objects"].toObject();
+  for (auto i = objects.begin(); i != objects.end(); ++i)
+    image->kernel_object_bytes[i.key().toStdString()] =
+        static_cast<uint64_t>(std::max(0.0, i.value().toDouble()));
+  const QJsonObject ops = memory["op_objects"].toObject();
+  for (auto i = ops.begin(); i != ops.end(); ++i)
+    image->op_objects[i.key().toStdString()] = i.value().toString().toStdString();
   if (image->board.empty() || o["image"].toString().isEmpty() || !origin_ok ||
       image->flash_kb <= 0 || image->ram_kb <= 0) {
     *err = json_path + ": firmware manifest without board, image, flash origin or sizes";

@@ -4,7 +4,9 @@
 // which the firmware build writes from the board's CMakeLists.txt (cortex_m/firmware.cmake):
 // CPU, flash and RAM, the tools that can write it, openocd's board config, QEMU's arguments.
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,12 +23,22 @@ struct FirmwareImage {
   std::vector<std::string> tools;  // openocd, st-flash, stm32flash; empty: QEMU only
   std::string openocd_config;      // board/st_nucleo_f4.cfg
   std::vector<std::string> qemu;   // -M netduinoplus2 -serial null -serial pty
+  // What the image's link measured ("memory" in the manifest; 0 and empty when the manifest
+  // has none): flash used (text + data), the RAM pool for model + dataset + arena, the op
+  // table it was built with, each kernel object's flash and the object each op needs.
+  uint64_t flash_used = 0;
+  uint64_t pool_bytes = 0;
+  std::string op_table;
+  std::map<std::string, uint64_t> kernel_object_bytes;
+  std::map<std::string, std::string> op_objects;
 };
 
 // The folders searched for <board>/gruwb_fw_<board>.json: $GRUWB_FIRMWARE_DIR alone when set,
 // else the installed share/gru-workbench/firmware beside the binary, then the build tree's
 // firmware/ (first match wins).
 std::vector<std::string> firmware_folders();
+// "a, b, c" ("none" when empty): boards, folders and tools in messages.
+std::string joined(const std::vector<std::string>& items);
 // Every image in those folders, by board name.
 std::vector<FirmwareImage> find_firmware_images();
 // Reads one manifest; false with *err naming the file and the problem.

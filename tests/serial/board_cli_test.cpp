@@ -241,6 +241,24 @@ TEST(BoardCli, SimulatedBoardBenchesInference) {
   EXPECT_NE(no_model.output.find(kData + ": "), std::string::npos) << no_model.output;
 }
 
+// `gruwb board fit --port`: the connected board's pool (HELLO; board-sim's 512 KB) against the
+// model's needs; no flash figures (HELLO does not carry them).
+TEST(BoardCli, FitAgainstAConnectedBoard) {
+  Server sim;
+  std::string pty;
+  ASSERT_TRUE(sim.start({GRUWB_CLI, "board-sim", "--ram", "100000"},
+                        std::regex("serving on (/dev/pts/[0-9]+)"), &pty));
+  Result fit = run("board fit " + kModel + " --port " + pty + " --samples 16");
+  ASSERT_EQ(fit.exit_code, 0) << fit.output;
+  std::printf("%s", fit.output.c_str());
+  // 100,000 B hold model + inference arena (~58 KB) and the last Dense layer's training, not
+  // training all weights (~335 KB).
+  EXPECT_TRUE(std::regex_search(fit.output, std::regex("host-sim +98 KB +58 KB ok +75 KB ok +335 "
+                                                       "KB, 237 KB over +- +training all weights "
+                                                       "needs 237 KB more: try scope fc\n")))
+      << fit.output;
+}
+
 TEST(BoardCli, LibserialportPathAndErrors) {
   Result list = run("board list");
   EXPECT_EQ(list.exit_code, 0) << list.output;

@@ -3,6 +3,7 @@
 
     flash_breakdown.py gruwb_fw_mps2_an386.map [--top 20] [--by object|group]
                        [--engine-protocol-limit BYTES]
+    flash_breakdown.py gruwb_fw_mps2_an386.map --manifest BASE.json OUT.json --op-table op_table.cpp
 
 Counts every input section placed in flash (.isr_vector, .text incl. .rodata, .ARM.exidx,
 .init_array and the load image of .data) and sums it per object file (`--by object`, the
@@ -12,10 +13,18 @@ the flash goal (engine + protocol <= 64 KB without the model) is about; with
 --engine-protocol-limit the script fails when that sum is larger. Sizes are the linker's input
 sections, before it merges equal strings, so the total is a few hundred bytes above
 arm-none-eabi-size's.
+
+With --manifest the script prints nothing: it writes OUT.json, the board's manifest BASE.json
+(firmware.cmake) plus what the link measured, for `gruwb board fit` (app/core/board_fit.h):
+"flash_used" (text + data: the output sections' sizes, as arm-none-eabi-size counts them),
+"pool_bytes" (__pool_end - __pool_start: model + dataset + arena), "op_table" and per kernel
+object its flash with the ops each object registers (from the generated op_table.cpp), so the
+host can estimate an image with only a model's ops.
 """
 
 import argparse
 import collections
+import json
 import os
 import re
 import sys
@@ -64,10 +73,15 @@ def engine_part(archive, member):
     return ENGINE_LAYERS[archive]
 
 
-def read_sections(map_path):
-    """Yields (path, size) for every input section placed in a flash output section."""
+def map_lines(map_path):
     with open(map_path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().split("\n")
+        return f.read().split("\n")
+
+
+def read_sections(map_path, with_names=False):
+    """Yields (path, size) for every input section placed in a flash output section
+    ((name, path, size) with_names)."""
+    lines = map_lines(map_path)
     try:
         start = lines.index("Linker script and memory map")
     except ValueError:
@@ -85,12 +99,73 @@ def read_sections(map_path):
         if m and (m.group(1) or pending_name):
             size = int(m.group(3), 16)
             if size:
-                yield m.group(4).strip(), size
+                path = m.group(4).strip()
+                yield (m.group(1) or pending_name, path, size) if with_names else (path, size)
             pending_name = None
             continue
         # A long section name stands alone on its line; its address/size/file follow.
         stripped = line.strip()
         pending_name = stripped if line.startswith(" .") and " " not in stripped else None
+
+
+# '.text   0x00000400   0x17a2c' (an output section: name, address, size; the name may stand
+# alone on the line before) and '   0x20002500   __pool_start = .' (a symbol the script sets).
+OUTPUT_SIZE = re.compile(r"^(\.[A-Za-z_.0-9]+)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)(\s+load address 0x[0-9a-f]+)?\s*$")
+ASSIGNED = re.compile(r"^\s+0x([0-9a-f]+)\s+(\w+) = ")
+REGISTRATION = re.compile(r"^extern const KernelRegistration (\w+);\s*// (\w+)")
+
+
+def write_manifest(map_path, base_path, out_path, op_table_path):
+    lines = map_lines(map_path)
+    start = lines.index("Linker script and memory map")
+    flash_used = 0
+    symbols = {}
+    pending = None
+    for line in lines[start + 1 :]:
+        m = OUTPUT_SIZE.match(line)
+        if m and not line.startswith("  ") and (m.group(1) or pending):
+            if (m.group(1) or pending) in FLASH_SECTIONS:
+                flash_used += int(m.group(3), 16)
+            pending = None
+            continue
+        pending = line.strip() if re.match(r"^\.[A-Za-z_.0-9]+$", line) else None
+        a = ASSIGNED.match(line)
+        if a:
+            symbols[a.group(2)] = int(a.group(1), 16)
+    if "__pool_start" not in symbols or "__pool_end" not in symbols:
+        sys.exit(f"{map_path}: no __pool_start/__pool_end (not a gruwb firmware map?)")
+    # Kernel registrations: NAME -> symbol (op_table.cpp), symbol -> object (its section).
+    ops = {}
+    with open(op_table_path, encoding="utf-8") as f:
+        for line in f:
+            r = REGISTRATION.match(line)
+            if r:
+                ops[r.group(2)] = r.group(1)
+    table = re.search(r"GRUWB_FW_OPS=(\S+?);", open(op_table_path, encoding="utf-8").read())
+    object_bytes = collections.Counter()
+    symbol_object = {}
+    for name, path, size in read_sections(map_path, with_names=True):
+        obj = object_name(path)
+        object_bytes[obj] += size
+        for symbol in ops.values():
+            if name.endswith(f"{len(symbol)}{symbol}E"):
+                symbol_object[symbol] = obj
+    op_objects = {op: symbol_object[s] for op, s in sorted(ops.items()) if s in symbol_object}
+    kernel_objects = sorted(set(op_objects.values()))
+    with open(base_path, encoding="utf-8") as f:
+        manifest = json.load(f)
+    manifest["memory"] = {
+        "flash_used": flash_used,
+        "pool_bytes": symbols["__pool_end"] - symbols["__pool_start"],
+        "op_table": table.group(1) if table else "",
+        "kernel_objects": {obj: object_bytes[obj] for obj in kernel_objects},
+        "op_objects": op_objects,
+    }
+    temporary = out_path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=2)
+        f.write("\n")
+    os.replace(temporary, out_path)
 
 
 def main():
@@ -99,9 +174,16 @@ def main():
     parser.add_argument("--top", type=int, default=20)
     parser.add_argument("--by", choices=("object", "group"), default="object")
     parser.add_argument("--engine-protocol-limit", type=int, default=0, metavar="BYTES")
+    parser.add_argument("--manifest", nargs=2, metavar=("BASE", "OUT"))
+    parser.add_argument("--op-table", metavar="OP_TABLE_CPP")
     args = parser.parse_args()
     if not os.path.isfile(args.map):
         sys.exit(f"{args.map}: no such map file")
+    if args.manifest:
+        if not args.op_table:
+            sys.exit("--manifest needs --op-table (the generated op_table.cpp)")
+        write_manifest(args.map, args.manifest[0], args.manifest[1], args.op_table)
+        return
 
     totals = collections.Counter()
     groups = collections.Counter()

@@ -13,10 +13,12 @@
 # It builds gruwb_fw_<board>.elf in the board's binary folder, its raw image
 # gruwb_fw_<board>.bin (st-flash and stm32flash write it at the flash origin), its linker map
 # (gruwb_fw_<board>.map, for flash_breakdown.py), the manifest gruwb_fw_<board>.json that
-# `gruwb board flash` reads (the facts above), and, for QEMU boards, gruwb_fw_<board>.qemu: the
+# `gruwb board flash` and `gruwb board fit` read (the facts above, and after each link what the
+# map measured: flash used, the RAM pool, each kernel's flash), and, for QEMU boards, gruwb_fw_<board>.qemu: the
 # QEMU arguments on one line (tests/serial/qemu_test.cpp and .ci/test.sh read it).
 
 set(GRUWB_CORTEX_M_DIR ${CMAKE_CURRENT_LIST_DIR})
+find_package(Python3 COMPONENTS Interpreter)
 
 function(gruwb_add_firmware)
   cmake_parse_arguments(PARSE_ARGV 0 fw "" "CPU;STACK;OPENOCD" "FLASH;RAM;QEMU;SOURCES;TOOLS")
@@ -53,11 +55,24 @@ function(gruwb_add_firmware)
   target_compile_options(${target} PRIVATE ${GRUWB_WARNINGS} -fno-exceptions -fno-rtti)
   target_link_options(${target} PRIVATE -nostartfiles -T ${script} -Wl,--print-memory-usage
                       -Wl,-Map=${CMAKE_CURRENT_BINARY_DIR}/${target}.map)
+  # The manifest: the board's facts (below, at configure) plus, after each link, what its map
+  # measured (flash_breakdown.py --manifest); without Python only the facts.
+  set(manifest_base ${CMAKE_CURRENT_BINARY_DIR}/${target}.manifest-base.json)
+  set(manifest ${CMAKE_CURRENT_BINARY_DIR}/${target}.json)
+  if(Python3_FOUND)
+    set(write_manifest
+        ${Python3_EXECUTABLE} ${GRUWB_CORTEX_M_DIR}/../flash_breakdown.py
+        ${CMAKE_CURRENT_BINARY_DIR}/${target}.map --manifest ${manifest_base} ${manifest}
+        --op-table ${GRUWB_OP_TABLE_SOURCE})
+  else()
+    set(write_manifest ${CMAKE_COMMAND} -E copy ${manifest_base} ${manifest})
+  endif()
   add_custom_command(
     TARGET ${target} POST_BUILD
     COMMAND ${CMAKE_SIZE} $<TARGET_FILE:${target}>
     COMMAND ${CMAKE_OBJCOPY} -O binary $<TARGET_FILE:${target}>
-            ${CMAKE_CURRENT_BINARY_DIR}/${target}.bin)
+            ${CMAKE_CURRENT_BINARY_DIR}/${target}.bin
+    COMMAND ${write_manifest})
   set(qemu_file ${CMAKE_CURRENT_BINARY_DIR}/${target}.qemu)
   if(fw_QEMU)
     list(JOIN fw_QEMU " " qemu_args)
@@ -73,7 +88,7 @@ function(gruwb_add_firmware)
     endforeach()
     list(JOIN json_${list} ", " json_${list})
   endforeach()
-  file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/${target}.json CONTENT "{
+  file(CONFIGURE OUTPUT ${manifest_base} CONTENT "{
   \"board\": \"${board}\",
   \"cpu\": \"${fw_CPU}\",
   \"image\": \"${target}.elf\",
