@@ -219,6 +219,9 @@ QJsonObject cell_result_to_json(const CellResult& c) {
   if (!c.model_path.isEmpty()) o["model_path"] = c.model_path;
   o["arena_bytes"] = double(c.arena_bytes);
   o["board_latency_us"] = c.board_latency_us;
+  if (c.board_cycles) o["board_cycles"] = double(c.board_cycles);
+  if (!c.board.isEmpty()) o["board"] = c.board;
+  if (!c.board_note.isEmpty()) o["board_note"] = c.board_note;
   if (!c.note.isEmpty()) o["note"] = c.note;
   if (!c.error.isEmpty()) o["error"] = c.error;
   return o;
@@ -238,6 +241,9 @@ CellResult cell_result_from_json(const QJsonObject& o) {
   c.model_path = o["model_path"].toString();
   c.arena_bytes = qint64(o["arena_bytes"].toDouble());
   c.board_latency_us = o["board_latency_us"].toDouble();
+  c.board_cycles = qint64(o["board_cycles"].toDouble());
+  c.board = o["board"].toString();
+  c.board_note = o["board_note"].toString();
   c.note = o["note"].toString();
   c.error = o["error"].toString();
   return c;
@@ -427,7 +433,17 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
         c.board_latency_us > 0 ? QStringLiteral("%1 \u00b5s").arg(c.board_latency_us, 0, 'f', 1)
                                : none,
         true);
-    if (c.board_latency_us <= 0) board->setToolTip(tr("Comes with the boards issue"));
+    if (c.board_latency_us > 0) {
+      board->setToolTip(
+          c.board_cycles > 0
+              ? tr("%1: median of 20 inferences, %L2 cycles").arg(c.board).arg(c.board_cycles)
+              : tr("%1: median of 20 inferences").arg(c.board));
+    } else {
+      board->setToolTip(!c.board_note.isEmpty()
+                            ? c.board_note
+                            : tr("Connect a board in the Board dock before comparing: each "
+                                 "row's model is then timed on it"));
+    }
     cell_table_->setItem(i, 7, board);
     cell_table_->setItem(i, 8, cell(bytes(c.arena_bytes), true));
     QTableWidgetItem* note = cell(c.note, false);

@@ -51,6 +51,9 @@ struct CellResult {
   QString model_path{};         // a model file's row: the file ("" for a built cell)
   qint64 arena_bytes = 0;       // inference arena of the fused form
   double board_latency_us = 0;  // one inference on a board (0: not measured)
+  qint64 board_cycles = 0;      // the same in its cycles (0: a simulated board)
+  QString board{};              // the board's name
+  QString board_note{};         // why the board figure is missing
   QString note{};               // why a model file's fused column is empty
   QString error{};              // the row could not run
 };

@@ -142,15 +142,15 @@ int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
   const std::vector<OptionSpec> options = {
-      {"--model", true},         {"--build", true},      {"--spec", true},
-      {"--data", true},          {"--stages", true},     {"--epochs", true},
-      {"--seeds", true},         {"--seed", true},       {"--lr", true},
-      {"--batch", true},         {"--optimizer", true},  {"--patience", true},
-      {"--clip", true},          {"--validation", true}, {"--timesteps", true},
-      {"--length", true},        {"--normalize", true},  {"--compare-cells", true},
-      {"--name", true},          {"--report", true},     {"--json", true},
-      {"--save-spec", true},     {"--result", true},     {"--output", true},
-      {"--compare-models", true}};
+      {"--model", true},          {"--build", true},      {"--spec", true},
+      {"--data", true},           {"--stages", true},     {"--epochs", true},
+      {"--seeds", true},          {"--seed", true},       {"--lr", true},
+      {"--batch", true},          {"--optimizer", true},  {"--patience", true},
+      {"--clip", true},           {"--validation", true}, {"--timesteps", true},
+      {"--length", true},         {"--normalize", true},  {"--compare-cells", true},
+      {"--name", true},           {"--report", true},     {"--json", true},
+      {"--save-spec", true},      {"--result", true},     {"--output", true},
+      {"--compare-models", true}, {"--board-port", true}};
   if (!parse_args(kExperimentCommand, args, options, &parsed, &exit_code)) return exit_code;
   if (!parsed.positional.empty()) {
     return usage_error("experiment: unexpected argument '" + parsed.positional[0] + "'",
@@ -220,6 +220,7 @@ int run(const std::vector<std::string>& args) {
   if (parsed.has("--compare-cells")) {
     spec.compare_cells = comma_list(parsed.value("--compare-cells"));
   }
+  if (parsed.has("--board-port")) spec.board_port = parsed.value("--board-port");
   if (parsed.has("--compare-models")) {
     spec.compare_models = comma_list(parsed.value("--compare-models"));
   }
@@ -331,6 +332,10 @@ const Command kExperimentCommand = {
     "                       of its form, the fuser's output as fused bytes when it\n"
     "                       fuses. A file that does not fit the data: an error in\n"
     "                       its row, the others go on\n"
+    "  --board-port PORT    Also time each row's deployed model on the board at PORT\n"
+    "                       (`gruwb board bench`: 20 inferences, median): the board\n"
+    "                       latency (us) and cycles columns; a model the board cannot\n"
+    "                       run gets a note in its row\n"
     "Output:\n"
     "  --report FILE        .html (self-contained, SVG plots), .pdf, .md, .csv (every\n"
     "                       curve), .json (everything); repeatable\n"

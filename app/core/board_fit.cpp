@@ -109,7 +109,8 @@ bool measure_model_needs(const std::string& path, uint32_t samples, ModelNeeds* 
   return true;
 }
 
-BoardFit fit_model(const ModelNeeds& model, const FirmwareImage& image, const std::string& source) {
+BoardFit fit_on_board(const ModelNeeds& model, const FirmwareImage& image,
+                      const std::string& source) {
   BoardFit fit;
   fit.board = image.board;
   fit.source = source;
@@ -228,7 +229,7 @@ int board_fit(const BoardFitRequest& request, std::string* out, std::string* err
     FirmwareImage board;  // flash unknown: HELLO does not carry it
     board.board = client->capabilities().board;
     board.pool_bytes = client->capabilities().ram_bytes;
-    fits.push_back(fit_model(model, board, "connected board on " + request.port));
+    fits.push_back(fit_on_board(model, board, "connected board on " + request.port));
   } else {
     const std::vector<FirmwareImage> images = find_firmware_images();
     for (const std::string& name : request.boards) {
@@ -244,7 +245,7 @@ int board_fit(const BoardFitRequest& request, std::string* out, std::string* err
                                                image.board) == request.boards.end()) {
         continue;
       }
-      fits.push_back(fit_model(model, image, image.elf));
+      fits.push_back(fit_on_board(model, image, image.elf));
     }
     if (fits.empty()) {
       *err = "no firmware images found in " + joined(firmware_folders()) +

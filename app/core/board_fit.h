@@ -59,7 +59,8 @@ bool measure_model_needs(const std::string& path, uint32_t samples, ModelNeeds* 
 
 // The needs against one board: `image` from its manifest (flash and pool), or pool_bytes from
 // a connected board (flash unknown: image.flash_kb 0).
-BoardFit fit_model(const ModelNeeds& model, const FirmwareImage& image, const std::string& source);
+BoardFit fit_on_board(const ModelNeeds& model, const FirmwareImage& image,
+                      const std::string& source);
 
 // The CLI's text: the model's needs, then one row per board.
 std::string board_fit_text(const ModelNeeds& model, const std::vector<BoardFit>& fits);

@@ -13,9 +13,11 @@
 #include <limits>
 #include <list>
 #include <map>
+#include <memory>
 #include <type_traits>
 
 #include "app/core/bench.h"
+#include "app/core/board.h"
 #include "app/core/inference_eval.h"
 #include "app/core/inspect.h"
 #include "app/core/quantize.h"
@@ -25,6 +27,7 @@
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
 #include "engine/train/loss_output.h"
+#include "serial/link/board_client.h"
 
 namespace gruwb::app {
 namespace {
@@ -293,7 +296,8 @@ bool is_quantization_scope(const std::string& scope) {
 }
 
 bool model_summary(const std::string& path, const std::vector<uint8_t>& bytes,
-                   const TrainingData& train, CellSummary* out, std::string* error) {
+                   const TrainingData& train, CellSummary* out, std::string* error,
+                   std::vector<uint8_t>* deployed_out) {
   CellSummary row;
   row.cell = file_name(path);
   row.model_path = path;
@@ -336,6 +340,7 @@ bool model_summary(const std::string& path, const std::vector<uint8_t>& bytes,
   }
   if (!measure_latency(deployed, &row.latency_us, &row.arena_bytes, error)) return false;
   *out = row;
+  if (deployed_out) *deployed_out = std::move(deployed);
   return true;
 }
 
@@ -482,6 +487,28 @@ void summarize(ExperimentResult* result) {
   }
 }
 
+namespace {
+
+// A row's deployed model on the comparison's board: uploaded, then BENCH (the CLI's and the
+// Board dock's bench_on_board, which also checks the board computes the host's outputs). A
+// model the board cannot run (its arena does not fit, an op the firmware lacks) leaves a note,
+// not a failed experiment.
+void bench_row_on_board(serial::BoardClient& board, const std::vector<uint8_t>& model,
+                        CellSummary* row) {
+  std::string error;
+  BoardBenchResult bench;
+  if (!board.upload(serial::UploadKind::kModel, model, nullptr, nullptr, &error) ||
+      !bench_on_board(board, model, row->cell, 20, &bench, &error)) {
+    row->board_note = error;
+    return;
+  }
+  row->board = bench.board;
+  row->board_latency_us = board_microseconds(bench.reply.median_cycles, bench.clock_hz);
+  row->board_cycles = bench.clock_hz ? bench.reply.median_cycles : 0;
+}
+
+}  // namespace
+
 ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCallback& callback,
                                 const std::atomic<bool>* cancel, const std::string& autosave_path,
                                 TrainingObserver* observer) {
@@ -514,6 +541,15 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
   };
   std::string error;
   if (!check_experiment_spec(spec, &error)) return fail(error);
+  // The board answers first, before any training: a wrong port fails at once.
+  std::unique_ptr<serial::BoardClient> board;
+  if (!spec.board_port.empty()) {
+    BoardConnection connection;
+    connection.port = spec.board_port;
+    std::string note;
+    board = open_board(connection, &note, &error);
+    if (!board) return fail("board: " + error);
+  }
 
   // The model's T/F (file) or the data's (build spec).
   tools::BuildSpec build;
@@ -781,6 +817,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
           if (!measure_latency(bytes, &summary.latency_us, &summary.arena_bytes, &error)) {
             return fail("latency of the " + cell + " model: " + error);
           }
+          if (board) bench_row_on_board(*board, bytes, &summary);
         } else {
           (layout == tools::RnnLayout::kWhile ? summary.while_bytes : summary.unrolled_bytes) =
               figures.model_bytes;
@@ -789,10 +826,12 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
       result.cells.push_back(summary);
     } else if (row.summarize) {
       CellSummary summary;
-      if (!model_summary(row.model_path, row.bytes, train, &summary, &error)) {
+      std::vector<uint8_t> deployed;
+      if (!model_summary(row.model_path, row.bytes, train, &summary, &error, &deployed)) {
         summary.error = row.model_path + ": " + error;
       }
       summary.cell = row.label;
+      if (board && summary.error.empty()) bench_row_on_board(*board, deployed, &summary);
       result.cells.push_back(summary);
     }
   }
@@ -859,6 +898,7 @@ void write_spec(tools::JsonWriter& json, const ExperimentSpec& spec) {
   json.key("first_seed").value(spec.first_seed);
   json.key("compare_cells").array(spec.compare_cells);
   if (!spec.compare_models.empty()) json.key("compare_models").array(spec.compare_models);
+  if (!spec.board_port.empty()) json.key("board_port").value(spec.board_port);
   json.key("stages").begin_array();
   for (const StageSpec& s : spec.stages) {
     json.begin_object();
@@ -998,6 +1038,9 @@ std::string experiment_result_json(const ExperimentResult& r) {
     json.key("arena_bytes").value(c.arena_bytes);
     json.key("latency_us").value(c.latency_us);
     json.key("board_latency_us").value(c.board_latency_us);  // 0: not measured
+    if (c.board_cycles) json.key("board_cycles").value(c.board_cycles);
+    if (!c.board.empty()) json.key("board").value(c.board);
+    if (!c.board_note.empty()) json.key("board_note").value(c.board_note);
     if (!c.fuse_note.empty()) json.key("fuse_note").value(c.fuse_note);
     if (!c.error.empty()) json.key("error").value(c.error);
     json.end_object();
@@ -1077,6 +1120,7 @@ bool read_spec(const QJsonObject& o, const std::string& label, ExperimentSpec* o
   for (const QJsonValue& m : o.value("compare_models").toArray()) {
     s.compare_models.push_back(m.toString().toStdString());
   }
+  s.board_port = o.value("board_port").toString().toStdString();
   for (const QJsonValue& v : o.value("stages").toArray()) {
     const QJsonObject st = v.toObject();
     StageSpec stage;
@@ -1285,6 +1329,9 @@ class ResultReader {
            // Results saved before model rows and boards: absent.
            optional(o, path, "model_path", &out->model_path) &&
            optional(o, path, "board_latency_us", &out->board_latency_us) &&
+           optional(o, path, "board_cycles", &out->board_cycles) &&
+           optional(o, path, "board", &out->board) &&
+           optional(o, path, "board_note", &out->board_note) &&
            optional(o, path, "fuse_note", &out->fuse_note) &&
            optional(o, path, "error", &out->error);
   }

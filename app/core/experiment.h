@@ -66,6 +66,9 @@ struct ExperimentSpec {
   // data is). A file whose input does not fit the data gets an error in its
   // row; the other rows go on.
   std::vector<std::string> compare_models;
+  // A board (serial port or pty) the comparison also times each row's deployed model on
+  // (BENCH: uploaded, then inferences timed in the board's cycles); "" = host figures only.
+  std::string board_port;
 };
 
 // Whether a stage scope quantizes rather than trains (int8, int16x8, dynamic).
@@ -148,10 +151,13 @@ struct CellSummary {
   uint64_t parameters = 0;      // trainable float weights (what the "all" scope trains)
   uint64_t arena_bytes = 0;     // fused inference arena (a model row: the fused form if it fuses)
   double latency_us = 0.0;      // fused, one inference: median of bench_inference (bench.h)
-  // One inference on a board; 0 = not measured (filled by the board side, serial/link).
+  // One inference on spec.board_port (median of BENCH, app/core/board.h); 0 = not measured.
   double board_latency_us = 0.0;
-  std::string fuse_note;  // model rows: why the fused column is empty ("" when it is not)
-  std::string error;      // this row could not run (e.g. its input does not fit the data)
+  uint64_t board_cycles = 0;  // the same in the board's cycles (0: a simulated board)
+  std::string board;          // its HELLO name
+  std::string board_note;     // why the board figure is missing (e.g. the arena does not fit)
+  std::string fuse_note;      // model rows: why the fused column is empty ("" when it is not)
+  std::string error;          // this row could not run (e.g. its input does not fit the data)
 };
 
 // The figures of one model file as a comparison row: its own bytes in the
@@ -159,8 +165,10 @@ struct CellSummary {
 // output in the fused column when it fuses (fuse_note says why not), trainable
 // parameters, arena and host latency of the fused form (else of the file).
 // `train` is data the model takes (to count what training "all" updates).
+// `deployed` (optional) gets the bytes the figures are of (the fused form when it fuses).
 bool model_summary(const std::string& path, const std::vector<uint8_t>& bytes,
-                   const TrainingData& train, CellSummary* out, std::string* error);
+                   const TrainingData& train, CellSummary* out, std::string* error,
+                   std::vector<uint8_t>* deployed = nullptr);
 
 enum class ExperimentStatus { kNotRun, kCompleted, kCancelled, kFailed };
 const char* experiment_status_name(ExperimentStatus status);

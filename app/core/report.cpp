@@ -150,8 +150,9 @@ std::vector<std::vector<std::string>> headline_table(const ExperimentResult& res
 }
 
 std::vector<std::string> cells_header() {
-  return {"cell / model",   "test accuracy", "parameters",   "fused bytes",        "WHILE bytes",
-          "unrolled bytes", "arena bytes",   "latency (µs)", "board latency (µs)", "note"};
+  return {"cell / model",       "test accuracy",  "parameters",  "fused bytes",
+          "WHILE bytes",        "unrolled bytes", "arena bytes", "latency (µs)",
+          "board latency (µs)", "board cycles",   "note"};
 }
 
 std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result) {
@@ -161,13 +162,18 @@ std::vector<std::vector<std::string>> cells_table(const ExperimentResult& result
   const auto micros = [](double us) { return us > 0 ? format("%.1f", us) : std::string("-"); };
   for (const CellSummary& c : result.cells) {
     if (!c.error.empty()) {
-      rows.push_back({c.cell, "-", "-", "-", "-", "-", "-", "-", "-", "error: " + c.error});
+      rows.push_back({c.cell, "-", "-", "-", "-", "-", "-", "-", "-", "-", "error: " + c.error});
       continue;
+    }
+    std::string note = c.fuse_note;
+    if (!c.board_note.empty()) {
+      note += (note.empty() ? "" : "; ") +
+              (c.board_note.rfind("board", 0) == 0 ? c.board_note : "board: " + c.board_note);
     }
     rows.push_back({c.cell, figure_text(c.accuracy), std::to_string(c.parameters),
                     count(c.fused_bytes), count(c.while_bytes), count(c.unrolled_bytes),
                     count(c.arena_bytes), micros(c.latency_us), micros(c.board_latency_us),
-                    c.fuse_note});
+                    count(c.board_cycles), note});
   }
   return rows;
 }
@@ -416,7 +422,8 @@ std::string report_html(const ExperimentResult& r, bool plot_images) {
         "<p class=\"note\">Sizes and latency of the first seed's model: fused = one recurrent "
         "op, WHILE = the converter's loop; latency of one fused inference on this machine. "
         "A model file: its own bytes under its form, the fuser's output as fused when it fuses; "
-        "board latency comes from a board run.</p>\n";
+        "board latency and cycles: the median of 20 inferences on the experiment's board (BENCH), "
+        "when it had one.</p>\n";
   }
   const auto plots = report_plots(r);
   if (!plots.empty()) html += "<h2>Curves</h2>\n";

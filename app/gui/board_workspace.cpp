@@ -291,6 +291,7 @@ void BoardWorkspace::connectBoard(const views::BoardPortSettings& settings) {
     return;
   }
   port_ = settings.port;
+  port_settings_ = settings;
   app::BoardConnection c;
   c.port = settings.port.toStdString();
   c.baud = settings.baud;
@@ -320,6 +321,22 @@ void BoardWorkspace::disconnectBoard() {
   }
   link_->client.reset();
   panel_->setConnected(false, tr("disconnected from %1").arg(port_));
+}
+
+QString BoardWorkspace::lendPort() {
+  if (isBusy() || !link_->client || !panel_->isConnected()) return QString();
+  lent_ = port_settings_;
+  link_->client.reset();
+  panel_->setConnected(false,
+                       tr("%1 lent to the cell comparison (it times each row there)").arg(port_));
+  return lent_.port;
+}
+
+void BoardWorkspace::takeBackPort() {
+  if (lent_.port.isEmpty()) return;
+  const views::BoardPortSettings settings = lent_;
+  lent_ = views::BoardPortSettings();
+  connectBoard(settings);
 }
 
 void BoardWorkspace::uploadModel() {

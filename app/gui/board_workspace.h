@@ -50,6 +50,12 @@ class BoardWorkspace : public QObject {
   // result (app::board_bench_line) goes to the status line.
   void bench(int runs = 100);
 
+  // A cell comparison borrows the connected board for its BENCHes (one process owns a port):
+  // lendPort() closes the link when the board is connected and idle and returns its port
+  // ("" otherwise); takeBackPort() connects again with the same settings.
+  QString lendPort();
+  void takeBackPort();
+
   bool isBusy() const;
   // Processes events until no operation runs or `timeout_ms` passed.
   bool waitForIdle(int timeout_ms);
@@ -73,6 +79,8 @@ class BoardWorkspace : public QObject {
   QMainWindow* window_ = nullptr;
   std::shared_ptr<Link> link_;
   std::unique_ptr<QThread> worker_;
+  views::BoardPortSettings port_settings_;  // of the last connectBoard
+  views::BoardPortSettings lent_;           // the settings of a lent port (lendPort)
   QString operation_;
   QString model_path_, dataset_path_;
   QString port_;

@@ -307,7 +307,10 @@ void MainWindow::createWorkspaces() {
   // Workspaces install their own docks here, after the built-in docks and
   // before the saved layout is restored.
   training_ = new TrainingWorkspace(this);
-  new BoardWorkspace(this);  // the Board dock, tabbed with the curves
+  auto* board = new BoardWorkspace(this);  // the Board dock, tabbed with the curves
+  // A cell comparison times each row on the connected board (its board columns).
+  training_->setBoardLender([board] { return board->lendPort(); },
+                            [board] { board->takeBackPort(); });
   addProjectSection(
       "training", [this] { return training_->projectSection(); },
       [this](const QJsonValue& value) { training_->loadProjectSection(value); });

@@ -125,6 +125,7 @@ struct TrainingWorkspace::Run {
   std::unique_ptr<QThread> thread;
   Status status = Status::kQueued;
   std::shared_ptr<const app::ExperimentResult> result;  // set when it ends
+  bool borrowed_board = false;                          // spec.board_port came from the Board dock
 };
 
 namespace {
@@ -314,6 +315,11 @@ int TrainingWorkspace::startExperiment(const views::ExperimentSettings& settings
     apply(run->id, failed);
     return run->id;
   }
+  if ((!run->spec.compare_cells.empty() || !run->spec.compare_models.empty()) && borrow_board_) {
+    const QString port = borrow_board_();
+    run->spec.board_port = port.toStdString();
+    run->borrowed_board = !port.isEmpty();
+  }
   const int id = run->id;
   // The worker posts to this object; the destructor joins every worker
   // before the object goes, so the pointer outlives all posts.
@@ -394,7 +400,17 @@ void TrainingWorkspace::apply(int id, const WorkerBatch& batch) {
   run.status = status;
   const QString progress = batch.error.isEmpty() ? batch.progress : batch.error;
   panel_->setExperimentState(id, status, batch.stage, progress);
+  if (finished && run.borrowed_board && give_back_board_) {
+    run.borrowed_board = false;
+    give_back_board_();
+  }
   if (finished) emit experimentFinished(id, status);
+}
+
+void TrainingWorkspace::setBoardLender(std::function<QString()> borrow,
+                                       std::function<void()> give_back) {
+  borrow_board_ = std::move(borrow);
+  give_back_board_ = std::move(give_back);
 }
 
 int TrainingWorkspace::reportExperiment() const {
@@ -720,6 +736,9 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
     r.model_path = q(c.model_path);
     r.arena_bytes = qint64(c.arena_bytes);
     r.board_latency_us = c.board_latency_us;
+    r.board_cycles = qint64(c.board_cycles);
+    r.board = q(c.board);
+    r.board_note = q(c.board_note);
     r.note = q(c.fuse_note);
     r.error = q(c.error);
     b.cell_results.append(r);

@@ -12,6 +12,7 @@
 #include <QObject>
 #include <QString>
 #include <QVector>
+#include <functional>
 #include <memory>
 
 #include "views/comparison_table.h"
@@ -77,6 +78,9 @@ class TrainingWorkspace : public QObject {
   // candidates and no choice): then the one-line reason goes to the status
   // bar, lastError() and startRefused().
   int startExperiment(const views::ExperimentSettings& settings);
+  // Where a cell comparison gets a board for its board columns: `borrow` returns a port the
+  // experiment may open ("" = none), `give_back` is called when that experiment ends.
+  void setBoardLender(std::function<QString()> borrow, std::function<void()> give_back);
   void pauseExperiment(int id, bool pause);
   void stopExperiment(int id);
   bool isRunning() const;
@@ -136,6 +140,8 @@ class TrainingWorkspace : public QObject {
   QHash<QString, int> stage_colors_;  // "exp / stage" -> palette index
   int next_id_ = 1;
   QString last_error_;
+  std::function<QString()> borrow_board_;
+  std::function<void()> give_back_board_;
   bool owns_widgets_ = true;  // false once docks own them
   QMainWindow* window_ = nullptr;
 };

@@ -259,6 +259,56 @@ TEST(BoardCli, FitAgainstAConnectedBoard) {
       << fit.output;
 }
 
+// The cell comparison's board columns: `gruwb experiment --board-port` times each cell's
+// deployed model on the board (BENCH, outputs checked against the host); a board whose RAM
+// cannot hold a row's model gets a note in that row, the other rows and the host figures stay.
+TEST(BoardCli, CellComparisonTimesEachRowOnTheBoard) {
+  const std::string data = std::string(GRUWB_SHARED_DIR) + "/data/datasets/BasicMotions";
+  const std::string out = testing::TempDir() + "board_cells.json";
+  for (const char* ram : {"524288", "6000"}) {
+    Server sim;
+    std::string pty;
+    ASSERT_TRUE(sim.start({GRUWB_CLI, "board-sim", "--ram", ram},
+                          std::regex("serving on (/dev/pts/[0-9]+)"), &pty));
+    Result experiment =
+        run("experiment --build cell=gru,units=8 --compare-cells gru,rnn --data " + data +
+            " --timesteps 10 --stages init --board-port " + pty + " --json " + out);
+    ASSERT_EQ(experiment.exit_code, 0) << experiment.output;
+    std::printf("%s", experiment.output.substr(experiment.output.find("cell / model")).c_str());
+    std::ifstream file(out);
+    const std::string json((std::istreambuf_iterator<char>(file)),
+                           std::istreambuf_iterator<char>());
+    for (const char* cell : {"gru", "rnn"}) {
+      // Each row of "cells" up to the next: host latency, then the board's figures (a
+      // simulation counts us, no cycles).
+      const size_t at =
+          json.find(std::string("\"cell\": \"") + cell + "\",\n      \"test_accuracy");
+      ASSERT_NE(at, std::string::npos) << cell << ": " << json;
+      const std::string row = json.substr(at, json.find("\n    }", at) - at);
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(
+          row, m,
+          std::regex("\"latency_us\": ([0-9.e+-]+),\\s*\"board_latency_us\": ([0-9.e+-]+)")))
+          << row;
+      EXPECT_GT(std::stod(m[1]), 0.0) << cell;
+      if (std::string(ram) == "524288") {
+        EXPECT_GT(std::stod(m[2]), 0.0) << row;
+        EXPECT_NE(row.find("\"board\": \"host-sim\""), std::string::npos) << row;
+        EXPECT_EQ(row.find("board_cycles"), std::string::npos) << row;
+      } else {
+        EXPECT_EQ(std::stod(m[2]), 0.0) << row;
+        EXPECT_NE(row.find("\"board_note\": "), std::string::npos) << row;
+      }
+    }
+  }
+  std::remove(out.c_str());
+  Result no_board = run("experiment --build cell=gru,units=8 --data " + data +
+                        " --timesteps 10 --stages init --board-port /dev/pts/no-such-board");
+  EXPECT_EQ(no_board.exit_code, 2) << no_board.output;
+  EXPECT_EQ(no_board.output,
+            "gruwb: board: cannot open /dev/pts/no-such-board: No such file or directory\n");
+}
+
 TEST(BoardCli, LibserialportPathAndErrors) {
   Result list = run("board list");
   EXPECT_EQ(list.exit_code, 0) << list.output;

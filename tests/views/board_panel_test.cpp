@@ -16,6 +16,8 @@
 #include <thread>
 
 #include "app/gui/board_workspace.h"
+#include "app/gui/training_workspace.h"
+#include "views/comparison_table.h"
 #include "engine/model/model.h"
 #include "engine/tools/model_file.h"
 #include "serial/firmware/boards/host_pty/host_pty_board.h"
@@ -56,8 +58,47 @@ class BoardPanelTest : public QObject {
 
  private slots:
   void trainsOnTheSimulatedBoardBesideTheHost();
+  void cellComparisonBorrowsTheConnectedBoard();
   void wrongPortIsNamed();
 };
+
+// Compare cells with a board connected in the Board dock: the dock lends its port to the
+// experiment, each cell's model is timed there (the comparison's board column), and the dock
+// connects again when the experiment ends.
+void BoardPanelTest::cellComparisonBorrowsTheConnectedBoard() {
+  SimulatedBoard sim;
+  std::string error;
+  QVERIFY2(sim.start(&error), error.c_str());
+  BoardWorkspace board;
+  gruwb::views::BoardPortSettings port;
+  port.port = QString::fromStdString(sim.pty);
+  board.connectBoard(port);
+  QVERIFY(board.waitForIdle(5000));
+  QVERIFY(board.panel()->isConnected());
+
+  gruwb::gui::TrainingWorkspace training;
+  training.setBoardLender([&board] { return board.lendPort(); },
+                          [&board] { board.takeBackPort(); });
+  gruwb::views::ExperimentSettings s;
+  s.name = "cells on a board";
+  s.build_spec = "cell=gru,units=4";
+  s.dataset_path = kData;
+  s.stages = {"init"};
+  s.compare_cells = {"gru", "rnn"};
+  training.startExperiment(s);
+  QVERIFY(!board.panel()->isConnected());  // lent while the experiment runs
+  QVERIFY(training.waitForIdle(60000));
+  QVERIFY2(training.lastError().isEmpty(), qPrintable(training.lastError()));
+  const auto& cells = training.comparisonTable()->cellResults();
+  QCOMPARE(cells.size(), 2);
+  for (const auto& c : cells) {
+    QVERIFY2(c.board_latency_us > 0, qPrintable(c.cell + ": " + c.board_note));
+    QCOMPARE(c.board, QString("host-sim"));
+    QCOMPARE(c.board_cycles, 0);  // a simulation counts microseconds
+  }
+  QVERIFY(board.waitForIdle(5000));
+  QVERIFY2(board.panel()->isConnected(), qPrintable(board.lastError()));
+}
 
 void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
   SimulatedBoard sim;
