@@ -315,6 +315,23 @@ PY
   run_fuzzers "$dir" "$seconds" "dataset readers + board handler" "${entries[@]}"
 }
 
+# `gruwb export --to firmware-lib` (docs/export.md): the reference model's folder built with its
+# own Makefile for the Cortex-M4F (arm-none-eabi-gcc, through ccache when present) and its example
+# run under QEMU (mps2-an386, semihosting): it exits 0 only when its outputs equal the host's
+# (bit-identical or within 1e-4, example/example_data.h). A fixed folder, so ccache hits next run.
+firmware_lib_qemu() {
+  local dir=build-firmware/firmware_lib prefix=arm-none-eabi- start=$SECONDS
+  [ -x "$ci_build/app/cli/gruwb" ] || cmake --build "$ci_build" -j "$jobs" --target gruwb
+  command -v ccache >/dev/null && prefix="ccache arm-none-eabi-"
+  rm -rf "$dir"
+  "$ci_build/app/cli/gruwb" export resources/samples/gesture_gru_fused.tflite --to firmware-lib -o "$dir"
+  make -C "$dir" -j "$jobs" BOARD=mps2_an386 PREFIX="$prefix" >"$dir.log" ||
+    { tail -30 "$dir.log"; return 1; }
+  tail -3 "$dir.log"
+  timeout 60 make -C "$dir" --no-print-directory run BOARD=mps2_an386
+  echo "--- firmware-lib: exported, built and run under QEMU in $((SECONDS - start)) s"
+}
+
 # The board firmware: the same engine + protocol cross-built for QEMU's mps2-an386
 # (Cortex-M4F, 512 KB RAM), its size, then one epoch of training on it over the emulated
 # UART, compared with the host run (tests/serial/qemu_test.cpp); then the same training on
@@ -354,6 +371,7 @@ firmware_qemu() {
   cmake --build "$dir" -j "$jobs" --target gruwb_fw_mps2_an386
   [ "$inference_bytes" -lt "$trained_bytes" ] || { echo "the inference-only image is not smaller"; return 1; }
   command -v qemu-system-arm >/dev/null || { echo "qemu-system-arm missing (install-deps.sh installs it)"; return 1; }
+  firmware_lib_qemu
   [ -x "$ci_build/tests/serial/serial_qemu_test" ] ||
     cmake --build "$ci_build" -j "$jobs" --target serial_qemu_test
 

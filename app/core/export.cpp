@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "app/core/firmware_lib.h"
 #include "app/core/inspect.h"
 #include "engine/tools/exporter.h"
 #include "engine/tools/json_writer.h"
@@ -111,8 +112,8 @@ int export_npy(const ExportRequest& r, const tools::LoadedModel& model,
 }  // namespace
 
 bool parse_export_target(const std::string& text, ExportTarget* out) {
-  for (ExportTarget t :
-       {ExportTarget::kCArray, ExportTarget::kTflite, ExportTarget::kCircle, ExportTarget::kNpy}) {
+  for (ExportTarget t : {ExportTarget::kCArray, ExportTarget::kTflite, ExportTarget::kCircle,
+                         ExportTarget::kNpy, ExportTarget::kFirmwareLib}) {
     if (text == export_target_name(t)) return *out = t, true;
   }
   return false;
@@ -124,6 +125,7 @@ const char* export_target_name(ExportTarget target) {
     case ExportTarget::kTflite: return "tflite";
     case ExportTarget::kCircle: return "circle";
     case ExportTarget::kNpy: return "npy";
+    case ExportTarget::kFirmwareLib: return "firmware-lib";
   }
   return "?";
 }
@@ -139,6 +141,9 @@ int run_export(const ExportRequest& r, std::string* out, std::string* err) {
     case ExportTarget::kTflite:
     case ExportTarget::kCircle: code = export_model(r, model, &files, &notes, err); break;
     case ExportTarget::kNpy: code = export_npy(r, model, &files, &notes, err); break;
+    case ExportTarget::kFirmwareLib:
+      code = export_firmware_lib(r, model, &files, &notes, err);
+      break;
   }
   if (code != kExitOk) return code;
   if (r.json) {
@@ -160,7 +165,15 @@ int run_export(const ExportRequest& r, std::string* out, std::string* err) {
     return kExitOk;
   }
   *out = "Exported " + r.model_path + " as " + export_target_name(r.target) + ":\n";
+  if (r.target ==
+      ExportTarget::kFirmwareLib) {  // a folder of many files: their sum (--json lists them)
+    uint64_t bytes = 0;
+    for (const ExportedFile& f : files) bytes += f.bytes;
+    *out += "  " + (files.empty() ? r.output : fs::path(files[0].path).parent_path().string()) +
+            ": " + std::to_string(files.size()) + " files, " + std::to_string(bytes) + " bytes\n";
+  }
   for (const ExportedFile& f : files) {
+    if (r.target == ExportTarget::kFirmwareLib) break;
     *out += "  " + f.path + " (" + std::to_string(f.bytes) + " bytes)\n";
   }
   for (const std::string& n : notes) *out += "  note: " + n + "\n";

@@ -25,8 +25,4 @@ const OpResolver& all_ops() {
   return resolver;
 }
 
-const KernelRegistration* find_kernel(int32_t op_code, const char* custom_code) {
-  return default_op_resolver().find(op_code, custom_code);
-}
-
 }  // namespace gruwb

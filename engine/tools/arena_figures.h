@@ -30,6 +30,13 @@ struct ArenaFigures {
   TrainingArena training_all;
 };
 
+class ArenaBuffer;
+
+// Prepares `trainer` for `config` in `storage` (allocated here), within the host's memory budget
+// (memory_budget.h); false with one line in `error` otherwise.
+bool prepare_trainer(const Model& model, const TrainingConfig& config, ArenaBuffer* storage,
+                     Trainer* trainer, std::string* error);
+
 // Plans the model for inference and for training (Adam, cross entropy) and
 // reports the exact arena sizes.
 ArenaFigures measure_arenas(const Model& model);
