@@ -682,13 +682,8 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
     plan.batch_size = spec_.config.batch_size;
     plan.seed = spec_.seed;
     plan.shuffle = spec_.shuffle;
-    s.order.resize(static_cast<size_t>(n));
-    const Status begun = loop.begin(plan, s.order.data(), static_cast<uint32_t>(n),
-                                    static_cast<uint32_t>(epoch - 1));
-    if (!begun.ok()) {
-      result_.error = train_.inputs_label + ": " + status_text(begun);
-      return false;
-    }
+    s.order.resize(static_cast<size_t>(n));  // n >= 1: check_training_data
+    loop.begin(plan, s.order.data(), static_cast<uint32_t>(epoch - 1));
   }
   std::vector<EpochGradientStats> gradients;
   if (spec_.gradient_statistics) {

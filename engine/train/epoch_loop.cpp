@@ -16,19 +16,11 @@ void epoch_order(uint64_t seed, uint32_t epoch, bool shuffle, uint32_t* order, u
   }
 }
 
-Status EpochLoop::begin(const EpochPlan& plan, uint32_t* order, uint32_t order_capacity,
-                        uint32_t first_epoch) {
-  if (plan.samples == 0) return Status::error(StatusCode::kInvalidArgument, "no samples to train");
-  if (order_capacity < plan.samples) {
-    return Status::error(StatusCode::kOutOfMemory, "training order: %u samples, room for %u",
-                         static_cast<unsigned>(plan.samples),
-                         static_cast<unsigned>(order_capacity));
-  }
+void EpochLoop::begin(const EpochPlan& plan, uint32_t* order, uint32_t first_epoch) {
   plan_ = plan;
-  if (plan_.batch_size < 1) plan_.batch_size = 1;
+  if (plan_.samples == 0) plan_.epochs = 0;
   order_ = order;
   restore(first_epoch, 0, 0, 0.0);
-  return Status();
 }
 
 void EpochLoop::restore(uint32_t epoch, uint32_t position, uint32_t hits, double loss_sum) {
@@ -54,7 +46,7 @@ Status EpochLoop::accumulate(Trainer& trainer, int32_t true_class, EpochStep* st
   step->loss_sum = loss_sum_;
   step->hits = hits_;
   step->epoch_end = step->samples == plan_.samples;
-  step->update = step->epoch_end || trainer.pending_samples() >= plan_.batch_size;
+  step->update = step->epoch_end || trainer.pending_samples() >= plan_.batch_size;  // < 1: 1
   return Status();
 }
 

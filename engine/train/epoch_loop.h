@@ -10,7 +10,7 @@
 // is the caller's memory (no heap). docs/training-design.md.
 //
 //   EpochLoop loop;
-//   loop.begin(plan, order, n);
+//   loop.begin(plan, order);
 //   while (!loop.done()) {
 //     write sample loop.sample() into trainer.input(0) and trainer.label();
 //     EpochStep step;
@@ -56,10 +56,10 @@ struct EpochStep {
 
 class EpochLoop {
  public:
-  // Starts at sample 0 of epoch `first_epoch` (a resumed run). `order` holds
-  // plan.samples indices.
-  Status begin(const EpochPlan& plan, uint32_t* order, uint32_t order_capacity,
-               uint32_t first_epoch = 0);
+  // Starts at sample 0 of epoch `first_epoch` (a resumed run). `order` must
+  // hold plan.samples indices (the caller checks its room and the data; a
+  // plan without samples is done at once).
+  void begin(const EpochPlan& plan, uint32_t* order, uint32_t first_epoch = 0);
   bool done() const { return epoch_ >= plan_.epochs; }
   uint32_t epoch() const { return epoch_; }
   uint32_t position() const { return position_; }  // samples of the epoch trained

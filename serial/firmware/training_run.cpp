@@ -17,6 +17,12 @@ Status TrainingRun::begin(Trainer* trainer, const TrainingSettings& settings,
   if (settings.sample_limit > 0 && settings.sample_limit < sample_count_) {
     sample_count_ = settings.sample_limit;
   }
+  if (sample_count_ == 0) return Status::error(StatusCode::kInvalidArgument, "dataset: no samples");
+  if (order_capacity < sample_count_) {
+    return Status::error(StatusCode::kOutOfMemory, "training order: %u samples, room for %u",
+                         static_cast<unsigned>(sample_count_),
+                         static_cast<unsigned>(order_capacity));
+  }
   Tensor* input = trainer->input(0);
   if (trainer->input_count() != 1 || input->elements() != header_.input_elements) {
     return Status::error(StatusCode::kInvalidArgument,
@@ -38,7 +44,7 @@ Status TrainingRun::begin(Trainer* trainer, const TrainingSettings& settings,
   plan.batch_size = settings.config.batch_size;
   plan.seed = settings.seed;
   plan.shuffle = settings.shuffle != 0;
-  GRUWB_RETURN_IF_ERROR(loop_.begin(plan, order, order_capacity));
+  loop_.begin(plan, order);
   trainer_ = trainer;
   settings_ = settings;
   samples_ = dataset + kDatasetHeaderBytes;

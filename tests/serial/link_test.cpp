@@ -41,9 +41,8 @@ std::vector<uint8_t> model_bytes() {
 }
 
 // The first `samples` of the desktop's training split, packed as `gruwb board train` packs
-// them. Not normalised: these tests are about the link, and the raw values keep the bytes on
-// the wire (and so where the noise tests' faults fall) as they were before the board took the
-// desktop's preparation.
+// them. Not normalised (--normalize none): these tests are about the link, and the raw values
+// keep the bytes on the wire, where the noise tests' faults fall, as they were.
 std::vector<uint8_t> dataset_blob(uint32_t samples) {
   app::BoardData data;
   data.path = kData;
