@@ -124,11 +124,11 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
 
 int run_board(const std::vector<std::string>& args) {
   std::vector<OptionSpec> spec = kConnectionOptions;
-  for (const char* name : {"--data",         "--model",    "--epochs",    "--batch",
-                           "--lr",           "--momentum", "--optimizer", "--loss",
-                           "--scope",        "--clip",     "--seed",      "--samples",
-                           "--metric-every", "-o",         "--timeout",   "--checkpoint-every",
-                           "--output",       "--runs",     "--board",     "--tool",
+  for (const char* name : {"--data",         "--model",    "--epochs",     "--batch",
+                           "--lr",           "--momentum", "--optimizer",  "--loss",
+                           "--scope",        "--clip",     "--seed",       "--samples",
+                           "--metric-every", "-o",         "--timeout",    "--checkpoint-every",
+                           "--output",       "--runs",     "--board",      "--tool",
                            "--image",        "--length",   "--validation", "--normalize"}) {
     spec.push_back({name, true});
   }
@@ -350,7 +350,7 @@ const Command kBoardCommand = {
     "Example (no hardware):\n"
     "  gruwb board-sim &          # prints: board-sim: serving on /dev/pts/5\n"
     "  gruwb board train --port /dev/pts/5 --model gesture_gru_fused.tflite \\\n"
-    "      --data BasicMotions_TRAIN.ts --samples 16 --compare-host -o trained.tflite\n",
+    "      --data BasicMotionsAcc60_TRAIN.ts --samples 16 --compare-host -o trained.tflite\n",
     run_board};
 
 const Command kBoardSimCommand = {

@@ -385,8 +385,8 @@ bool board_dataset_blob(const BoardData& data, const std::vector<uint8_t>& model
   }
   note->clear();
   for (const std::string& line : prepared.notes) *note += "dataset " + line + "\n";
-  *note += format("dataset %s: %zu training samples of %d steps x %d channels\n",
-                  data.path.c_str(), train.labels.size(), prepared.timesteps, prepared.features);
+  *note += format("dataset %s: %zu training samples of %d steps x %d channels\n", data.path.c_str(),
+                  train.labels.size(), prepared.timesteps, prepared.features);
   return true;
 }
 

@@ -74,7 +74,7 @@ int board_upload(const BoardConnection& connection, const std::string& model_pat
 struct BoardTrainRequest {
   BoardConnection connection;
   std::string model_path;  // uploaded first when given; else the board's model is used
-  BoardData data;  // data.seed: settings.seed unless set apart
+  BoardData data;          // data.seed: settings.seed unless set apart
   serial::TrainingSettings settings;
   // The output the loss goes on (tensor name or position); "" = automatic
   // with the dataset's classes. Sent as settings.config.loss_output.

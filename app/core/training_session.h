@@ -162,8 +162,8 @@ void write_gradient_stats(tools::JsonWriter& json,
 void write_training_memory(tools::JsonWriter& json, const TrainingMemory& memory);
 
 struct EpochMetrics {
-  int epoch = 0;                // 0 = before training (evaluate_initial)
-  int64_t steps = 0;            // optimizer steps so far
+  int epoch = 0;      // 0 = before training (evaluate_initial)
+  int64_t steps = 0;  // optimizer steps so far
   // Means over the epoch's samples as they were trained (Keras; a board's METRIC is
   // the same, engine/train/epoch_loop.h). Epoch 0: the initial weights evaluated.
   double train_loss = 0.0;

@@ -39,15 +39,15 @@ void epoch_order(uint64_t seed, uint32_t epoch, bool shuffle, uint32_t* order, u
 
 // One sample's step and the epoch's figures after it.
 struct EpochStep {
-  float loss = 0.f;         // this sample's
-  int32_t predicted = -1;   // arg-max of the forward pass's output row 0
-  bool correct = false;     // predicted == the true class
-  bool update = false;      // finish() applies the accumulated gradients
-  bool epoch_end = false;   // the sample is the epoch's last
-  uint32_t epoch = 0;       // 0-based, the sample's epoch
-  uint32_t samples = 0;     // of the epoch trained, this one included
-  double loss_sum = 0.0;    // over those samples
-  uint32_t hits = 0;        // of them classified right
+  float loss = 0.f;        // this sample's
+  int32_t predicted = -1;  // arg-max of the forward pass's output row 0
+  bool correct = false;    // predicted == the true class
+  bool update = false;     // finish() applies the accumulated gradients
+  bool epoch_end = false;  // the sample is the epoch's last
+  uint32_t epoch = 0;      // 0-based, the sample's epoch
+  uint32_t samples = 0;    // of the epoch trained, this one included
+  double loss_sum = 0.0;   // over those samples
+  uint32_t hits = 0;       // of them classified right
   float mean_loss() const { return samples ? static_cast<float>(loss_sum / samples) : 0.f; }
   float accuracy() const {
     return samples ? static_cast<float>(hits) / static_cast<float>(samples) : 0.f;
@@ -62,7 +62,7 @@ class EpochLoop {
   void begin(const EpochPlan& plan, uint32_t* order, uint32_t first_epoch = 0);
   bool done() const { return epoch_ >= plan_.epochs; }
   uint32_t epoch() const { return epoch_; }
-  uint32_t position() const { return position_; }  // samples of the epoch trained
+  uint32_t position() const { return position_; }        // samples of the epoch trained
   uint32_t sample() const { return order_[position_]; }  // the dataset index to write next
   double loss_sum() const { return loss_sum_; }
   uint32_t hits() const { return hits_; }

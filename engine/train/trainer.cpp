@@ -409,9 +409,8 @@ void Trainer::observe_step(Trainer& t, double norm2, bool clipped, float mean) {
   metrics.step = t.step_;
   metrics.samples = t.pending_;
   metrics.loss = static_cast<float>(t.loss_sum_ / t.pending_);
-  metrics.accuracy = t.metric_rows_ > 0
-                         ? static_cast<float>(t.hits_) / static_cast<float>(t.metric_rows_)
-                         : 0.f;
+  metrics.accuracy =
+      t.metric_rows_ > 0 ? static_cast<float>(t.hits_) / static_cast<float>(t.metric_rows_) : 0.f;
   metrics.gradient_norm = static_cast<float>(std::sqrt(norm2));
   metrics.clipped = clipped;
   t.observer_->on_step(metrics);

@@ -72,7 +72,8 @@ TEST(ExperimentVersusBoard, TheSameStageGivesTheSameCurveAndWeights) {
   // The same stage on the board: same model file, data, scope, optimizer, seed, epochs, batch.
   std::string pty, error, note;
   Server sim;
-  ASSERT_TRUE(sim.start({GRUWB_CLI, "board-sim"}, std::regex("serving on (/dev/pts/[0-9]+)"), &pty));
+  ASSERT_TRUE(
+      sim.start({GRUWB_CLI, "board-sim"}, std::regex("serving on (/dev/pts/[0-9]+)"), &pty));
   app::BoardConnection connection;
   connection.port = pty;
   std::unique_ptr<BoardClient> client = app::open_board(connection, &note, &error);

@@ -14,9 +14,9 @@
 
 #include "app/core/board.h"
 #include "engine/runtime/op_resolver.h"
-#include "engine/train/pcg32.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_writer.h"
+#include "engine/train/pcg32.h"
 #include "serial/firmware/inference_bench.h"
 #include "serial/link/board_client.h"
 #include "serial/link/board_run.h"

@@ -357,7 +357,6 @@ TEST(TrainingMemory, ReferenceModelCloseToItsParts) {
   EXPECT_LT(f.total, inference_bytes + 16 * 1024);
 }
 
-
 // ---- The epoch loop every host runs (engine/train/epoch_loop.h) ----
 
 void write_sample(Trainer& t, int id) {
