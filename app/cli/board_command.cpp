@@ -68,7 +68,8 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
   if (!p.integer("--epochs", 1, 100000, &s.epochs, &message) ||
       !p.integer("--batch", 1, 100000, &s.config.batch_size, &message) ||
       !p.integer("--seed", 0, 0xFFFFFFFFLL, &s.seed, &message) ||
-      !p.integer("--samples", 1, 1 << 24, &r->samples, &message) ||
+      !p.integer("--samples", 1, 1 << 24, &r->data.samples, &message) ||
+      !p.number("--validation", 0, 0.9, &r->data.validation_fraction, &message) ||
       !p.integer("--metric-every", 0, 1 << 24, &s.metric_every, &message) ||
       !p.integer("--timeout", 1, 86400 * 7, &r->run_timeout_s, &message) ||
       !p.integer("--checkpoint-every", 0, 1 << 24, &r->checkpoint_every, &message) ||
@@ -110,19 +111,26 @@ std::string parse_train_options(const ParsedArgs& p, app::BoardTrainRequest* r) 
     return p.command + ": --output needs an output tensor NAME";
   }
   r->model_path = p.value("--model");
-  r->data_path = p.value("--data");
-  if (r->data_path.empty()) return p.command + ": missing --data FILE.ts";
+  r->data.path = p.value("--data");
+  if (r->data.path.empty()) return p.command + ": missing --data PATH";
+  r->data.seed = s.seed;  // the split's, as an experiment's first seed is both
+  if (p.has("--length") && !app::parse_length_policy(p.value("--length"), &r->data.length_policy))
+    return p.command + ": --length must be exact, crop, pad or resample";
+  const std::string normalize = p.value("--normalize", "data");
+  if (normalize != "data" && normalize != "none")
+    return p.command + ": --normalize must be data or none";
+  r->data.normalize = normalize == "data";
   return "";
 }
 
 int run_board(const std::vector<std::string>& args) {
   std::vector<OptionSpec> spec = kConnectionOptions;
-  for (const char* name : {"--data",         "--model",    "--epochs",    "--batch",
-                           "--lr",           "--momentum", "--optimizer", "--loss",
-                           "--scope",        "--clip",     "--seed",      "--samples",
-                           "--metric-every", "-o",         "--timeout",   "--checkpoint-every",
-                           "--output",       "--runs",     "--board",     "--tool",
-                           "--image"}) {
+  for (const char* name : {"--data",         "--model",    "--epochs",     "--batch",
+                           "--lr",           "--momentum", "--optimizer",  "--loss",
+                           "--scope",        "--clip",     "--seed",       "--samples",
+                           "--metric-every", "-o",         "--timeout",    "--checkpoint-every",
+                           "--output",       "--runs",     "--board",      "--tool",
+                           "--image",        "--length",   "--validation", "--normalize"}) {
     spec.push_back({name, true});
   }
   spec.push_back({"--no-shuffle", false});
@@ -269,7 +277,7 @@ const Command kBoardCommand = {
     "Usage: gruwb board list\n"
     "       gruwb board info --port PORT [connection options]\n"
     "       gruwb board upload MODEL --port PORT\n"
-    "       gruwb board train --data FILE.ts [--model MODEL] --port PORT [training options]\n"
+    "       gruwb board train --data PATH [--model MODEL] --port PORT [training options]\n"
     "       gruwb board download -o OUT --port PORT\n"
     "       gruwb board bench MODEL --port PORT [--runs N] [--json]\n"
     "       gruwb board flash --board NAME [--tool openocd|st-flash|stm32flash] [--port PORT]\n"
@@ -296,10 +304,17 @@ const Command kBoardCommand = {
     "  --reconnect-s S      Reopen a vanished port once a second for S seconds (default 0)\n"
     "\n"
     "Training options (train):\n"
-    "  --data FILE.ts       UEA .ts dataset; windows of the model's [1, T, F] input are the\n"
-    "                       first T steps of the first F channels\n"
+    "  --data PATH          Any dataset 'gruwb experiment' reads (.ts, .arff, .csv, .npz,\n"
+    "                       x.npy,y.npy, a folder, a plugin's format), prepared as an\n"
+    "                       experiment prepares it for a model file: the board trains on\n"
+    "                       the same training split, in the same order, as the desktop\n"
+    "  --length P           exact, crop, pad or resample (default) to the model's T steps\n"
+    "  --normalize N        data (default: per-channel statistics of the training split)\n"
+    "                       or none\n"
+    "  --validation F       Fraction of the training split held out (default 0); the\n"
+    "                       splits are drawn with --seed, as 'gruwb experiment --seed'\n"
     "  --model MODEL        Upload this model first (default: the one on the board)\n"
-    "  --samples N          Train on the first N samples (default all)\n"
+    "  --samples N          Train on the first N samples of the split (default all)\n"
     "  --epochs N (1)  --batch N (1)  --lr X (0.001)  --optimizer adam|sgd  --momentum X\n"
     "  --loss ce|sparse-ce|mse|mae (ce)  --scope fc|all|last:N (all)  --clip X  --seed N (0)\n"
     "  --output NAME        The model output the loss goes on (tensor name, or its\n"
@@ -361,7 +376,7 @@ const Command kBoardCommand = {
     "Example (no hardware):\n"
     "  gruwb board-sim &          # prints: board-sim: serving on /dev/pts/5\n"
     "  gruwb board train --port /dev/pts/5 --model gesture_gru_fused.tflite \\\n"
-    "      --data BasicMotions_TRAIN.ts --samples 16 --compare-host -o trained.tflite\n",
+    "      --data BasicMotionsAcc60_TRAIN.ts --samples 16 --compare-host -o trained.tflite\n",
     run_board};
 
 const Command kBoardSimCommand = {

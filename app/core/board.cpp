@@ -235,8 +235,7 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   // With the model at hand, a bad dataset fails before any port is opened.
   std::vector<uint8_t> blob;
   std::string data_note;
-  if (!model.empty() &&
-      !board_dataset_blob(request.data_path, model, request.samples, &blob, &data_note, err)) {
+  if (!model.empty() && !board_dataset_blob(request.data, model, &blob, &data_note, err)) {
     return kExitBadInput;
   }
   int32_t loss_output = -1;
@@ -261,8 +260,7 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   } else if (!client->download(kDownloadModel, &model, err)) {
     *err = "the board has no model (give --model FILE): " + *err;
     return kExitBadInput;
-  } else if (!board_dataset_blob(request.data_path, model, request.samples, &blob, &data_note,
-                                 err)) {
+  } else if (!board_dataset_blob(request.data, model, &blob, &data_note, err)) {
     return kExitBadInput;
   }
   *out += data_note;
@@ -346,9 +344,8 @@ int board_train(const BoardTrainRequest& request, const LineSink& progress, std:
   return kExitOk;
 }
 
-bool board_dataset_blob(const std::string& data_path, const std::vector<uint8_t>& model,
-                        uint32_t samples, std::vector<uint8_t>* blob, std::string* note,
-                        std::string* err) {
+bool board_dataset_blob(const BoardData& data, const std::vector<uint8_t>& model,
+                        std::vector<uint8_t>* blob, std::string* note, std::string* err) {
   Model view;
   const Status s = Model::load(model.data(), model.size(), &view);
   if (!s.ok()) {
@@ -357,23 +354,41 @@ bool board_dataset_blob(const std::string& data_path, const std::vector<uint8_t>
   }
   // The window the model takes: input [1, T, F].
   const TensorView input = view.main_subgraph().tensor(view.main_subgraph().inputs[0]);
-  if (input.shape.size != 3) {
+  if (input.shape.size != 3 || input.shape[0] != 1) {
     *err =
         std::string("model input '") + input.name + "' must be [1, T, F] for a time-series dataset";
     return false;
   }
-  TimeSeriesDataset ts;
-  if (!read_ts_file(data_path, &ts, err)) return false;
-  const int timesteps = input.shape[1], features = input.shape[2];
-  if (!make_dataset_blob(ts, timesteps, features, samples, blob, err)) {
-    *err = data_path + ": " + *err;
+  DatasetFiles files;
+  if (!load_dataset(data.path, &files, err)) return false;
+  PrepareOptions options;
+  options.timesteps = input.shape[1];
+  options.length_policy = data.length_policy;
+  options.validation_fraction = data.validation_fraction;
+  options.seed = data.seed;
+  options.normalize_data = data.normalize;
+  PreparedData prepared;
+  if (!prepare_dataset(files, options, &prepared, err)) return false;
+  if (prepared.features != input.shape[2]) {
+    *err = format("%s: %d channels, the model's input '%s' takes %d", data.path.c_str(),
+                  prepared.features, input.name, input.shape[2]);
     return false;
   }
-  if (ts.length != timesteps || ts.dimensions != features) {
-    *note =
-        format("dataset %s: %d steps x %d channels, windows of the first %d steps x %d channels\n",
-               data_path.c_str(), ts.length, ts.dimensions, timesteps, features);
+  PreparedSplit& train = prepared.train;
+  const size_t per_sample = static_cast<size_t>(prepared.timesteps) * prepared.features;
+  if (data.samples > 0 && data.samples < train.labels.size()) {
+    train.labels.resize(data.samples);
+    train.x.resize(data.samples * per_sample);
   }
+  if (!make_dataset_blob(train.x, train.labels, static_cast<uint32_t>(per_sample),
+                         static_cast<uint32_t>(prepared.class_names.size()), blob, err)) {
+    *err = data.path + ": " + *err;
+    return false;
+  }
+  note->clear();
+  for (const std::string& line : prepared.notes) *note += "dataset " + line + "\n";
+  *note += format("dataset %s: %zu training samples of %d steps x %d channels\n", data.path.c_str(),
+                  train.labels.size(), prepared.timesteps, prepared.features);
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/core/dataset.h"
 #include "serial/protocol/messages.h"
 
 namespace gruwb::serial {
@@ -43,11 +44,24 @@ std::string describe_capabilities(const serial::Capabilities& caps);
 // One "link: ..." line: frames, garbled frames, requests sent again, events
 // fetched again or lost, the frame size the line allows now.
 std::string describe_link(const serial::LinkStats& stats);
-// The GWDS blob of a .ts dataset cut to the model's [1, T, F] input (first
-// `samples` samples, 0 = all); *note tells when windows were cut.
-bool board_dataset_blob(const std::string& data_path, const std::vector<uint8_t>& model,
-                        uint32_t samples, std::vector<uint8_t>* blob, std::string* note,
-                        std::string* err);
+// What a board trains on: the desktop's training split of a dataset, prepared
+// as an experiment prepares it for a model file (dataset.h: any reader of the
+// registry, the length policy to the model's T, per-channel normalisation with
+// the training split's statistics, the test and validation splits held out,
+// seeded), so a board run and the Experiments run of the same stage see the same
+// samples in the same order.
+struct BoardData {
+  std::string path;      // anything load_dataset reads
+  uint32_t samples = 0;  // the first N of the training split (0 = all)
+  LengthPolicy length_policy = LengthPolicy::kResample;
+  double validation_fraction = 0.0;
+  bool normalize = true;  // `gruwb experiment`'s default for a model file
+  uint64_t seed = 1;      // the split's (an experiment's first seed)
+};
+// The GWDS blob of `data` for the model's [1, T, F] input; *note lists what
+// the preparation did (one line each).
+bool board_dataset_blob(const BoardData& data, const std::vector<uint8_t>& model,
+                        std::vector<uint8_t>* blob, std::string* note, std::string* err);
 // The board's model with its trained weights, written atomically to `path`.
 bool download_trained_model(serial::BoardClient& client, const std::string& path, size_t* bytes,
                             std::string* err);
@@ -60,8 +74,7 @@ int board_upload(const BoardConnection& connection, const std::string& model_pat
 struct BoardTrainRequest {
   BoardConnection connection;
   std::string model_path;  // uploaded first when given; else the board's model is used
-  std::string data_path;   // .ts (UEA) dataset
-  uint32_t samples = 0;    // first N samples (0 = all)
+  BoardData data;          // data.seed: settings.seed unless set apart
   serial::TrainingSettings settings;
   // The output the loss goes on (tensor name or position); "" = automatic
   // with the dataset's classes. Sent as settings.config.loss_output.

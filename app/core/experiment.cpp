@@ -790,6 +790,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
             latest_stage = stage.name;
             latest_evaluated = true;
             latest_accuracy = run.test_accuracy;
+            if (train_stage) run.trained_model = latest;
           }
         }
         if (!ok) run.error = error;

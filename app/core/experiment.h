@@ -113,6 +113,9 @@ struct StageRun {
   ClassMetrics test_classes;
   bool quantized = false;  // a quantization stage: `quantization` is valid
   QuantizationFigures quantization;
+  // The model the stage ended with (a training stage; not in the JSON): what a board run of
+  // the same stage is compared with (tests/serial/experiment_board_test.cpp).
+  std::vector<uint8_t> trained_model;
   double seconds = 0.0;
   std::string error;  // this run failed (the others go on)
 };

@@ -8,11 +8,11 @@
 #include "app/core/dataset.h"
 #include "engine/tools/arena_buffer.h"
 #include "engine/tools/dequantize.h"
-#include "engine/tools/initializers.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/memory_budget.h"
 #include "engine/tools/model_writer.h"
 #include "engine/tools/npy.h"
+#include "engine/train/epoch_loop.h"
 #include "engine/train/loss_output.h"
 
 namespace gruwb::app {
@@ -425,7 +425,8 @@ struct TrainingSession::State {
   tools::ArenaBuffer storage;
   Trainer trainer;
   std::vector<const char*> names;  // config.names points here
-  std::vector<uint32_t> order;     // sample order of the current epoch
+  std::vector<uint32_t> order;     // sample order of the current epoch (loop's)
+  EpochLoop loop;
   std::vector<std::vector<float>> best_weights;
   double best_monitor = 0.0;
   int epochs_without_improvement = 0;
@@ -671,17 +672,18 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
   Trainer& t = s.trainer;
   const auto start = std::chrono::steady_clock::now();
   const int64_t n = train_.count();
-  const int batch = std::max(1, spec_.config.batch_size);
-  // Sample order: a Fisher-Yates shuffle driven by PCG32 seeded with
-  // (seed, epoch), so a resumed run sees the same order as an unbroken one.
-  s.order.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) s.order[static_cast<size_t>(i)] = static_cast<uint32_t>(i);
-  if (spec_.shuffle) {
-    tools::Rng rng(spec_.seed, 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(epoch) * 2);
-    for (int64_t i = n - 1; i > 0; --i) {
-      const uint64_t j = static_cast<uint64_t>(rng.uniform() * static_cast<double>(i + 1));
-      std::swap(s.order[static_cast<size_t>(i)], s.order[std::min<uint64_t>(j, i)]);
-    }
+  // The engine's epoch loop (engine/train/epoch_loop.h) orders the samples,
+  // steps the optimizer and counts loss and hits, as on a board.
+  EpochLoop& loop = s.loop;
+  if (loop.done() || static_cast<int>(loop.epoch()) != epoch - 1 || loop.position() != 0) {
+    EpochPlan plan;
+    plan.samples = static_cast<uint32_t>(n);
+    plan.epochs = static_cast<uint32_t>(spec_.epochs);
+    plan.batch_size = spec_.config.batch_size;
+    plan.seed = spec_.seed;
+    plan.shuffle = spec_.shuffle;
+    s.order.resize(static_cast<size_t>(n));  // n >= 1: check_training_data
+    loop.begin(plan, s.order.data(), static_cast<uint32_t>(epoch - 1));
   }
   std::vector<EpochGradientStats> gradients;
   if (spec_.gradient_statistics) {
@@ -694,35 +696,37 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
       gradients.push_back(g);
     }
   }
+  std::vector<std::vector<int64_t>> confusion = empty_confusion(classes_);
   int64_t epoch_steps = 0;
-  double loss_sum = 0.0, batch_loss = 0.0;
-  int64_t done = 0;
+  double batch_loss = 0.0;
+  EpochStep step;
   std::string error;
-  for (int64_t k = 0; k < n; ++k) {
+  while (!step.epoch_end) {
     if (cancel && cancel->load(std::memory_order_relaxed)) {
       t.clear_gradients();  // an unfinished batch never reaches the weights
+      loop = EpochLoop();   // the epoch starts over when the run goes on
       *cancelled = true;
       return true;
     }
-    const int64_t i = s.order[static_cast<size_t>(k)];
+    const int64_t i = loop.sample();
     if (!fill_sample(train_, i, &error)) {
       result_.error = error;
       return false;
     }
-    float loss = 0.f;
-    Status status = t.accumulate(&loss);
+    const int32_t truth = train_.class_of(i);
+    Status status = loop.accumulate(t, truth, &step);
     if (!status.ok()) {
       result_.error = train_.inputs_label + ": epoch " + std::to_string(epoch) + ", sample " +
                       std::to_string(i) + ": " + status_text(status);
+      loop = EpochLoop();
       return false;
     }
-    loss_sum += loss;
-    batch_loss += loss;
-    ++done;
-    if (t.pending_samples() < batch && k + 1 < n) continue;
-    // Keras-style: the last, smaller batch of an epoch also updates.
+    if (truth >= 0 && truth < classes_ && step.predicted >= 0 && step.predicted < classes_) {
+      ++confusion[static_cast<size_t>(truth)][static_cast<size_t>(step.predicted)];
+    }
+    batch_loss += step.loss;
     const int pending = t.pending_samples();
-    if (spec_.gradient_statistics) {
+    if (step.update && spec_.gradient_statistics) {
       const float mean = 1.f / static_cast<float>(pending);
       for (size_t w = 0; w < gradients.size(); ++w) {
         const Tensor* g = t.weight_gradient(static_cast<int>(w));
@@ -743,12 +747,14 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
         stats.max = std::max(stats.max, hi);
       }
     }
-    status = t.apply_update();
+    status = loop.finish(t, &step);
     if (!status.ok()) {
       result_.error =
           spec_.model_label + ": epoch " + std::to_string(epoch) + ": " + status_text(status);
+      loop = EpochLoop();
       return false;
     }
+    if (!step.update) continue;
     ++epoch_steps;
     ++result_.steps;
     if (callback) {
@@ -757,10 +763,10 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
       event.epoch = epoch;
       event.epochs = spec_.epochs;
       event.step = t.step();
-      event.epoch_samples_done = done;
+      event.epoch_samples_done = step.samples;
       event.epoch_samples = n;
       event.step_loss = batch_loss / pending;
-      event.running_loss = loss_sum / static_cast<double>(done);
+      event.running_loss = step.loss_sum / static_cast<double>(step.samples);
       callback(event);
     }
     batch_loss = 0.0;
@@ -770,7 +776,10 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
   }
   metrics->epoch = epoch;
   metrics->steps = t.step();
-  metrics->train_loss = n > 0 ? loss_sum / static_cast<double>(n) : 0.0;
+  metrics->train_loss = step.loss_sum / static_cast<double>(step.samples);
+  // As trained, like the loss (Keras' convention; the board's METRIC too).
+  metrics->train_classes = class_metrics(confusion);
+  metrics->train_accuracy = static_cast<double>(step.hits) / static_cast<double>(step.samples);
   metrics->gradients = std::move(gradients);
   metrics->seconds = seconds_since(start);
   metrics->samples_per_second =
@@ -849,16 +858,6 @@ TrainingResult TrainingSession::run(const TrainingCallback& callback,
       outcome = TrainingOutcome::kCancelled;
       break;
     }
-    // Training accuracy and confusion: the epoch-end weights on the training
-    // data. (The output buffer is reused by the backward pass, so predictions
-    // cannot be read after accumulate().)
-    double train_loss_now = 0.0;
-    if (spec_.evaluate_train &&
-        !evaluate(train_, &train_loss_now, &metrics.train_classes, &result_.error)) {
-      outcome = TrainingOutcome::kFailed;
-      break;
-    }
-    metrics.train_accuracy = metrics.train_classes.accuracy;
     if (!evaluate_val(&metrics)) {
       outcome = TrainingOutcome::kFailed;
       break;

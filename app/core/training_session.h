@@ -115,13 +115,12 @@ struct TrainingRunSpec {
   // sizes). prepare() resolves it into config.loss_output.
   std::string loss_output;
   int epochs = 10;
-  uint64_t seed = 1;  // sample order per epoch (PCG32, the same on every machine)
+  // Sample order per epoch: engine/train/epoch_loop.h, as on a board (PCG32, the
+  // same on every machine).
+  uint64_t seed = 1;
   bool shuffle = true;
   bool evaluate_initial = true;  // epoch 0: loss/accuracy before any update
   bool gradient_statistics = true;
-  // Accuracy/confusion of the training data with the epoch-end weights (one
-  // forward pass over it per epoch); false leaves them empty.
-  bool evaluate_train = true;
   EarlyStopping early_stopping;
   std::string checkpoint_path;  // "" = none; written after every epoch when set
   bool resume = false;          // continue from checkpoint_path
@@ -163,15 +162,17 @@ void write_gradient_stats(tools::JsonWriter& json,
 void write_training_memory(tools::JsonWriter& json, const TrainingMemory& memory);
 
 struct EpochMetrics {
-  int epoch = 0;                // 0 = before training (evaluate_initial)
-  int64_t steps = 0;            // optimizer steps so far
-  double train_loss = 0.0;      // mean over the epoch's samples as they were trained (Keras)
-  double train_accuracy = 0.0;  // epoch-end weights on the training data (evaluate_train)
+  int epoch = 0;      // 0 = before training (evaluate_initial)
+  int64_t steps = 0;  // optimizer steps so far
+  // Means over the epoch's samples as they were trained (Keras; a board's METRIC is
+  // the same, engine/train/epoch_loop.h). Epoch 0: the initial weights evaluated.
+  double train_loss = 0.0;
+  double train_accuracy = 0.0;
   bool has_val = false;
   double val_loss = 0.0;
   double val_accuracy = 0.0;
   bool has_accuracy = false;   // classification targets
-  ClassMetrics train_classes;  // epoch-end weights on the training data (evaluate_train)
+  ClassMetrics train_classes;  // the predictions of the training passes (epoch 0: evaluated)
   ClassMetrics val_classes;
   std::vector<EpochGradientStats> gradients;  // trainable weights in model order
   double seconds = 0.0;                       // wall time of the epoch

@@ -419,16 +419,19 @@ void BoardWorkspace::train(const views::BoardStageSettings& stage) {
   panel_->clearCurves();
   std::shared_ptr<Link> link = link_;
   const std::string model_path = model_path_.toStdString();
-  const std::string data_path = dataset_path_.toStdString();
   BoardRunOptions options;
   options.checkpoint_every = static_cast<uint32_t>(stage.checkpoint_every);
-  const uint32_t samples = static_cast<uint32_t>(stage.samples);
+  // The desktop's training split (board.h BoardData: resampled, normalised).
+  app::BoardData data;
+  data.path = dataset_path_.toStdString();
+  data.samples = static_cast<uint32_t>(stage.samples);
+  data.seed = settings.seed;
   const QString port = port_;
   start("training", [=](BoardPoster& poster) -> QString {
     std::vector<uint8_t> model, blob;
     std::string error, note;
     if (!tools::read_file_bytes(model_path, &model, &error)) return q(error);
-    if (!app::board_dataset_blob(data_path, model, samples, &blob, &note, &error)) return q(error);
+    if (!app::board_dataset_blob(data, model, &blob, &note, &error)) return q(error);
     // The host's run of the same stage, same seed: the reference curves.
     ReferenceRun host;
     if (!run_on_host(model, blob, settings, &host, &error)) return q("host run: " + error);

@@ -5,21 +5,6 @@
 
 namespace gruwb::tools {
 
-Rng::Rng(uint64_t seed, uint64_t stream) : increment_((stream << 1u) | 1u) {
-  // The reference pcg32_srandom_r sequence.
-  next_u32();
-  state_ += seed;
-  next_u32();
-}
-
-uint32_t Rng::next_u32() {
-  const uint64_t old = state_;
-  state_ = old * 6364136223846793005ULL + increment_;
-  const uint32_t xorshifted = static_cast<uint32_t>(((old >> 18u) ^ old) >> 27u);
-  const uint32_t rot = static_cast<uint32_t>(old >> 59u);
-  return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
-}
-
 double Rng::uniform() {
   const uint64_t high = next_u32() >> 5;  // 27 bits
   const uint64_t low = next_u32() >> 6;   // 26 bits

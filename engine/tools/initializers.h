@@ -11,15 +11,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/train/pcg32.h"
+
 namespace gruwb::tools {
 
-// PCG32 (O'Neill 2014, XSH-RR 64/32): small, fast, statistically sound and
-// fully specified, so the stream for a seed is fixed forever.
+// The engine's PCG32 (engine/train/pcg32.h) with the draws initialisation
+// needs: fully specified, so the stream for a seed is fixed forever.
 class Rng {
  public:
-  explicit Rng(uint64_t seed, uint64_t stream = 0x5851f42d4c957f2dULL);
+  explicit Rng(uint64_t seed, uint64_t stream = 0x5851f42d4c957f2dULL) : pcg_(seed, stream) {}
 
-  uint32_t next_u32();
+  uint32_t next_u32() { return pcg_.next(); }
   // Uniform in [0, 1) with 53 random bits.
   double uniform();
   double uniform(double low, double high) { return low + (high - low) * uniform(); }
@@ -27,8 +29,7 @@ class Rng {
   double normal();
 
  private:
-  uint64_t state_ = 0;
-  uint64_t increment_ = 0;
+  Pcg32 pcg_;
   bool has_spare_ = false;
   double spare_ = 0;
 };

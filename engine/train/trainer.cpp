@@ -209,9 +209,16 @@ Status Trainer::resolve_scope(const Model& model, uint8_t* flags) {
 
 Status Trainer::prepare(const Model& model, const TrainingConfig& config, uint8_t* arena,
                         size_t arena_bytes) {
+  // The observer and its hooks stay (not through set_observer, which would
+  // link the hooks into every build).
   TrainingObserver* observer = observer_;
+  void (*observe_sample)(Trainer&) = observe_sample_;
+  void (*observe_step)(Trainer&, double, bool, float) = observe_step_;
   *this = Trainer();
-  set_observer(observer);
+  observer_ = observer;
+  observe_sample_ = observe_sample;
+  observe_step_ = observe_step;
+  interpreter_.set_observer(observer);
   config_ = config;
   if (!model.table()) return Status::error(StatusCode::kInvalidArgument, "model is not loaded");
   if (config.batch_size < 1) {
@@ -387,7 +394,27 @@ void Trainer::clear_gradients() {
 
 void Trainer::set_observer(TrainingObserver* observer) {
   observer_ = observer;
+  observe_sample_ = observer ? &Trainer::observe_sample : nullptr;
+  observe_step_ = observer ? &Trainer::observe_step : nullptr;
   interpreter_.set_observer(observer);
+}
+
+void Trainer::observe_sample(Trainer& t) {
+  t.hits_ += t.count_hits();
+  t.metric_rows_ += t.active_rows_;
+}
+
+void Trainer::observe_step(Trainer& t, double norm2, bool clipped, float mean) {
+  StepMetrics metrics;
+  metrics.step = t.step_;
+  metrics.samples = t.pending_;
+  metrics.loss = static_cast<float>(t.loss_sum_ / t.pending_);
+  metrics.accuracy =
+      t.metric_rows_ > 0 ? static_cast<float>(t.hits_) / static_cast<float>(t.metric_rows_) : 0.f;
+  metrics.gradient_norm = static_cast<float>(std::sqrt(norm2));
+  metrics.clipped = clipped;
+  t.observer_->on_step(metrics);
+  t.report_gradients(mean);
 }
 
 Status Trainer::compute_loss(float* loss_out) {
@@ -531,10 +558,7 @@ Status Trainer::accumulate(float* loss) {
   pending_ += samples;
   ++passes_;
   loss_sum_ += static_cast<double>(value) * samples;
-  if (observer_) {
-    hits_ += count_hits();
-    metric_rows_ += active_rows_;
-  }
+  if (observe_sample_) observe_sample_(*this);
   if (loss) *loss = value;
   return Status();
 }
@@ -628,18 +652,7 @@ Status Trainer::apply_update() {
     }
   }
   ++step_;
-  if (observer_) {
-    StepMetrics metrics;
-    metrics.step = step_;
-    metrics.samples = pending_;
-    metrics.loss = static_cast<float>(loss_sum_ / pending_);
-    metrics.accuracy =
-        metric_rows_ > 0 ? static_cast<float>(hits_) / static_cast<float>(metric_rows_) : 0.f;
-    metrics.gradient_norm = static_cast<float>(std::sqrt(norm2));
-    metrics.clipped = clipped;
-    observer_->on_step(metrics);
-    report_gradients(mean);
-  }
+  if (observe_step_) observe_step_(*this, norm2, clipped, mean);
   const float lr = config_.learning_rate;
   const double t = static_cast<double>(step_);
   const double correction1 = 1.0 - std::pow(static_cast<double>(config_.beta1), t);

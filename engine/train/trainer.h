@@ -126,6 +126,10 @@ class Trainer {
   Status compute_loss(float* loss);
   int64_t count_hits() const;
   void report_gradients(float scale);
+  // The observer's work, reached only through these pointers (set by
+  // set_observer), so a build that never observes (a board) links none of it.
+  static void observe_sample(Trainer& t);
+  static void observe_step(Trainer& t, double norm2, bool clipped, float mean);
   int optimizer_slots() const;
   size_t checkpoint_prefix_bytes() const;
   uint8_t* checkpoint_array(size_t offset, size_t* run);
@@ -156,6 +160,8 @@ class Trainer {
   int64_t hits_ = 0;
   int64_t metric_rows_ = 0;
   TrainingObserver* observer_ = nullptr;
+  void (*observe_sample_)(Trainer&) = nullptr;
+  void (*observe_step_)(Trainer&, double, bool, float) = nullptr;
 };
 
 }  // namespace gruwb

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "serial/firmware/pcg32.h"
+#include "engine/train/pcg32.h"
 #include "serial/protocol/crc32.h"
 
 namespace gruwb::serial {

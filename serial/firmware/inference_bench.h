@@ -17,7 +17,7 @@ namespace gruwb::serial {
 
 // Fills every model input from `seed`: FLOAT32 uniform in [-1, 1) (24-bit
 // steps, exact in float), INT8/UINT8 the generator's bytes, other types zero.
-// Pcg32 (pcg32.h; seed, stream 0x42454e43 "BENC"): the same values on every CPU.
+// Pcg32 (engine/train/pcg32.h; seed, stream 0x42454e43 "BENC"): the same values on every CPU.
 void fill_bench_inputs(Interpreter& interpreter, uint32_t seed);
 
 // The board's cycle clock (BoardSupport::cycles: cycles, or microseconds on

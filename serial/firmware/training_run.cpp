@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include "serial/firmware/pcg32.h"
-
 namespace gruwb::serial {
 
 Status TrainingRun::begin(Trainer* trainer, const TrainingSettings& settings,
@@ -40,29 +38,18 @@ Status TrainingRun::begin(Trainer* trainer, const TrainingSettings& settings,
                          static_cast<unsigned>(header_.classes), trainer->output()->name,
                          static_cast<long long>(trainer->label_count()));
   }
+  EpochPlan plan;
+  plan.samples = sample_count_;
+  plan.epochs = settings.epochs;
+  plan.batch_size = settings.config.batch_size;
+  plan.seed = settings.seed;
+  plan.shuffle = settings.shuffle != 0;
+  loop_.begin(plan, order);
   trainer_ = trainer;
   settings_ = settings;
   samples_ = dataset + kDatasetHeaderBytes;
-  order_ = order;
-  epoch_ = 0;
-  position_ = 0;
-  loss_sum_ = 0.0;
-  correct_ = 0;
   started_clock_ = false;
-  shuffle_epoch();
   return Status();
-}
-
-void TrainingRun::shuffle_epoch() {
-  for (uint32_t i = 0; i < sample_count_; ++i) order_[i] = i;
-  if (!settings_.shuffle) return;
-  Pcg32 rng(settings_.seed, epoch_ + 1);
-  for (uint32_t i = sample_count_ - 1; i > 0; --i) {
-    const uint32_t j = rng.below(i + 1);
-    const uint32_t t = order_[i];
-    order_[i] = order_[j];
-    order_[j] = t;
-  }
 }
 
 void TrainingRun::pause(uint64_t now_us) { paused_at_us_ = now_us; }
@@ -81,15 +68,14 @@ Status TrainingRun::step(uint64_t now_us, Metric* metric, bool* metric_due) {
     run_start_us_ = epoch_start_us_ = now_us;
     started_clock_ = true;
   }
-  const size_t sample_bytes = header_.sample_bytes();
-  const uint8_t* sample = samples_ + sample_bytes * order_[position_];
-  Tensor* input = trainer_->input(0);
-  memcpy(input->data, sample, header_.input_elements * sizeof(float));
+  const uint32_t index = loop_.sample();
+  const uint8_t* sample = samples_ + header_.sample_bytes() * index;
+  memcpy(trainer_->input(0)->data, sample, header_.input_elements * sizeof(float));
   uint32_t label;
   memcpy(&label, sample + header_.input_elements * sizeof(float), sizeof label);
   if (label >= header_.classes) {
     return Status::error(StatusCode::kInvalidArgument, "dataset: sample %u has class %u of %u",
-                         static_cast<unsigned>(order_[position_]), static_cast<unsigned>(label),
+                         static_cast<unsigned>(index), static_cast<unsigned>(label),
                          static_cast<unsigned>(header_.classes));
   }
   float* labels = trainer_->label();
@@ -98,49 +84,25 @@ Status TrainingRun::step(uint64_t now_us, Metric* metric, bool* metric_due) {
   } else {
     for (uint32_t c = 0; c < header_.classes; ++c) labels[c] = c == label ? 1.f : 0.f;
   }
-  float loss = 0.f;
-  GRUWB_RETURN_IF_ERROR(trainer_->accumulate(&loss));
-  // The forward output is still intact after backward (outputs stay live for
-  // the loss), so accuracy costs no second forward pass.
-  const float* p = trainer_->output()->f32();
-  uint32_t best = 0;
-  for (uint32_t c = 1; c < header_.classes; ++c) best = p[c] > p[best] ? c : best;
-  correct_ += best == label ? 1 : 0;
-  loss_sum_ += loss;
-  if (trainer_->pending_samples() >= settings_.config.batch_size) {
-    GRUWB_RETURN_IF_ERROR(trainer_->apply_update());
-  }
-  ++position_;
-  const bool epoch_end = position_ == sample_count_;
-  // Keras applies the last, partial batch of an epoch too.
-  if (epoch_end) GRUWB_RETURN_IF_ERROR(trainer_->apply_update());
-
-  if (epoch_end || (settings_.metric_every > 0 && position_ % settings_.metric_every == 0)) {
+  EpochStep s;
+  GRUWB_RETURN_IF_ERROR(loop_.accumulate(*trainer_, static_cast<int32_t>(label), &s));
+  GRUWB_RETURN_IF_ERROR(loop_.finish(*trainer_, &s));
+  if (s.epoch_end || (settings_.metric_every > 0 && s.samples % settings_.metric_every == 0)) {
     const uint64_t elapsed = now_us - epoch_start_us_;
-    metric->epoch = epoch_;
+    metric->epoch = s.epoch;
     metric->step = static_cast<uint32_t>(trainer_->step());
-    metric->samples = position_;
+    metric->samples = s.samples;
     metric->epoch_samples = sample_count_;
-    metric->loss = static_cast<float>(loss_sum_ / position_);
-    metric->accuracy = static_cast<float>(correct_) / static_cast<float>(position_);
+    metric->loss = s.mean_loss();
+    metric->accuracy = s.accuracy();
     metric->samples_per_second =
-        elapsed > 0 ? static_cast<float>(position_ * 1e6 / static_cast<double>(elapsed)) : 0.f;
+        elapsed > 0 ? static_cast<float>(s.samples * 1e6 / static_cast<double>(elapsed)) : 0.f;
     metric->elapsed_ms = static_cast<uint32_t>((now_us - run_start_us_) / 1000);
-    metric->flags = epoch_end ? kMetricEpochEnd : 0;
+    metric->flags = s.epoch_end ? kMetricEpochEnd : 0;
+    if (s.epoch_end && done()) metric->flags |= kMetricRunDone;
     *metric_due = true;
   }
-  if (epoch_end) {
-    ++epoch_;
-    position_ = 0;
-    loss_sum_ = 0.0;
-    correct_ = 0;
-    epoch_start_us_ = now_us;
-    if (done()) {
-      metric->flags |= kMetricRunDone;
-    } else {
-      shuffle_epoch();
-    }
-  }
+  if (s.epoch_end) epoch_start_us_ = now_us;
   return Status();
 }
 
@@ -152,10 +114,10 @@ Status TrainingRun::read_checkpoint(size_t offset, uint8_t* out, size_t bytes) {
   if (!trainer_) return Status::error(StatusCode::kInvalidArgument, "checkpoint: no run begun");
   if (offset < kRunCheckpointHeaderBytes && bytes > 0) {
     RunCheckpointHeader header;
-    header.epoch = epoch_;
-    header.position = position_;
-    header.correct = correct_;
-    header.loss_sum = loss_sum_;
+    header.epoch = loop_.epoch();
+    header.position = loop_.position();
+    header.correct = loop_.hits();
+    header.loss_sum = loop_.loss_sum();
     header.step = static_cast<uint32_t>(trainer_->step());
     header.trainer_bytes = static_cast<uint32_t>(trainer_->checkpoint_bytes());
     uint8_t wire[kRunCheckpointHeaderBytes];
@@ -232,13 +194,9 @@ Status TrainingRun::finish_checkpoint_write() {
   WireReader r(checkpoint_header_, kRunCheckpointHeaderBytes);
   header.read(r);
   checkpoint_next_ = 0;
-  epoch_ = header.epoch;
-  position_ = header.position;
-  correct_ = header.correct;
-  loss_sum_ = header.loss_sum;
+  // The epoch's order is a function of (seed, epoch): recomputed.
+  loop_.restore(header.epoch, header.position, header.correct, header.loss_sum);
   started_clock_ = false;
-  // The epoch's order is a function of (seed, epoch): recompute it.
-  shuffle_epoch();
   return Status();
 }
 

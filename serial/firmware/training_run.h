@@ -1,12 +1,14 @@
 #pragma once
 // One training run over an uploaded dataset, one sample per call, so the
-// board's main loop can serve the serial link between samples. The host runs
-// this very code for its reference run ("same run on the host"), so device
-// and host differ only by the CPU's float rounding.
+// board's main loop can serve the serial link between samples. The samples go
+// through the engine's epoch loop (engine/train/epoch_loop.h), the desktop's
+// too, and the host runs this very code for its reference run ("same run on
+// the host"), so device and host differ only by the CPU's float rounding.
 
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/train/epoch_loop.h"
 #include "engine/train/trainer.h"
 #include "serial/protocol/messages.h"
 
@@ -21,9 +23,9 @@ class TrainingRun {
   // send (every settings.metric_every samples and at each epoch end).
   // `now_us` is the board clock, for samples/s.
   Status step(uint64_t now_us, Metric* metric, bool* metric_due);
-  bool done() const { return epoch_ >= settings_.epochs; }
-  uint32_t epoch() const { return epoch_; }
-  uint32_t samples_in_epoch() const { return position_; }
+  bool done() const { return loop_.done(); }
+  uint32_t epoch() const { return loop_.epoch(); }
+  uint32_t samples_in_epoch() const { return loop_.position(); }
   uint32_t sample_count() const { return sample_count_; }
   // Pause/resume: the clock stops counting while paused.
   void pause(uint64_t now_us);
@@ -41,18 +43,12 @@ class TrainingRun {
   Status finish_checkpoint_write();
 
  private:
-  void shuffle_epoch();
-
   Trainer* trainer_ = nullptr;
   TrainingSettings settings_;
   DatasetHeader header_;
   const uint8_t* samples_ = nullptr;
-  uint32_t* order_ = nullptr;
   uint32_t sample_count_ = 0;
-  uint32_t epoch_ = 0;
-  uint32_t position_ = 0;
-  double loss_sum_ = 0.0;
-  uint32_t correct_ = 0;
+  EpochLoop loop_;
   uint64_t epoch_start_us_ = 0;
   uint64_t run_start_us_ = 0;
   uint64_t paused_at_us_ = 0;

@@ -1,6 +1,8 @@
 #pragma once
-// Datasets for the board: UEA/sktime .ts files read on the host and packed
-// into the GWDS blob the board trains on (messages.h). Host-only.
+// The GWDS blob the board trains on (messages.h, docs/serial-protocol.md).
+// Host-only. The samples come prepared: the app's dataset layer reads the
+// file, resamples, normalises and splits it as for the desktop's training
+// (app/core/board.h board_dataset_blob); this only packs them for the wire.
 
 #include <cstdint>
 #include <string>
@@ -8,22 +10,12 @@
 
 namespace gruwb::serial {
 
-struct TimeSeriesDataset {
-  std::vector<std::string> class_labels;  // @classLabel order = class index
-  int dimensions = 0;
-  int length = 0;
-  // samples[i][d * length + t]
-  std::vector<std::vector<float>> samples;
-  std::vector<uint32_t> labels;
-};
-
-// Reads an equal-length .ts file; errors name the file and line.
-bool read_ts_file(const std::string& path, TimeSeriesDataset* out, std::string* error);
-
-// Packs the first `sample_limit` samples (0 = all) as windows of `timesteps`
-// x `features` (time-major, as a [1, T, F] model input takes them): the
-// first `timesteps` steps of the first `features` channels.
-bool make_dataset_blob(const TimeSeriesDataset& data, int timesteps, int features,
-                       uint32_t sample_limit, std::vector<uint8_t>* blob, std::string* error);
+// Packs `labels.size()` samples of `input_elements` floats each (the model
+// input's layout: [T, F] time-major), in their order, with class ids below
+// `classes`. False with *error naming the problem (sizes that do not fit the
+// blob's limits, a label out of range).
+bool make_dataset_blob(const std::vector<float>& inputs, const std::vector<int>& labels,
+                       uint32_t input_elements, uint32_t classes, std::vector<uint8_t>* blob,
+                       std::string* error);
 
 }  // namespace gruwb::serial

@@ -262,7 +262,7 @@ TEST_F(BuiltTwoOutputsTest, TrainExperimentAndBenchTakeTheOption) {
                          "on; save the trained model with -o"))
       << run.err.toStdString();
   // Board training checks the name before any port is opened.
-  const QString data = QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts";
+  const QString data = QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotionsAcc60_TRAIN.ts";
   run = run_gruwb({"board", "train", "--port", "/dev/null", "--model", built.streaming, "--data",
                    data, "--output", "missing"});
   expect_one_error_line(run, built.streaming, "no output named 'missing'");

@@ -20,11 +20,15 @@
 #include <thread>
 #include <vector>
 
+#include "tests/serial/child_server.h"
+
 namespace {
+
+using gruwb::serial::test::Server;
 
 const std::string kSource = GRUWB_SOURCE_DIR;
 const std::string kModel = kSource + "/resources/samples/gesture_gru_fused.tflite";
-const std::string kData = kSource + "/resources/samples/BasicMotions_TRAIN.ts";
+const std::string kData = kSource + "/resources/samples/BasicMotionsAcc60_TRAIN.ts";
 
 struct Result {
   int exit_code = -1;
@@ -46,57 +50,6 @@ Result run_with_prefix(const std::string& prefix, const std::string& args) {
 
 Result run(const std::string& args) { return run_with_prefix("", args); }
 
-// A child process whose stdout we scan for the pty name; killed by pid.
-class Server {
- public:
-  bool start(const std::vector<std::string>& argv, const std::regex& pty_pattern,
-             std::string* pty) {
-    int fds[2];
-    if (pipe(fds) != 0) return false;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], 1);
-      dup2(fds[1], 2);
-      close(fds[0]);
-      std::vector<char*> args;
-      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      execvp(args[0], args.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    out_ = fds[0];
-    fcntl(out_, F_SETFL, O_NONBLOCK);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    std::string text;
-    while (std::chrono::steady_clock::now() < deadline) {
-      char buffer[512];
-      const ssize_t n = read(out_, buffer, sizeof buffer);
-      if (n > 0) text.append(buffer, static_cast<size_t>(n));
-      std::smatch m;
-      if (std::regex_search(text, m, pty_pattern)) {
-        *pty = m[1];
-        return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ADD_FAILURE() << "no pty announced; output: " << text;
-    return false;
-  }
-  ~Server() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status;
-      waitpid(pid_, &status, 0);
-    }
-    if (out_ >= 0) close(out_);
-  }
-
- private:
-  pid_t pid_ = -1;
-  int out_ = -1;
-};
-
 void train_and_download(const std::string& pty, const std::string& tag) {
   const std::string out = ::testing::TempDir() + "board_trained_" + tag + ".tflite";
   std::remove(out.c_str());
@@ -115,7 +68,13 @@ void train_and_download(const std::string& pty, const std::string& tag) {
                      out);
   ASSERT_EQ(train.exit_code, 0) << train.output;
   std::printf("%s", train.output.c_str());
-  EXPECT_NE(train.output.find("windows of the first 60 steps x 3 channels"), std::string::npos);
+  // The desktop's preparation: the training split (the _TEST file is the test split), normalised.
+  EXPECT_NE(train.output.find("dataset normalisation: per-channel mean/variance of the training "
+                              "split, applied to the data"),
+            std::string::npos)
+      << train.output;
+  EXPECT_NE(train.output.find("16 training samples of 60 steps x 3 channels"), std::string::npos)
+      << train.output;
   EXPECT_NE(train.output.find("epoch 1/1  samples 8/16"), std::string::npos) << train.output;
   // Each METRIC carries the board's time per trained sample (the simulation counts us).
   EXPECT_TRUE(

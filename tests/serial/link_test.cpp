@@ -12,11 +12,12 @@
 #include <cstring>
 #include <memory>
 
+#include "app/core/board.h"
 #include "engine/runtime/op_resolver.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_writer.h"
+#include "engine/train/pcg32.h"
 #include "serial/firmware/inference_bench.h"
-#include "serial/firmware/pcg32.h"
 #include "serial/link/board_client.h"
 #include "serial/link/board_run.h"
 #include "serial/link/dataset_blob.h"
@@ -28,8 +29,9 @@ namespace {
 
 const std::string kModel =
     std::string(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite";
+// BasicMotions' accelerometer channels, 60 steps: the gesture model's input.
 const std::string kData =
-    std::string(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts";
+    std::string(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotionsAcc60_TRAIN.ts";
 
 std::vector<uint8_t> model_bytes() {
   std::vector<uint8_t> bytes;
@@ -38,14 +40,17 @@ std::vector<uint8_t> model_bytes() {
   return bytes;
 }
 
+// The first `samples` of the desktop's training split, packed as `gruwb board train` packs
+// them. Not normalised (--normalize none): these tests are about the link, and the raw values
+// keep the bytes on the wire, where the noise tests' faults fall, as they were.
 std::vector<uint8_t> dataset_blob(uint32_t samples) {
-  TimeSeriesDataset ts;
-  std::string error;
-  EXPECT_TRUE(read_ts_file(kData, &ts, &error)) << error;
+  app::BoardData data;
+  data.path = kData;
+  data.samples = samples;
+  data.normalize = false;
   std::vector<uint8_t> blob;
-  // BasicMotions is 100 steps x 6 channels; the gesture model takes 60 x 3
-  // (the accelerometer channels).
-  EXPECT_TRUE(make_dataset_blob(ts, 60, 3, samples, &blob, &error)) << error;
+  std::string error, note;
+  EXPECT_TRUE(app::board_dataset_blob(data, model_bytes(), &blob, &note, &error)) << error;
   return blob;
 }
 
@@ -614,10 +619,19 @@ TEST(BoardLink, BoardRejectsWrongOrderAndSizes) {
   // A dataset whose windows do not match the model input is refused at CONFIGURE.
   ASSERT_TRUE(rig.client->upload(UploadKind::kModel, model_bytes(), nullptr, nullptr, &error))
       << error;
-  TimeSeriesDataset ts;
-  ASSERT_TRUE(read_ts_file(kData, &ts, &error)) << error;
+  // The training split cut to 50 steps: 4 samples of 150 values.
+  app::DatasetFiles files;
+  ASSERT_TRUE(app::load_dataset(kData, &files, &error)) << error;
+  app::PrepareOptions options;
+  options.timesteps = 50;
+  options.length_policy = app::LengthPolicy::kCrop;
+  app::PreparedData prepared;
+  ASSERT_TRUE(app::prepare_dataset(files, options, &prepared, &error)) << error;
+  prepared.train.labels.resize(4);
+  prepared.train.x.resize(4 * 150);
   std::vector<uint8_t> blob;
-  ASSERT_TRUE(make_dataset_blob(ts, 50, 3, 4, &blob, &error)) << error;
+  ASSERT_TRUE(make_dataset_blob(prepared.train.x, prepared.train.labels, 150, 4, &blob, &error))
+      << error;
   ASSERT_TRUE(rig.client->upload(UploadKind::kDataset, blob, nullptr, nullptr, &error)) << error;
   ConfigureReply reply;
   EXPECT_FALSE(rig.client->configure(adam_settings(1), &reply, &error));

@@ -26,11 +26,11 @@
 #include <sstream>
 #include <thread>
 
+#include "app/core/board.h"
 #include "engine/runtime/op_resolver.h"
 #include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
 #include "serial/link/board_client.h"
-#include "serial/link/dataset_blob.h"
 #include "serial/link/host_reference.h"
 
 namespace gruwb::serial {
@@ -194,12 +194,13 @@ TEST(QemuBoard, TrainsLikeTheHost) {
     std::printf("pool below %u bytes: training a GRU(16) instead of the reference GRU(60)\n",
                 kReferenceRunPool);
   }
-  TimeSeriesDataset ts;
-  ASSERT_TRUE(read_ts_file(
-      std::string(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts", &ts, &error))
-      << error;
+  // The desktop's training split (resampled, normalised), its first 16 samples.
+  app::BoardData board_data;
+  board_data.path = std::string(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotionsAcc60_TRAIN.ts";
+  board_data.samples = 16;
   std::vector<uint8_t> data;
-  ASSERT_TRUE(make_dataset_blob(ts, 60, 3, 16, &data, &error)) << error;
+  std::string data_note;
+  ASSERT_TRUE(app::board_dataset_blob(board_data, model, &data, &data_note, &error)) << error;
   UploadReport up;
   ASSERT_TRUE(client.upload(UploadKind::kModel, model, nullptr, &up, &error)) << error;
   std::printf(

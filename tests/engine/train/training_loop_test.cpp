@@ -1,7 +1,8 @@
 // The training loop around the backward pass: one-pass batches equal
 // accumulated samples, checkpoints resume bit-identically, the observer sees
-// steps and gradient statistics, and the reference model's training memory
-// stays close to the sum of its parts.
+// steps and gradient statistics, the reference model's training memory
+// stays close to the sum of its parts, and the epoch loop every host runs
+// (order, updates, figures).
 
 #include <gtest/gtest.h>
 
@@ -14,7 +15,9 @@
 
 #include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
+#include "engine/train/epoch_loop.h"
 #include "engine/train/observer.h"
+#include "engine/train/pcg32.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/train/gradient_check.h"
 
@@ -135,10 +138,10 @@ TEST(OnePassBatches, FallsBackToSamplesForLoops) {
 }
 
 // Trains one step on sample `id`.
+void write_sample(Trainer& t, int id);
+
 void feed(Trainer& t, int id) {
-  std::vector<float> x = sample(id);
-  memcpy(t.input(0)->data, x.data(), t.input(0)->bytes);
-  t.label()[0] = label_of(id);
+  write_sample(t, id);
   ASSERT_TRUE(t.train_sample(nullptr).ok());
 }
 
@@ -352,6 +355,110 @@ TEST(TrainingMemory, ReferenceModelCloseToItsParts) {
   std::printf("FC-only training arena %zu bytes, inference %zu bytes: +%zu\n", f.total,
               inference_bytes, f.total - inference_bytes);
   EXPECT_LT(f.total, inference_bytes + 16 * 1024);
+}
+
+// ---- The epoch loop every host runs (engine/train/epoch_loop.h) ----
+
+void write_sample(Trainer& t, int id) {
+  std::vector<float> x = sample(id);
+  memcpy(t.input(0)->data, x.data(), t.input(0)->bytes);
+  t.label()[0] = label_of(id);
+}
+
+// The order is pcg_basic's stream through Fisher-Yates with unbiased bounded draws, stream
+// epoch + 1: the values are pinned, so a board, the desktop and a third party agree forever.
+TEST(EpochLoop, OrderIsPcg32FisherYatesPerEpoch) {
+  uint32_t order[8];
+  epoch_order(5, 0, true, order, 8);
+  Pcg32 rng(5, 1);
+  uint32_t expected[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  for (uint32_t i = 7; i > 0; --i) std::swap(expected[i], expected[rng.below(i + 1)]);
+  EXPECT_TRUE(std::equal(order, order + 8, expected));
+  const std::vector<uint32_t> pinned = {0, 2, 3, 6, 4, 7, 5, 1};  // (a Python PCG32 agrees)
+  EXPECT_EQ(std::vector<uint32_t>(order, order + 8), pinned);
+  uint32_t next[8];
+  epoch_order(5, 1, true, next, 8);
+  EXPECT_FALSE(std::equal(order, order + 8, next));  // each epoch its own order
+  std::sort(next, next + 8);
+  for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(next[i], i);  // a permutation
+  epoch_order(5, 3, false, next, 8);
+  for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(next[i], i);  // no shuffle: the data's order
+}
+
+// The loop steps the optimizer after every `batch` samples and at the epoch end, and its figures
+// are the training passes' own: each sample's loss and prediction equal a forward-only pass
+// with the same weights, and reading them changes nothing.
+TEST(EpochLoop, UpdatesAtBatchesAndEpochEndsWithTheTrainingPassesFigures) {
+  Session watched, plain;
+  watched.bytes = small_fused_gru();
+  plain.bytes = watched.bytes;
+  ASSERT_TRUE(watched.prepare_bytes(config(4, false)));
+  ASSERT_TRUE(plain.prepare_bytes(config(4, false)));
+  EpochPlan plan;
+  plan.samples = 10;
+  plan.epochs = 2;
+  plan.batch_size = 4;
+  plan.seed = 3;
+  uint32_t order_a[10], order_b[10];
+  EpochLoop a, b;
+  a.begin(plan, order_a);
+  b.begin(plan, order_b);
+  std::vector<uint32_t> updates_at;
+  double loss_sum = 0.0;
+  uint32_t hits = 0;
+  while (!a.done()) {
+    const uint32_t id = a.sample();
+    ASSERT_EQ(b.sample(), id);
+    write_sample(watched.trainer, static_cast<int>(id));
+    write_sample(plain.trainer, static_cast<int>(id));
+    float eval_loss = 0.f;
+    int32_t eval_class = -1;
+    ASSERT_TRUE(watched.trainer.evaluate(&eval_loss, &eval_class).ok());
+    const int32_t truth = static_cast<int32_t>(label_of(static_cast<int>(id)));
+    EpochStep step, other;
+    ASSERT_TRUE(a.accumulate(watched.trainer, truth, &step).ok());
+    ASSERT_TRUE(b.accumulate(plain.trainer, truth, &other).ok());
+    EXPECT_EQ(step.loss, eval_loss);
+    EXPECT_EQ(step.predicted, eval_class);
+    loss_sum += step.loss;
+    hits += step.predicted == truth ? 1 : 0;
+    EXPECT_EQ(step.loss_sum, loss_sum);
+    EXPECT_EQ(step.hits, hits);
+    if (step.update) updates_at.push_back(step.epoch * 100 + step.samples);
+    const bool epoch_end = step.epoch_end;
+    ASSERT_TRUE(a.finish(watched.trainer, &step).ok());
+    ASSERT_TRUE(b.finish(plain.trainer, &other).ok());
+    if (epoch_end) {
+      EXPECT_FLOAT_EQ(step.mean_loss(), static_cast<float>(loss_sum / 10));
+      EXPECT_FLOAT_EQ(step.accuracy(), hits / 10.f);
+      loss_sum = 0.0;
+      hits = 0;
+    }
+  }
+  EXPECT_EQ(updates_at, (std::vector<uint32_t>{4, 8, 10, 104, 108, 110}));
+  EXPECT_EQ(watched.trainer.step(), 6);
+  expect_same_weights(watched.trainer, plain.trainer, 0.f, "evaluated vs not");
+}
+
+// A loop restored at (epoch, position) with the epoch's sums goes on as the original did.
+TEST(EpochLoop, RestoredLoopContinuesTheSameOrder) {
+  EpochPlan plan;
+  plan.samples = 12;
+  plan.epochs = 3;
+  plan.seed = 77;
+  uint32_t order[12], restored_order[12];
+  EpochLoop loop, restored;
+  loop.begin(plan, order, 1);  // a resumed desktop run starts at epoch 1
+  restored.begin(plan, restored_order);
+  restored.restore(1, 5, 2, 1.5);
+  EXPECT_EQ(restored.epoch(), 1u);
+  EXPECT_EQ(restored.position(), 5u);
+  EXPECT_EQ(restored.hits(), 2u);
+  EXPECT_EQ(restored.loss_sum(), 1.5);
+  EXPECT_TRUE(std::equal(order, order + 12, restored_order));
+  plan.samples = 0;  // nothing to train: done at once, no order read
+  restored.begin(plan, nullptr);
+  EXPECT_TRUE(restored.done());
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 #pragma once
 // PCG32 (O'Neill, pcg-random.org, pcg_basic's pcg32_srandom_r/pcg32_random_r):
-// tiny, and the same sequence on every CPU, so the board's shuffle and bench
-// inputs equal the host's.
+// tiny, and the same sequence on every CPU. The one generator of the house: the
+// epoch order of every training loop (epoch_loop.h), the board's bench inputs
+// and, through tools::Rng, the builder's initial weights.
 
 #include <cstdint>
 
-namespace gruwb::serial {
+namespace gruwb {
 
 struct Pcg32 {
   uint64_t state = 0, increment = 0;
@@ -32,4 +33,4 @@ struct Pcg32 {
   }
 };
 
-}  // namespace gruwb::serial
+}  // namespace gruwb
