@@ -472,7 +472,7 @@ int run(const std::vector<std::string>& args) {
   }
   if (!app::prepare_sweep_folder(dir, spec, &error)) return finish(app::kExitBadInput, "", error);
   const std::vector<app::SweepRunStatus> states = app::sweep_status(dir, spec);
-  const std::vector<int> to_do = app::sweep_runs_to_do(states, parsed.has("--retry-failed"));
+  std::vector<int> to_do = app::sweep_runs_to_do(states, parsed.has("--retry-failed"));
   if (parsed.has("--dry-run")) {
     std::string out = spec.name + ": " + std::to_string(spec.runs.size()) + " runs in " + dir +
                       ", " + std::to_string(to_do.size()) + " to run\n";
@@ -480,8 +480,19 @@ int run(const std::vector<std::string>& args) {
     return finish(app::kExitOk, out, "");
   }
   if (parsed.has("--slurm")) {
+    // Runs an earlier job still holds are not submitted twice.
+    std::map<int, std::string> queued;
+    std::string note;
+    if (queued_tasks(dir, &queued, &note)) {
+      std::vector<int> not_queued;
+      for (int i : to_do) {
+        if (!queued.count(i)) not_queued.push_back(i);
+      }
+      to_do = not_queued;
+    }
     if (to_do.empty()) {
-      return finish(app::kExitOk, "nothing to submit: every run of " + dir + " has a result\n", "");
+      return finish(app::kExitOk,
+                    "nothing to submit: every run of " + dir + " has a result or is queued\n", "");
     }
     return submit(dir, spec, to_do, parsed);
   }
