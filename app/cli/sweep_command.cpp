@@ -94,9 +94,8 @@ std::string log_tail(const std::string& path) {
   if (!tools::read_file_bytes(path, &bytes, &error)) return "(no log)";
   std::string text(bytes.begin(), bytes.end());
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  std::string line = text.substr(text.find_last_of("\n\r") == std::string::npos
-                                     ? 0
-                                     : text.find_last_of("\n\r") + 1);
+  std::string line = text.substr(
+      text.find_last_of("\n\r") == std::string::npos ? 0 : text.find_last_of("\n\r") + 1);
   if (line.empty()) return "(empty log)";
   return line.size() > 200 ? line.substr(0, 200) + "..." : line;
 }
@@ -179,10 +178,10 @@ int run_task(const ParsedArgs& parsed) {
   out += app::plain_table(app::headline_header(result), app::headline_table(result));
   if (result.status == app::ExperimentStatus::kCompleted) return finish(app::kExitOk, out, "");
   std::fputs(out.c_str(), stdout);
-  return finish(app::kExitFailure, "",
-                "sweep run " + std::to_string(index) + ": " +
-                    (result.error.empty() ? app::experiment_status_name(result.status)
-                                          : result.error));
+  return finish(
+      app::kExitFailure, "",
+      "sweep run " + std::to_string(index) + ": " +
+          (result.error.empty() ? app::experiment_status_name(result.status) : result.error));
 }
 
 // ---- here: worker processes ---------------------------------------------------------------
@@ -196,8 +195,8 @@ pid_t spawn_task(const std::string& gruwb, const std::string& dir, int index) {
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   const std::string task = std::to_string(index);
   std::vector<char*> argv = {const_cast<char*>(gruwb.c_str()), const_cast<char*>("sweep"),
-                             const_cast<char*>("--run-task"), const_cast<char*>(dir.c_str()),
-                             const_cast<char*>(task.c_str()), nullptr};
+                             const_cast<char*>("--run-task"),  const_cast<char*>(dir.c_str()),
+                             const_cast<char*>(task.c_str()),  nullptr};
   pid_t pid = -1;
   if (posix_spawn(&pid, gruwb.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid = -1;
   posix_spawn_file_actions_destroy(&actions);
@@ -230,8 +229,8 @@ int run_here(const std::string& dir, const app::SweepSpec& spec, const std::vect
       const int index = to_do[next++];
       const pid_t pid = spawn_task(gruwb, dir, index);
       if (pid < 0) {
-        return finish(app::kExitFailure, "", "sweep: cannot start " + gruwb + " for run " +
-                                                 std::to_string(index));
+        return finish(app::kExitFailure, "",
+                      "sweep: cannot start " + gruwb + " for run " + std::to_string(index));
       }
       running[pid] = index;
       last = app::sweep_run_label(spec.runs[static_cast<size_t>(index)]);
@@ -301,12 +300,13 @@ int submit(const std::string& dir, const app::SweepSpec& spec, const std::vector
   const std::string script_path = dir + "/slurm/sweep.sbatch";
   std::string error;
   if (!QDir().mkpath(QString::fromStdString(dir + "/slurm")) ||
-      !app::save_text_atomically(script_path,
-                                 app::slurm_batch_script(dir, spec, to_do, options), &error)) {
+      !app::save_text_atomically(script_path, app::slurm_batch_script(dir, spec, to_do, options),
+                                 &error)) {
     return finish(app::kExitFailure, "", error.empty() ? dir + "/slurm: cannot create" : error);
   }
   std::string output;
-  const int code = capture(shell_quote(sbatch) + " --parsable " + shell_quote(script_path), &output);
+  const int code =
+      capture(shell_quote(sbatch) + " --parsable " + shell_quote(script_path), &output);
   const std::string id = first_line(output).substr(0, first_line(output).find(';'));
   if (code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
     return finish(app::kExitFailure, "",
@@ -322,8 +322,8 @@ int submit(const std::string& dir, const app::SweepSpec& spec, const std::vector
   return finish(app::kExitOk,
                 "submitted Slurm job " + id + ": " + std::to_string(to_do.size()) +
                     " tasks (runs " + app::slurm_array_text(to_do) + "), logs in " + dir +
-                    "/logs\nfollow: gruwb sweep --status " + dir + "\nmerge:  gruwb sweep --collect " +
-                    dir + "\n",
+                    "/logs\nfollow: gruwb sweep --status " + dir +
+                    "\nmerge:  gruwb sweep --collect " + dir + "\n",
                 "");
 }
 
@@ -427,20 +427,22 @@ int status(const ParsedArgs& parsed) {
   std::fputs(out.c_str(), stdout);
   std::fputs(problems.c_str(), stdout);
   return finish(app::kExitFailure, "",
-                "sweep: " + std::to_string(failed) + " runs failed (retry them: gruwb sweep SPEC "
-                "--dir " + dir + " --retry-failed [--slurm])");
+                "sweep: " + std::to_string(failed) +
+                    " runs failed (retry them: gruwb sweep SPEC "
+                    "--dir " +
+                    dir + " --retry-failed [--slurm])");
 }
 
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
   const std::vector<OptionSpec> options = {
-      {"--dir", true},           {"--jobs", true},      {"--retry-failed", false},
-      {"--report", true},        {"--slurm", false},    {"--partition", true},
-      {"--time", true},          {"--cpus", true},      {"--account", true},
-      {"--mem", true},           {"--max-parallel", true}, {"--sbatch-option", true},
-      {"--gruwb", true},         {"--status", true},    {"--wait", false},
-      {"--timeout", true},       {"--collect", true},   {"--run-task", true},
+      {"--dir", true},     {"--jobs", true},         {"--retry-failed", false},
+      {"--report", true},  {"--slurm", false},       {"--partition", true},
+      {"--time", true},    {"--cpus", true},         {"--account", true},
+      {"--mem", true},     {"--max-parallel", true}, {"--sbatch-option", true},
+      {"--gruwb", true},   {"--status", true},       {"--wait", false},
+      {"--timeout", true}, {"--collect", true},      {"--run-task", true},
       {"--dry-run", false}};
   if (!parse_args(kSweepCommand, args, options, &parsed, &exit_code)) return exit_code;
   if (parsed.has("--run-task")) return run_task(parsed);

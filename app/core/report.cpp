@@ -574,7 +574,8 @@ std::string sweep_scatter_svg(const SweepResult& result, const std::string& x_me
   for (const SweepRow& row : result.rows) {
     const double x = bytes ? static_cast<double>(row.model_bytes) : row.latency_us;
     if (row.state != SweepRunState::kFinished || !(x > 0)) continue;
-    const std::string group = row.params.empty() ? "" : row.params[0].name + "=" + row.params[0].value;
+    const std::string group =
+        row.params.empty() ? "" : row.params[0].name + "=" + row.params[0].value;
     if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
     points.push_back({x, row.accuracy, row.label, group});
   }
@@ -619,11 +620,11 @@ std::string sweep_scatter_svg(const SweepResult& result, const std::string& x_me
   svg += "<rect x=\"" + number(left) + "\" y=\"" + number(top) + "\" width=\"" + number(pw) +
          "\" height=\"" + number(ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
   for (const Point& p : points) {
-    const size_t g = static_cast<size_t>(std::find(groups.begin(), groups.end(), p.group) -
-                                         groups.begin());
-    svg += "<circle cx=\"" + number(px(p.x)) + "\" cy=\"" + number(py(p.y)) +
-           "\" r=\"4\" fill=\"" + kColors[g % 10] + "\" fill-opacity=\"0.8\"><title>" +
-           escape_html(p.label) + "</title></circle>\n";
+    const size_t g =
+        static_cast<size_t>(std::find(groups.begin(), groups.end(), p.group) - groups.begin());
+    svg += "<circle cx=\"" + number(px(p.x)) + "\" cy=\"" + number(py(p.y)) + "\" r=\"4\" fill=\"" +
+           kColors[g % 10] + "\" fill-opacity=\"0.8\"><title>" + escape_html(p.label) +
+           "</title></circle>\n";
   }
   for (size_t g = 0; g < groups.size() && g < 10; ++g) {
     const double ly = top + 14 + 16 * static_cast<double>(g);

@@ -74,8 +74,8 @@ bool read_text(const std::string& path, std::string* text, std::string* error) {
 
 std::string absolute_path(const std::string& base_dir, const std::string& path) {
   if (path.empty()) return path;
-  return QDir::cleanPath(QDir(QString::fromStdString(base_dir))
-                             .absoluteFilePath(QString::fromStdString(path)))
+  return QDir::cleanPath(
+             QDir(QString::fromStdString(base_dir)).absoluteFilePath(QString::fromStdString(path)))
       .toStdString();
 }
 
@@ -187,16 +187,18 @@ double unit_random(std::mt19937_64* rng) { return static_cast<double>((*rng)() >
 std::string sample(const Axis& axis, std::mt19937_64* rng) {
   const double u = unit_random(rng);
   if (axis.distribution == "choice") {
-    return axis.values[std::min(axis.values.size() - 1, static_cast<size_t>(u * axis.values.size()))];
+    return axis
+        .values[std::min(axis.values.size() - 1, static_cast<size_t>(u * axis.values.size()))];
   }
   if (axis.distribution == "int_uniform") {
     const double span = std::floor(axis.high) - std::ceil(axis.low) + 1;
     return number_text(std::ceil(axis.low) + std::min(span - 1, std::floor(u * span)));
   }
   char text[32];
-  const double v = axis.distribution == "uniform"
-                       ? axis.low + u * (axis.high - axis.low)
-                       : std::exp(std::log(axis.low) + u * (std::log(axis.high) - std::log(axis.low)));
+  const double v =
+      axis.distribution == "uniform"
+          ? axis.low + u * (axis.high - axis.low)
+          : std::exp(std::log(axis.low) + u * (std::log(axis.high) - std::log(axis.low)));
   std::snprintf(text, sizeof text, "%.4g", v);
   return text;
 }
@@ -249,9 +251,8 @@ bool apply_sweep_param(const SweepParam& p, ExperimentSpec* spec, std::string* e
       *error = "setting optimizer='" + p.value + "': expected adam or sgd";
       return false;
     }
-    each_training_stage([&](StageSpec& s) {
-      s.optimizer = p.value == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
-    });
+    each_training_stage(
+        [&](StageSpec& s) { s.optimizer = p.value == "sgd" ? Optimizer::kSgd : Optimizer::kAdam; });
   } else if (p.name == "stages") {
     StageSpec defaults;  // the experiment's first training stage, else gruwb experiment's
     defaults.learning_rate = 0.005f;
@@ -420,8 +421,8 @@ bool parse_sweep_spec(const std::string& text, const std::string& label,
     }
     for (auto it = space.begin(); it != space.end(); ++it) {
       Axis axis;
-      if (!read_random_axis(it.key(), it.value(), label + ": random.space." + it.key().toStdString(),
-                            &axis, error)) {
+      if (!read_random_axis(it.key(), it.value(),
+                            label + ": random.space." + it.key().toStdString(), &axis, error)) {
         return false;
       }
       random.push_back(axis);
@@ -477,8 +478,8 @@ bool parse_sweep_spec(const std::string& text, const std::string& label,
 bool load_sweep_spec(const std::string& path, SweepSpec* out, std::string* error) {
   std::string text;
   if (!read_text(path, &text, error)) return false;
-  return parse_sweep_spec(text, path, QFileInfo(QString::fromStdString(path)).absolutePath().toStdString(),
-                          out, error);
+  return parse_sweep_spec(
+      text, path, QFileInfo(QString::fromStdString(path)).absolutePath().toStdString(), out, error);
 }
 
 // ---- the folder ------------------------------------------------------------------------
@@ -543,8 +544,9 @@ bool open_sweep_folder(const std::string& dir, SweepSpec* out, std::string* erro
                             p.toObject().value("value").toString().toStdString()});
     }
     const std::string where = path + ": runs[" + std::to_string(run.index) + "]";
-    if (!parse_experiment_spec(QJsonDocument(r.value("experiment").toObject()).toJson().toStdString(),
-                               where, &run.experiment, error)) {
+    if (!parse_experiment_spec(
+            QJsonDocument(r.value("experiment").toObject()).toJson().toStdString(), where,
+            &run.experiment, error)) {
       return false;
     }
     spec.runs.push_back(std::move(run));
@@ -679,7 +681,8 @@ bool collect_sweep(const std::string& dir, SweepResult* out, std::string* error)
     if (read_text(path, &text, &ignored)) {
       if (!parse_experiment_result(text, path, &r, error)) return false;
       if (r.status == ExperimentStatus::kCompleted) row.state = SweepRunState::kFinished;
-      if (r.status == ExperimentStatus::kFailed) row.state = SweepRunState::kFailed, row.error = r.error;
+      if (r.status == ExperimentStatus::kFailed)
+        row.state = SweepRunState::kFailed, row.error = r.error;
     }
     if (row.state == SweepRunState::kFinished) {
       fill_row(r, &row);
@@ -745,8 +748,8 @@ std::vector<const SweepRow*> best_sweep_rows(const SweepResult& result, size_t c
 std::vector<std::string> sweep_table_header(const SweepResult& result) {
   std::vector<std::string> header = {"run"};
   header.insert(header.end(), result.param_names.begin(), result.param_names.end());
-  for (const char* column : {"state", "test accuracy", "cross entropy", "parameters",
-                             "model bytes", "arena bytes", "latency (µs)", "seconds"}) {
+  for (const char* column : {"state", "test accuracy", "cross entropy", "parameters", "model bytes",
+                             "arena bytes", "latency (µs)", "seconds"}) {
     header.push_back(column);
   }
   return header;
@@ -783,20 +786,20 @@ std::string sweep_result_json(const SweepResult& result) {
       params.append(QJsonObject{{"name", QString::fromStdString(p.name)},
                                 {"value", QString::fromStdString(p.value)}});
     }
-    rows.append(QJsonObject{{"index", row.index},
-                            {"label", QString::fromStdString(row.label)},
-                            {"params", params},
-                            {"state", sweep_run_state_name(row.state)},
-                            {"error", QString::fromStdString(row.error)},
-                            {"test_accuracy", row.accuracy},
-                            {"test_loss", row.loss},
-                            {"parameters", static_cast<qint64>(row.parameters)},
-                            {"model_bytes", static_cast<qint64>(row.model_bytes)},
-                            {"arena_bytes", static_cast<qint64>(row.arena_bytes)},
-                            {"latency_us", row.latency_us},
-                            {"seconds", row.seconds},
-                            {"result", QString::fromStdString("runs/" + run_file(row.index) +
-                                                              ".json")}});
+    rows.append(
+        QJsonObject{{"index", row.index},
+                    {"label", QString::fromStdString(row.label)},
+                    {"params", params},
+                    {"state", sweep_run_state_name(row.state)},
+                    {"error", QString::fromStdString(row.error)},
+                    {"test_accuracy", row.accuracy},
+                    {"test_loss", row.loss},
+                    {"parameters", static_cast<qint64>(row.parameters)},
+                    {"model_bytes", static_cast<qint64>(row.model_bytes)},
+                    {"arena_bytes", static_cast<qint64>(row.arena_bytes)},
+                    {"latency_us", row.latency_us},
+                    {"seconds", row.seconds},
+                    {"result", QString::fromStdString("runs/" + run_file(row.index) + ".json")}});
   }
   const QJsonObject o{{"format", "gruwb-sweep-result-1"},
                       {"name", QString::fromStdString(result.name)},
@@ -844,8 +847,8 @@ bool parse_sweep_result(const std::string& text, const std::string& label, Sweep
     row.latency_us = j.value("latency_us").toDouble();
     row.seconds = j.value("seconds").toDouble();
     if (row.params.size() != r.param_names.size()) {
-      *error = label + ": runs[" + std::to_string(r.rows.size()) + "]: " +
-               std::to_string(row.params.size()) + " settings, expected " +
+      *error = label + ": runs[" + std::to_string(r.rows.size()) +
+               "]: " + std::to_string(row.params.size()) + " settings, expected " +
                std::to_string(r.param_names.size());
       return false;
     }

@@ -129,9 +129,9 @@ bool open_sweep_result(const std::string& path, SweepResult* out, std::string* e
 struct SlurmOptions {
   std::string partition, time, account, memory;  // "" = the cluster's default
   int cpus = 1;
-  int max_parallel = 0;                   // --array=...%N; 0 = no limit
-  std::vector<std::string> extra;         // further "#SBATCH" options, as given
-  std::string gruwb;                      // the binary every node runs (absolute)
+  int max_parallel = 0;            // --array=...%N; 0 = no limit
+  std::vector<std::string> extra;  // further "#SBATCH" options, as given
+  std::string gruwb;               // the binary every node runs (absolute)
 };
 // "0-7", "1,3,5-6": runs as sbatch --array wants them.
 std::string slurm_array_text(const std::vector<int>& indices);
