@@ -12,6 +12,7 @@
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <limits>
 
 #include "views/curve_plot.h"
 
@@ -109,8 +110,12 @@ void SweepView::setData(const SweepViewData& data) {
       auto* item = new QStandardItem(text);
       bool number = false;
       const double value = text.toDouble(&number);
-      // Numbers sort as numbers; "-" (not finished) below every figure.
-      item->setData(number ? QVariant(value) : QVariant(text), kSortRole);
+      // Numbers sort as numbers, and "-" (not finished) below every figure.
+      const bool missing = text == "-";
+      item->setData(number    ? QVariant(value)
+                    : missing ? QVariant(-std::numeric_limits<double>::infinity())
+                              : QVariant(text),
+                    kSortRole);
       if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       item->setData(run.run, kRunRole);
       item->setToolTip(run.label);

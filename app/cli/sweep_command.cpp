@@ -175,9 +175,13 @@ int run_task(const ParsedArgs& parsed) {
       app::run_sweep_task(dir, spec, static_cast<int>(index), nullptr, &g_cancel);
   std::string out = std::string(app::experiment_status_name(result.status)) + " in " +
                     std::to_string(static_cast<int>(result.seconds + 0.5)) + " s\n";
-  out += app::plain_table(app::headline_header(result), app::headline_table(result));
+  if (!result.runs.empty()) {
+    out += app::plain_table(app::headline_header(result), app::headline_table(result));
+  }
   if (result.status == app::ExperimentStatus::kCompleted) return finish(app::kExitOk, out, "");
+  // The error last in the log (stdout and stderr share it): --status shows the last line.
   std::fputs(out.c_str(), stdout);
+  std::fflush(stdout);
   return finish(
       app::kExitFailure, "",
       "sweep run " + std::to_string(index) + ": " +
