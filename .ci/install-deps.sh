@@ -21,6 +21,8 @@ packages=(
   openocd stlink-tools stm32flash
   # headless GUI runs and screenshots
   xvfb xauth imagemagick
+  # `gruwb sweep --slurm` on a one-node cluster (tests/app/sweep_slurm_test.sh); jq compares results
+  slurmctld slurmd slurm-client munge jq
 )
 
 # One dpkg-query for all packages keeps re-runs fast; "ii" = installed and configured.

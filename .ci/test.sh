@@ -8,7 +8,7 @@
 #   GRUWB_FUZZ_SECONDS=120  each engine fuzzer's run time (reader, invoke, training step, fuser) (0: build the fuzzers, do not run them)
 #   GRUWB_FUZZ_INPUTS_SECONDS=90  each dataset-reader and board-handler fuzzer's (0: build only)
 #   GRUWB_CENSUS_MUTANTS=10  mutants per seed model in the census
-#   GRUWB_CI_STAGES="layers test portability firmware fuzz census"   the stages to run (all by default)
+#   GRUWB_CI_STAGES="layers test slurm portability firmware fuzz census"   the stages to run (all by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -21,7 +21,7 @@ export QT_QPA_PLATFORM=offscreen
 
 failed=()
 summary=()
-stages=" ${GRUWB_CI_STAGES:-layers test portability firmware fuzz census} "
+stages=" ${GRUWB_CI_STAGES:-layers test slurm portability firmware fuzz census} "
 rm -f build-fuzz/executions-this-run  # the fuzz stages add their totals (issue 17: 10 M a run)
 run_stage() {
   local key=$1 name=$2
@@ -48,14 +48,25 @@ run_stage() {
 # one-time allocations at exit are not ours to fix.
 ci_build=build-asan
 export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
-build_and_test() {
+ci_configure() {
   # -g1 (line tables: enough for the sanitizers' stack traces) instead of -g: the compile, most
   # of this stage, takes 30% less time per file (fuser.cpp 80 -> 56 s, objects 14 -> 6 MB,
   # 2026-12-03). -O2 stays: another level would change what -Werror's flow warnings see.
   cmake -S . -B "$ci_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRUWB_SANITIZE=ON \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+}
+build_and_test() {
+  ci_configure
   cmake --build "$ci_build" -j "$jobs"
   ctest --test-dir "$ci_build" --output-on-failure -j "$jobs"
+}
+
+# A sweep as one Slurm array job on a one-node cluster the script starts and stops (slurmctld,
+# slurmd, munge from Debian), checked against the same sweep run here (docs/sweeps.md).
+sweep_slurm() {
+  ci_configure >/dev/null
+  cmake --build "$ci_build" -j "$jobs" --target gruwb
+  bash tests/app/sweep_slurm_test.sh "$ci_build"
 }
 
 # The layers of docs/architecture.md, by their #include lines (no build needed): each rule names
@@ -429,6 +440,7 @@ firmware_qemu() {
 
 run_stage layers "layers: includes follow docs/architecture.md" layer_check
 run_stage test "build and test, ASan + UBSan (build-asan/)" build_and_test
+run_stage slurm "slurm: gruwb sweep --slurm on a one-node cluster, ASan + UBSan (build-asan/)" sweep_slurm
 run_stage portability "portability: engine for Cortex-M4F (build-firmware/)" portability_check
 run_stage firmware "firmware: every board's image trains under QEMU (build-firmware*/)" firmware_qemu
 run_stage fuzz "fuzz: reader, invoke, training step, fuser (build-fuzz/)" fuzz_engine

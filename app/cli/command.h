@@ -83,6 +83,7 @@ extern const Command kBuildCommand;
 extern const Command kBoardCommand;
 extern const Command kBoardSimCommand;
 extern const Command kExperimentCommand;
+extern const Command kSweepCommand;
 extern const Command kDataCommand;
 extern const Command kGradCommand;
 extern const Command kTrainCommand;

@@ -18,9 +18,10 @@
 namespace gruwb::cli {
 
 const Command* const kCommands[] = {
-    &kInspectCommand,    &kRunCommand,  &kBenchCommand,    &kBuildCommand,    &kGradCommand,
-    &kTrainCommand,      &kFuseCommand, &kQuantizeCommand, &kCorpusCommand,   &kExportCommand,
-    &kExperimentCommand, &kDataCommand, &kBoardCommand,    &kBoardSimCommand, &kPluginsCommand};
+    &kInspectCommand, &kRunCommand,    &kBenchCommand,      &kBuildCommand,
+    &kGradCommand,    &kTrainCommand,  &kFuseCommand,       &kQuantizeCommand,
+    &kCorpusCommand,  &kExportCommand, &kExperimentCommand, &kSweepCommand,
+    &kDataCommand,    &kBoardCommand,  &kBoardSimCommand,   &kPluginsCommand};
 
 const Command* find_command(const std::string& name) {
   for (const Command* command : kCommands) {

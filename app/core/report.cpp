@@ -382,7 +382,7 @@ const std::vector<std::string> kRunsHeader = {
 
 }  // namespace
 
-std::string report_html(const ExperimentResult& r, bool plot_images) {
+std::string report_html(const ExperimentResult& r, bool plot_images, const std::string& preface) {
   const ExperimentSpec& spec = r.spec;
   std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>" +
@@ -392,6 +392,7 @@ std::string report_html(const ExperimentResult& r, bool plot_images) {
       "8px;text-align:right}\nth{background:#eee}\ntd:first-child,th:first-child{text-align:left}"
       "\n.note{color:#555}\n</style>\n</head>\n<body>\n";
   html += "<h1>" + escape_html(spec.name) + "</h1>\n";
+  html += preface;
   html += "<p>Status: <b>" + escape_html(experiment_status_name(r.status)) + "</b>" +
           (r.error.empty() ? "" : " &#8212; " + escape_html(r.error)) + ". Started " +
           escape_html(r.started) + ", " + format("%.1f", r.seconds) + " s.</p>\n";
@@ -498,11 +499,15 @@ std::string report_csv(const ExperimentResult& r) {
   return csv;
 }
 
+namespace {
+bool ends_with(const std::string& path, const char* ext) {
+  const std::string e(ext);
+  return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+}
+}  // namespace
+
 bool write_report(const std::string& path, const ExperimentResult& result, std::string* error) {
-  const auto ends = [&](const char* ext) {
-    const std::string e(ext);
-    return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
-  };
+  const auto ends = [&](const char* ext) { return ends_with(path, ext); };
   std::string text;
   if (ends(".html") || ends(".htm")) {
     text = report_html(result);
@@ -516,6 +521,170 @@ bool write_report(const std::string& path, const ExperimentResult& result, std::
     return write_report_pdf(path, result, error);
   } else {
     *error = path + ": unknown report format (use .html, .pdf, .md, .csv or .json)";
+    return false;
+  }
+  return save_text_atomically(path, text, error);
+}
+
+// ---- sweeps ----------------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::vector<std::string>> sweep_rows(const std::vector<const SweepRow*>& rows,
+                                                 bool plain_numbers) {
+  std::vector<std::vector<std::string>> out;
+  for (const SweepRow* row : rows) out.push_back(sweep_table_row(*row, plain_numbers));
+  return out;
+}
+
+std::vector<const SweepRow*> all_rows(const SweepResult& result) {
+  std::vector<const SweepRow*> rows;
+  for (const SweepRow& row : result.rows) rows.push_back(&row);
+  return rows;
+}
+
+std::string sweep_counts(const SweepResult& r) {
+  return std::to_string(r.rows.size()) + " runs: " + std::to_string(r.finished) + " finished, " +
+         std::to_string(r.failed) + " failed, " + std::to_string(r.pending) + " pending";
+}
+
+// The sections a sweep report puts before the merged experiment's.
+std::string sweep_preface_html(const SweepResult& r) {
+  std::string html = "<p>Sweep: " + escape_html(sweep_counts(r)) + ".</p>\n";
+  const auto best = best_sweep_rows(r, 5);
+  if (!best.empty()) {
+    html += "<h2>Best runs</h2>\n" + html_table(sweep_table_header(r), sweep_rows(best, false));
+  }
+  for (const std::string& axis : {std::string("model_bytes"), std::string("latency_us")}) {
+    html += "<div>\n" + sweep_scatter_svg(r, axis) + "</div>\n";
+  }
+  html += "<h2>Every run (hparams)</h2>\n" +
+          html_table(sweep_table_header(r), sweep_rows(all_rows(r), false));
+  html +=
+      "<p class=\"note\">Accuracy: the test accuracy of each run's last stage (mean over its "
+      "seeds); bytes, arena and latency of its deployed model (the quantized one after a "
+      "quantization stage, else the fused float model); latency measured on the machine that "
+      "ran it. Below: the runs merged as one experiment, each named by its run.</p>\n";
+  return html;
+}
+
+}  // namespace
+
+std::string sweep_scatter_svg(const SweepResult& result, const std::string& x_metric) {
+  const bool bytes = x_metric == "model_bytes";
+  struct Point {
+    double x, y;
+    std::string label, group;
+  };
+  std::vector<Point> points;
+  std::vector<std::string> groups;
+  for (const SweepRow& row : result.rows) {
+    const double x = bytes ? static_cast<double>(row.model_bytes) : row.latency_us;
+    if (row.state != SweepRunState::kFinished || !(x > 0)) continue;
+    const std::string group =
+        row.params.empty() ? "" : row.params[0].name + "=" + row.params[0].value;
+    if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+    points.push_back({x, row.accuracy, row.label, group});
+  }
+  if (points.empty()) return "";
+  double x_min = INFINITY, x_max = -INFINITY;
+  for (const Point& p : points) x_min = std::min(x_min, p.x), x_max = std::max(x_max, p.x);
+  // Sizes span decades (8 to 128 units): a log axis when they do.
+  const bool log_x = x_max / x_min > 10;
+  const auto tx = [&](double x) { return log_x ? std::log10(x) : x; };
+  double lo = tx(x_min), hi = tx(x_max);
+  if (hi - lo < 1e-9) lo -= 0.5, hi += 0.5;
+  const double pad = (hi - lo) * 0.05;
+  lo -= pad, hi += pad;
+  const double w = 640, h = 320, left = 56, right = 150, top = 30, bottom = 40;
+  const double pw = w - left - right, ph = h - top - bottom;
+  const auto px = [&](double x) { return left + pw * (tx(x) - lo) / (hi - lo); };
+  const auto py = [&](double y) { return top + ph * (1 - y); };
+  const std::string title = bytes ? "Test accuracy vs model bytes" : "Test accuracy vs latency";
+  const std::string x_label = std::string(bytes ? "model bytes" : "latency of one inference (µs)") +
+                              (log_x ? ", log scale" : "");
+  std::string svg =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"320\" "
+      "viewBox=\"0 0 640 320\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  svg += "<rect width=\"640\" height=\"320\" fill=\"white\"/>\n";
+  svg += "<text x=\"" + number(left) + "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" +
+         escape_html(title) + "</text>\n";
+  for (int i = 0; i <= 4; ++i) {
+    const double y = i / 4.0;
+    svg += "<line x1=\"" + number(left) + "\" x2=\"" + number(left + pw) + "\" y1=\"" +
+           number(py(y)) + "\" y2=\"" + number(py(y)) + "\" stroke=\"#ddd\"/>\n";
+    svg += "<text x=\"" + number(left - 6) + "\" y=\"" + number(py(y) + 4) +
+           "\" text-anchor=\"end\">" + format("%.2f", y) + "</text>\n";
+  }
+  for (int i = 0; i <= 4; ++i) {
+    const double t = lo + (hi - lo) * i / 4;
+    const double x = log_x ? std::pow(10.0, t) : t;
+    svg += "<text x=\"" + number(left + pw * i / 4) + "\" y=\"" + number(top + ph + 16) +
+           "\" text-anchor=\"middle\">" + format("%.3g", x) + "</text>\n";
+  }
+  svg += "<text x=\"" + number(left + pw / 2) + "\" y=\"" + number(h - 6) +
+         "\" text-anchor=\"middle\">" + escape_html(x_label) + "</text>\n";
+  svg += "<rect x=\"" + number(left) + "\" y=\"" + number(top) + "\" width=\"" + number(pw) +
+         "\" height=\"" + number(ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
+  for (const Point& p : points) {
+    const size_t g =
+        static_cast<size_t>(std::find(groups.begin(), groups.end(), p.group) - groups.begin());
+    svg += "<circle cx=\"" + number(px(p.x)) + "\" cy=\"" + number(py(p.y)) + "\" r=\"4\" fill=\"" +
+           kColors[g % 10] + "\" fill-opacity=\"0.8\"><title>" + escape_html(p.label) +
+           "</title></circle>\n";
+  }
+  for (size_t g = 0; g < groups.size() && g < 10; ++g) {
+    const double ly = top + 14 + 16 * static_cast<double>(g);
+    svg += "<circle cx=\"" + number(w - right + 20) + "\" cy=\"" + number(ly - 4) +
+           "\" r=\"4\" fill=\"" + kColors[g] + "\"/>\n";
+    svg += "<text x=\"" + number(w - right + 30) + "\" y=\"" + number(ly) + "\">" +
+           escape_html(groups[g]) + "</text>\n";
+  }
+  return svg + "</svg>\n";
+}
+
+std::string sweep_report_html(const SweepResult& result) {
+  return report_html(result.merged, false, sweep_preface_html(result));
+}
+
+std::string sweep_report_markdown(const SweepResult& result) {
+  std::string md = "# " + result.name + "\n\nSweep: " + sweep_counts(result) + ".\n\n";
+  md += "## Best runs\n\n" +
+        md_table(sweep_table_header(result), sweep_rows(best_sweep_rows(result, 5), false));
+  md += "\n## Every run\n\n" +
+        md_table(sweep_table_header(result), sweep_rows(all_rows(result), false));
+  return md;
+}
+
+std::string sweep_report_csv(const SweepResult& result) {
+  std::string csv;
+  const auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) csv += (i ? "," : "") + csv_field(cells[i]);
+    csv += "\n";
+  };
+  std::vector<std::string> header = {"run"};
+  header.insert(header.end(), result.param_names.begin(), result.param_names.end());
+  for (const char* column : {"state", "test_accuracy", "test_loss", "parameters", "model_bytes",
+                             "arena_bytes", "latency_us", "seconds"}) {
+    header.push_back(column);
+  }
+  line(header);
+  for (const SweepRow& row : result.rows) line(sweep_table_row(row, true));
+  return csv;
+}
+
+bool write_sweep_report(const std::string& path, const SweepResult& result, std::string* error) {
+  std::string text;
+  if (ends_with(path, ".html") || ends_with(path, ".htm")) {
+    text = sweep_report_html(result);
+  } else if (ends_with(path, ".md")) {
+    text = sweep_report_markdown(result);
+  } else if (ends_with(path, ".csv")) {
+    text = sweep_report_csv(result);
+  } else if (ends_with(path, ".json")) {
+    text = sweep_result_json(result);
+  } else {
+    *error = path + ": unknown sweep report format (use .html, .md, .csv or .json)";
     return false;
   }
   return save_text_atomically(path, text, error);

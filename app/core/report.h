@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/core/experiment.h"
+#include "app/core/sweep.h"
 
 namespace gruwb::app {
 
@@ -32,8 +33,10 @@ std::string curve_svg(const ExperimentResult& result, const std::string& metric,
                       const std::string& title);
 
 // `plot_images`: instead of inline SVG, <img src="plotN.png"> (for the PDF
-// writer, which renders the SVGs to images itself).
-std::string report_html(const ExperimentResult& result, bool plot_images = false);
+// writer, which renders the SVGs to images itself). `preface_html` goes after
+// the title (a sweep's own sections).
+std::string report_html(const ExperimentResult& result, bool plot_images = false,
+                        const std::string& preface_html = "");
 std::string report_markdown(const ExperimentResult& result);
 // Columns: cell,stage,seed,epoch,steps,train_loss,train_accuracy,val_loss,
 // val_accuracy,seconds,samples_per_second (val empty without validation).
@@ -46,5 +49,17 @@ bool write_report(const std::string& path, const ExperimentResult& result, std::
 // PDF (QPdfWriter + QTextDocument); creates an offscreen QGuiApplication when
 // none exists, so it works headless.
 bool write_report_pdf(const std::string& path, const ExperimentResult& result, std::string* error);
+
+// Sweeps (sweep.h): the hparams table, the best runs and the trade-off plots,
+// then the merged runs as one experiment report.
+// Test accuracy of every finished run against "model_bytes" or "latency_us"
+// (log x axis when it spans a decade), coloured by the first swept setting.
+std::string sweep_scatter_svg(const SweepResult& result, const std::string& x_metric);
+std::string sweep_report_html(const SweepResult& result);
+std::string sweep_report_markdown(const SweepResult& result);
+// One row per run: run, the settings, state and plain numbers (empty when not finished).
+std::string sweep_report_csv(const SweepResult& result);
+// By extension: .html/.htm, .md, .csv, .json (sweep_result_json). Atomic.
+bool write_sweep_report(const std::string& path, const SweepResult& result, std::string* error);
 
 }  // namespace gruwb::app

@@ -11,6 +11,7 @@
 
 #include "app/core/plugin_manager.h"
 #include "app/gui/main_window.h"
+#include "app/gui/sweep_window.h"
 #include "app/gui/training_workspace.h"
 #include "views/experiment_panel.h"
 #include "views/graph_view.h"
@@ -51,6 +52,11 @@ int main(int argc, char** argv) {
   parser.addOption(run);
   QCommandLineOption plugins("plugins", "Open Help > Plugins (for screenshots).");
   parser.addOption(plugins);
+  QCommandLineOption sweep("sweep",
+                           "Open a sweep folder or its collected sweep-result.json (File > Open "
+                           "Sweep); with --screenshot, the sweep window is grabbed.",
+                           "path");
+  parser.addOption(sweep);
   parser.process(app);
 
   // Plugins before the window, so its panels list their cells and formats; a refused plugin
@@ -92,6 +98,15 @@ int main(int argc, char** argv) {
     }
   }
   if (parser.isSet(plugins)) window.showPluginsDialog();
+  QWidget* grabbed = &window;
+  if (parser.isSet(sweep)) {
+    opened = window.openSweep(parser.value(sweep)) && opened;
+    if (opened && parser.isSet(screenshot)) {
+      grabbed = window.sweepWindow();
+      const QStringList wh = parser.value(size).split('x');
+      if (wh.size() == 2) grabbed->resize(wh[0].toInt(), wh[1].toInt());
+    }
+  }
   if (parser.isSet(dock)) {
     if (QDockWidget* d = window.dock(parser.value(dock) + "Dock")) {
       d->show();
@@ -103,7 +118,7 @@ int main(int argc, char** argv) {
     // Let layouts settle before grabbing; exit 2 when the model did not open,
     // like `gruwb inspect` does for bad input.
     QTimer::singleShot(200, &window, [&] {
-      const bool saved = window.grab().save(parser.value(screenshot));
+      const bool saved = grabbed->grab().save(parser.value(screenshot));
       if (!saved) std::fprintf(stderr, "cannot write %s\n", qPrintable(parser.value(screenshot)));
       if (!opened) std::fprintf(stderr, "%s\n", qPrintable(window.errorText()));
       QApplication::exit(!saved ? 1 : opened ? 0 : 2);

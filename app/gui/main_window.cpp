@@ -33,6 +33,7 @@
 #include "app/gui/bench_runner.h"
 #include "app/gui/board_workspace.h"
 #include "app/gui/project_file.h"
+#include "app/gui/sweep_window.h"
 #include "app/gui/training_workspace.h"
 #include "engine/tools/analyzer.h"
 #include "engine/tools/model_writer.h"
@@ -146,6 +147,15 @@ void MainWindow::createActions() {
   QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::showOpenDialog);
   open->setShortcut(QKeySequence::Open);
 
+  file->addAction(tr("Open &Sweep…"), this, [this] {
+    // A sweep folder's sweep.json stands for the folder (collected now).
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open Sweep"), QString(),
+        tr("Sweeps (sweep.json sweep-result.json);;JSON files (*.json)"));
+    if (path.isEmpty()) return;
+    openSweep(QFileInfo(path).fileName() == "sweep.json" ? QFileInfo(path).absolutePath() : path);
+  });
+
   recent_menu_ = file->addMenu(tr("Open &Recent"));
   rebuildRecentMenu();
 
@@ -217,6 +227,18 @@ void MainWindow::createActions() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   QAction* plugins = help->addAction(tr("&Plugins…"), this, &MainWindow::showPluginsDialog);
   plugins->setObjectName("pluginsAction");
+}
+
+bool MainWindow::openSweep(const QString& path) {
+  if (!sweep_window_) sweep_window_ = new SweepWindow(this);
+  QString error;
+  if (!sweep_window_->open(path, &error)) {
+    showError(error);
+    return false;
+  }
+  sweep_window_->show();
+  sweep_window_->raise();
+  return true;
 }
 
 void MainWindow::showPluginsDialog() {

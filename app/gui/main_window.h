@@ -41,6 +41,7 @@ class TensorInspector;
 namespace gruwb::gui {
 
 class BenchRunner;
+class SweepWindow;
 class TrainingWorkspace;
 
 class MainWindow : public QMainWindow {
@@ -78,6 +79,10 @@ class MainWindow : public QMainWindow {
   QString projectPath() const { return project_path_; }
   QStringList recentFiles() const;
   QString errorText() const;  // the banner's text; "" when no error is shown
+  // File > Open Sweep: a sweep folder or its collected sweep-result.json in
+  // the sweep window; false with the error shown (the window keeps its sweep).
+  bool openSweep(const QString& path);
+  SweepWindow* sweepWindow() const { return sweep_window_; }
   // Help > Plugins: the plugins loaded and refused (app::plugins_json), in a dialog.
   void showPluginsDialog();
 
@@ -170,6 +175,7 @@ class MainWindow : public QMainWindow {
   QAction* export_report_action_ = nullptr;
   QAction* bench_action_ = nullptr;
   BenchRunner* bench_ = nullptr;
+  SweepWindow* sweep_window_ = nullptr;
   QDialog* bench_dialog_ = nullptr;
   QDialog* plugins_dialog_ = nullptr;
   views::PluginListView* plugin_list_ = nullptr;
