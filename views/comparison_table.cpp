@@ -49,12 +49,13 @@ const char* const kCellHeaders[] = {
 
 }  // namespace
 
+// Against the previous evaluated stage of the same experiment; none for a stage without results.
 QVector<double> accuracy_deltas(const QVector<StageResult>& rows) {
   QVector<double> deltas;
   for (int i = 0; i < rows.size(); ++i) {
     int previous = -1;
-    for (int j = i - 1; j >= 0; --j) {
-      if (rows[j].experiment == rows[i].experiment) {
+    for (int j = i - 1; j >= 0 && rows[i].seeds > 0; --j) {
+      if (rows[j].experiment == rows[i].experiment && rows[j].seeds > 0) {
         previous = j;
         break;
       }
@@ -147,6 +148,7 @@ QJsonObject stage_result_to_json(const StageResult& r) {
   o["seeds"] = r.seeds;
   o["accuracy"] = r.accuracy;
   o["accuracy_std"] = r.accuracy_std;
+  if (!r.outcome.isEmpty()) o["outcome"] = r.outcome;
   o["cross_entropy"] = r.cross_entropy;
   o["cross_entropy_std"] = r.cross_entropy_std;
   o["trainable_parameters"] = double(r.trainable_parameters);
@@ -181,6 +183,7 @@ StageResult stage_result_from_json(const QJsonObject& o) {
   r.seeds = o["seeds"].toInt(1);
   r.accuracy = o["accuracy"].toDouble();
   r.accuracy_std = o["accuracy_std"].toDouble();
+  r.outcome = o["outcome"].toString();
   r.cross_entropy = o["cross_entropy"].toDouble();
   r.cross_entropy_std = o["cross_entropy_std"].toDouble();
   r.trainable_parameters = qint64(o["trainable_parameters"].toDouble());
@@ -348,10 +351,18 @@ void ComparisonTable::refreshStageTable() {
     const StageResult& r = rows_[i];
     stage_table_->setItem(i, kExperimentColumn, cell(r.experiment, false));
     stage_table_->setItem(i, kStageColumn, cell(r.stage, false));
-    stage_table_->setItem(i, kAccuracyColumn,
-                          cell(withStd(r.accuracy, r.accuracy_std, r.seeds), true));
-    stage_table_->setItem(i, kCrossEntropyColumn,
-                          cell(withStd(r.cross_entropy, r.cross_entropy_std, r.seeds), true));
+    if (r.seeds > 0) {
+      stage_table_->setItem(i, kAccuracyColumn,
+                            cell(withStd(r.accuracy, r.accuracy_std, r.seeds), true));
+      stage_table_->setItem(i, kCrossEntropyColumn,
+                            cell(withStd(r.cross_entropy, r.cross_entropy_std, r.seeds), true));
+    } else {  // no made-up figures for a stage that was stopped or failed
+      const QString why = r.outcome.isEmpty() ? tr("no result") : r.outcome;
+      QTableWidgetItem* outcome = cell(why.section(':', 0, 0), true);
+      outcome->setToolTip(why);
+      stage_table_->setItem(i, kAccuracyColumn, outcome);
+      stage_table_->setItem(i, kCrossEntropyColumn, cell(QStringLiteral("\u2013"), true));
+    }
     QTableWidgetItem* d = cell(delta(deltas[i]), true);
     if (!std::isnan(deltas[i])) {
       d->setForeground(deltas[i] >= 0 ? QColor(0x1b, 0x7a, 0x1b) : QColor(0xb0, 0x20, 0x20));

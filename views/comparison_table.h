@@ -19,8 +19,9 @@ namespace gruwb::views {
 
 struct StageResult {
   QString experiment;
-  QString stage;  // "init", "fc", "all", "last:2", ...
-  int seeds = 1;
+  QString stage;        // "init", "fc", "all", "last:2", ...
+  int seeds = 1;        // seeds evaluated; 0: the stage has no results (`outcome` says why)
+  QString outcome{};    // "stopped", "failed: ..." when seeds is 0
   double accuracy = 0;  // mean over seeds (test split, else validation)
   double accuracy_std = 0;
   double cross_entropy = 0;

@@ -686,6 +686,14 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
         q(spec.name) + (s.cell.empty() || s.cell == "model" ? QString() : " " + q(s.cell));
     r.stage = q(s.stage);
     r.seeds = s.accuracy.count;
+    if (r.seeds == 0) {  // no seed of the stage was evaluated: say why, show no figures
+      for (const app::StageRun& sr : result.runs) {
+        if (sr.stage != s.stage || sr.cell != s.cell) continue;
+        if (sr.training.outcome == app::TrainingOutcome::kCancelled) r.outcome = "stopped";
+        if (!sr.error.empty() && r.outcome.isEmpty()) r.outcome = "failed: " + q(sr.error);
+      }
+      if (r.outcome.isEmpty()) r.outcome = "stopped";
+    }
     r.accuracy = s.accuracy.mean;
     r.accuracy_std = s.accuracy.std;
     r.cross_entropy = s.loss.mean;

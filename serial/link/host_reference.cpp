@@ -167,8 +167,8 @@ bool compare_runs(const std::vector<Metric>& board, const std::vector<uint8_t>& 
 std::string RunAgreement::summary() const {
   char text[256];
   std::snprintf(text, sizeof text,
-                "losses %.3g, weights %.3g relative, accuracies %d samples apart over %zu "
-                "metrics, %zu of %zu epoch ends (%s)",
+                "largest relative difference of losses %.3g, of weights %.3g; accuracies %d "
+                "samples apart over %zu metrics, %zu of %zu epoch ends (%s)",
                 loss, weights, accuracy_samples, matched, epoch_ends_matched, epoch_ends,
                 agree ? "agree to 1e-4" : "DISAGREE: limit 1e-4");
   return text;

@@ -43,8 +43,8 @@ struct RunAgreement {
   int accuracy_samples = 0;  // most samples classified differently in one matched metric
   double weights = 0;        // largest relative difference of the final weights
   bool agree = false;
-  // "losses 0, weights 4.13e-05 relative, accuracies 0 samples apart over 1 metrics, 1 of 1
-  // epoch ends (agree to 1e-4)"
+  // "largest relative difference of losses 0, of weights 4.13e-05; accuracies 0 samples apart
+  // over 1 metrics, 1 of 1 epoch ends (agree to 1e-4)"
   std::string summary() const;
 };
 bool compare_runs(const std::vector<Metric>& board, const std::vector<uint8_t>& board_weights,

@@ -137,6 +137,27 @@ class TrainingWorkspaceTest : public QObject {
     QVERIFY(workspace.waitForIdle(90000));
     QCOMPARE(workspace.panel()->experimentStatus(slow), ExperimentPanel::Status::kCancelled);
     QCOMPARE(workspace.panel()->experimentStatus(quick), ExperimentPanel::Status::kFinished);
+    // The stopped stage says so, with no made-up figures (issue 20, point 5); the stage before
+    // it keeps its results.
+    const auto& rows = workspace.comparisonTable()->stageResults();
+    QTableWidget* table = workspace.comparisonTable()->stageTable();
+    bool seen_stopped = false;
+    for (int i = 0; i < rows.size(); ++i) {
+      if (!rows[i].experiment.startsWith("long")) continue;
+      const QString accuracy = table->item(i, 2)->text();
+      if (rows[i].stage == "init") {
+        QCOMPARE(rows[i].seeds, 1);
+        QVERIFY2(accuracy.startsWith("0."), qPrintable(accuracy));
+      } else {
+        QCOMPARE(rows[i].seeds, 0);
+        QCOMPARE(rows[i].outcome, QString("stopped"));
+        QCOMPARE(accuracy, QString("stopped"));
+        QCOMPARE(table->item(i, 3)->text(), QString("\u2013"));  // no cross entropy
+        QCOMPARE(table->item(i, 4)->text(), QString("\u2013"));  // no delta
+        seen_stopped = true;
+      }
+    }
+    QVERIFY(seen_stopped);
   }
 
   // File > Export Report: the finished experiment through the application
