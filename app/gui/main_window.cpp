@@ -43,6 +43,7 @@
 #include "views/plugin_list_view.h"
 #include "views/size_view.h"
 #include "views/tensor_inspector.h"
+#include "views/wheel_guard.h"
 
 namespace gruwb::gui {
 namespace {
@@ -77,6 +78,7 @@ QString suffixOf(const QString& path) { return QFileInfo(path).suffix().toLower(
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  views::WheelGuard::install();  // scrolling a panel never changes its spin boxes
   setAcceptDrops(true);
   setDockNestingEnabled(true);
   createCentralArea();

@@ -9,11 +9,16 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTreeWidget>
+#include <QWheelEvent>
 #include <QtTest>
+
+#include "views/wheel_guard.h"
 
 using gruwb::views::ExperimentPanel;
 using gruwb::views::ExperimentSettings;
@@ -42,6 +47,39 @@ class ExperimentPanelTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // Issue 20, point 3: the wheel over an unfocused spin box scrolls the panel instead of
+  // changing the value ("Epochs 10 -> 1"); with focus the box takes it.
+  void wheelLeavesUnfocusedSpinBoxesAlone() {
+    gruwb::views::WheelGuard::install();
+    QScrollArea area;
+    auto* panel = new ExperimentPanel;
+    panel->setSettings(gesture());
+    area.setWidget(panel);
+    area.setWidgetResizable(true);
+    area.resize(400, 300);
+    area.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&area));
+    QSpinBox* box = nullptr;
+    for (QSpinBox* spin : panel->findChildren<QSpinBox*>()) {
+      if (spin->value() == gesture().epochs) box = spin;
+    }
+    QVERIFY(box);
+    const auto wheel = [&] {
+      const QPointF at(box->width() / 2.0, box->height() / 2.0);
+      QWheelEvent event(at, box->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton,
+                        Qt::NoModifier, Qt::NoScrollPhase, false);
+      QApplication::sendEvent(box, &event);
+    };
+    const int before = box->value();
+    box->clearFocus();
+    wheel();
+    QCOMPARE(box->value(), before);
+    box->setFocus();
+    QTRY_VERIFY(box->hasFocus());
+    wheel();
+    QCOMPARE(box->value(), before - 1);
+  }
+
   void settingsRoundTripThroughTheForm() {
     ExperimentPanel panel;
     panel.setWeightNames({"gru/kernel", "gru/recurrent_kernel", "dense/kernel", "dense/bias"});
