@@ -250,10 +250,13 @@ int run_board_sim(const std::vector<std::string>& args) {
       "board-sim: serving on %s (RAM %zu bytes%s)\n", pty.c_str(), options.ram_bytes,
       options.byte_rate ? (", UART " + std::to_string(options.byte_rate) + " B/s").c_str() : "");
   if (!options.link.empty()) std::printf("board-sim: linked as %s\n", options.link.c_str());
+  // `gruwb board list` and the Board dock offer the pty while it serves.
+  const std::string announcement = app::announce_simulated_board(pty);
   if (options.noise.rate > 0)
     std::printf("board-sim: line noise %g faults per byte each way\n", options.noise.rate);
   std::fflush(stdout);
   const bool unplugged = board.run(&g_stop);
+  app::withdraw_simulated_board(announcement);
   if (options.noise.rate > 0) {
     std::string counts;
     for (int k = 0; k < serial::kLineFaultKinds; ++k) {

@@ -1,10 +1,16 @@
 #include "app/core/board.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "app/core/inspect.h"
@@ -156,10 +162,54 @@ std::string describe_capabilities(const Capabilities& caps) {
   return text;
 }
 
+static std::string simulated_boards_folder() {
+  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+  if (runtime && *runtime) return std::string(runtime) + "/gruwb/board-sim";
+  return "/tmp/gruwb-" + std::to_string(getuid()) + "/board-sim";
+}
+
+std::string announce_simulated_board(const std::string& pty) {
+  std::error_code ignored;
+  const std::string folder = simulated_boards_folder();
+  std::filesystem::create_directories(folder, ignored);
+  const std::string file = folder + "/" + std::to_string(getpid());
+  std::string error;
+  if (!tools::write_file_atomically(file, std::vector<uint8_t>(pty.begin(), pty.end()), &error))
+    return "";
+  return file;
+}
+
+void withdraw_simulated_board(const std::string& announcement) {
+  if (!announcement.empty()) std::remove(announcement.c_str());
+}
+
+std::vector<std::string> simulated_board_ports() {
+  std::vector<std::string> ports;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(simulated_boards_folder(), error)) {
+    const std::string name = entry.path().filename().string();
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str(), &end, 10);
+    std::vector<uint8_t> bytes;
+    std::string ignored;
+    const bool alive =
+        pid > 0 && *end == '\0' && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+    if (!alive || !tools::read_file_bytes(entry.path().string(), &bytes, &ignored)) {
+      if (!alive) std::filesystem::remove(entry.path(), error);
+      continue;
+    }
+    const std::string pty(bytes.begin(), bytes.end());
+    if (std::filesystem::exists(pty, error)) ports.push_back(pty);
+  }
+  std::sort(ports.begin(), ports.end());
+  return ports;
+}
+
 int board_list(std::string* out, std::string* err) {
   std::vector<PortInfo> ports;
   if (!list_ports(&ports, err)) return kExitFailure;
-  if (ports.empty()) *out += "no serial ports found\n";
+  const std::vector<std::string> simulated = simulated_board_ports();
+  if (ports.empty() && simulated.empty()) *out += "no serial ports found\n";
   for (const PortInfo& p : ports) {
     *out += p.path + "  " + p.transport;
     if (p.usb_vid >= 0) *out += format("  %04x:%04x", p.usb_vid, p.usb_pid);
@@ -167,7 +217,8 @@ int board_list(std::string* out, std::string* err) {
     if (!p.serial_number.empty()) *out += "  serial " + p.serial_number;
     *out += "\n";
   }
-  *out += "(pseudo-terminals of gruwb board-sim and QEMU are not listed: pass them with --port)\n";
+  for (const std::string& pty : simulated) *out += pty + "  termios  gruwb board-sim\n";
+  *out += "(QEMU's pseudo-terminals are not listed: pass them with --port)\n";
   return kExitOk;
 }
 

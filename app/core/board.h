@@ -66,6 +66,15 @@ bool board_dataset_blob(const BoardData& data, const std::vector<uint8_t>& model
 bool download_trained_model(serial::BoardClient& client, const std::string& path, size_t* bytes,
                             std::string* err);
 
+// `gruwb board-sim` announces its pty (a file named by its pid in $XDG_RUNTIME_DIR/gruwb/
+// board-sim, else /tmp/gruwb-<uid>/board-sim) so `board list` and the Board dock can offer it;
+// ptys are invisible to libserialport. announce returns the file to withdraw at exit ("" when
+// it could not be written: the board still serves).
+std::string announce_simulated_board(const std::string& pty);
+void withdraw_simulated_board(const std::string& announcement);
+// The ptys of simulated boards still running (announcements of ended processes are removed).
+std::vector<std::string> simulated_board_ports();
+
 int board_list(std::string* out, std::string* err);
 int board_info(const BoardConnection& connection, std::string* out, std::string* err);
 int board_upload(const BoardConnection& connection, const std::string& model_path,

@@ -215,6 +215,8 @@ void BoardWorkspace::refreshPorts() {
   QStringList names;
   if (list_ports(&ports, &error)) {
     for (const PortInfo& p : ports) names << q(p.path);
+    // Simulated boards' ptys too (libserialport cannot see them).
+    for (const std::string& pty : app::simulated_board_ports()) names << q(pty);
   } else {
     panel_->showError(tr("listing serial ports: %1").arg(q(error)));
   }

@@ -271,7 +271,8 @@ TEST(BoardCli, CellComparisonTimesEachRowOnTheBoard) {
 TEST(BoardCli, LibserialportPathAndErrors) {
   Result list = run("board list");
   EXPECT_EQ(list.exit_code, 0) << list.output;
-  EXPECT_NE(list.output.find("not listed: pass them with --port"), std::string::npos);
+  EXPECT_NE(list.output.find("QEMU's pseudo-terminals are not listed: pass them with --port"),
+            std::string::npos);
   Result missing = run("board info --port /dev/ttyGRUWB_MISSING");
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   EXPECT_NE(missing.output.find("libserialport: cannot find port /dev/ttyGRUWB_MISSING"),
@@ -281,6 +282,10 @@ TEST(BoardCli, LibserialportPathAndErrors) {
   std::string pty;
   ASSERT_TRUE(
       sim.start({GRUWB_CLI, "board-sim"}, std::regex("serving on (/dev/pts/[0-9]+)"), &pty));
+  // A running board-sim announces its pty: `board list` offers it (issue 20, point 11).
+  Result listed = run("board list");
+  EXPECT_NE(listed.output.find(pty + "  termios  gruwb board-sim\n"), std::string::npos)
+      << listed.output;
   Result forced = run("board info --transport libserialport --port " + pty);
   EXPECT_EQ(forced.exit_code, 2) << forced.output;
   EXPECT_NE(forced.output.find("a pseudo-terminal: use the termios transport"), std::string::npos)

@@ -7,6 +7,7 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -15,13 +16,14 @@
 #include <cmath>
 #include <thread>
 
+#include "app/core/board.h"
 #include "app/gui/board_workspace.h"
 #include "app/gui/training_workspace.h"
-#include "views/comparison_table.h"
 #include "engine/model/model.h"
 #include "engine/tools/model_file.h"
 #include "serial/firmware/boards/host_pty/host_pty_board.h"
 #include "serial/protocol/frame.h"
+#include "views/comparison_table.h"
 #include "views/curve_plot.h"
 
 using gruwb::gui::BoardWorkspace;
@@ -108,6 +110,15 @@ void BoardPanelTest::trainsOnTheSimulatedBoardBesideTheHost() {
   workspace.setModelPath(kModel);
   workspace.setDatasetPath(kData);
   gruwb::views::BoardPanel* panel = workspace.panel();
+  // A simulated board that announced its pty (as `gruwb board-sim` does) is in the port list
+  // (issue 20, point 11: libserialport lists no ptys).
+  const std::string announcement = gruwb::app::announce_simulated_board(sim.pty);
+  QVERIFY(!announcement.empty());
+  workspace.refreshPorts();
+  QComboBox* ports = panel->findChild<QComboBox*>("boardPort");
+  QVERIFY(ports);
+  QVERIFY(ports->findText(QString::fromStdString(sim.pty)) >= 0);
+  gruwb::app::withdraw_simulated_board(announcement);
 
   gruwb::views::BoardPortSettings port;
   port.port = QString::fromStdString(sim.pty);
