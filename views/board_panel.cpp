@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 
 #include "views/curve_plot.h"
+#include "views/scrollable.h"
 
 namespace gruwb::views {
 
@@ -30,13 +31,7 @@ BoardPanel::BoardPanel(QWidget* parent) : QWidget(parent) {
   column->addWidget(createConnectionBox());
   column->addWidget(createTrainingBox());
   column->addStretch(1);
-  // Scrollable, so the form never sets the window's minimum height.
-  auto* scroll = new QScrollArea;
-  scroll->setWidget(controls);
-  scroll->setWidgetResizable(true);
-  scroll->setFrameShape(QFrame::NoFrame);
-  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  scroll->setMinimumWidth(controls->minimumSizeHint().width() + 16);
+  QScrollArea* scroll = scrollable(controls);  // the form never sets the dock's minimum height
 
   loss_plot_ = new CurvePlot(tr("Loss: board vs host"), tr("cross entropy"));
   loss_plot_->setObjectName("boardLossPlot");

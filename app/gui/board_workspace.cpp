@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QMainWindow>
 #include <QMetaObject>
+#include <QScrollArea>
 #include <QThread>
 #include <algorithm>
 #include <atomic>
@@ -21,6 +22,7 @@
 #include "serial/link/transport.h"
 #include "views/curve_plot.h"
 #include "views/experiment_panel.h"
+#include "views/scrollable.h"
 
 namespace gruwb::gui {
 
@@ -142,7 +144,7 @@ BoardWorkspace::BoardWorkspace(QMainWindow* window) : QObject(window), window_(w
   owns_panel_ = false;
   auto* dock = new QDockWidget(tr("Board"), window);
   dock->setObjectName("boardDock");  // the saved layout refers to it
-  dock->setWidget(panel_);
+  dock->setWidget(views::scrollable(panel_));
   window->addDockWidget(Qt::BottomDockWidgetArea, dock);
   if (auto* curves = window->findChild<QDockWidget*>("curvesDock", Qt::FindDirectChildrenOnly)) {
     window->tabifyDockWidget(curves, dock);

@@ -19,6 +19,7 @@
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -41,6 +42,7 @@
 #include "views/graph_view.h"
 #include "views/model_report_view.h"
 #include "views/plugin_list_view.h"
+#include "views/scrollable.h"
 #include "views/size_view.h"
 #include "views/tensor_inspector.h"
 #include "views/wheel_guard.h"
@@ -321,7 +323,8 @@ void MainWindow::createDocks() {
   size_view_ = new views::SizeView;
   QDockWidget* model = addDock(report_view_, tr("Model"), "modelDock", Qt::LeftDockWidgetArea);
   QDockWidget* tensor = addDock(inspector_, tr("Tensor"), "tensorDock", Qt::RightDockWidgetArea);
-  QDockWidget* size = addDock(size_view_, tr("Size"), "sizeDock", Qt::RightDockWidgetArea);
+  QDockWidget* size =
+      addDock(views::scrollable(size_view_), tr("Size"), "sizeDock", Qt::RightDockWidgetArea);
   tabifyDockWidget(tensor, size);
   tensor->raise();
   resizeDocks({model, tensor}, {360, 420}, Qt::Horizontal);

@@ -31,6 +31,7 @@
 #include "engine/tools/model_file.h"
 #include "engine/train/loss_output.h"
 #include "views/curve_plot.h"
+#include "views/scrollable.h"
 
 namespace gruwb::gui {
 namespace {
@@ -149,20 +150,8 @@ TrainingWorkspace::TrainingWorkspace(QMainWindow* window) : QObject(window), win
     window->addDockWidget(area, dock);
     return dock;
   };
-  // Scrollable, so the staging form does not set the window's minimum height.
-  const auto scrollable = [](QWidget* widget) {
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(widget);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    // Scroll vertically only: keep the form's full width.
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(widget->minimumSizeHint().width() +
-                            scroll->verticalScrollBar()->sizeHint().width());
-    return scroll;
-  };
-  QDockWidget* experiments =
-      add_dock(scrollable(panel_), tr("Experiments"), "experimentsDock", Qt::LeftDockWidgetArea);
+  QDockWidget* experiments = add_dock(views::scrollable(panel_), tr("Experiments"),
+                                      "experimentsDock", Qt::LeftDockWidgetArea);
   // A tab beside the model dock: stacked, the two need more height than a
   // 1366x768 screen has.
   if (auto* model = window->findChild<QDockWidget*>("modelDock", Qt::FindDirectChildrenOnly)) {

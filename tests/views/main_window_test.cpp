@@ -123,6 +123,18 @@ class MainWindowTest : public QObject {
 
   void init() { QSettings().clear(); }
 
+  // Issue 20, point 3: a 1366x768 laptop screen (less a 32-px panel and the title bar) holds
+  // the whole window, status bar included, with a model open and every dock shown.
+  void fitsALaptopScreen() {
+    MainWindow window;
+    QVERIFY(window.openModel(kHello));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const QSize minimum = window.minimumSizeHint().expandedTo(window.minimumSize());
+    QVERIFY2(minimum.width() <= 1366 && minimum.height() <= 700,
+             qPrintable(QString("minimum %1x%2").arg(minimum.width()).arg(minimum.height())));
+  }
+
   void startsEmptyWithTheAppTitle() {
     MainWindow window;
     QVERIFY(window.windowTitle().contains("GRU Workbench"));
