@@ -83,7 +83,10 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
   plot_->plotLayout()->addElement(0, 0, title_element);
   plot_->xAxis->setLabel(x_label_);
   plot_->yAxis->setLabel(y_label);
-  plot_->legend->setVisible(true);
+  // An empty plot shows 0..1 (QCustomPlot's 0..5 read as an accuracy of 5).
+  plot_->xAxis->setRange(0, 1);
+  plot_->yAxis->setRange(0, 1);
+  plot_->legend->setVisible(false);  // shown once it has a series (replotNow)
   plot_->legend->setBrush(QColor(255, 255, 255, 210));
   plot_->legend->setIconSize(18, 8);
   plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
@@ -322,6 +325,7 @@ void CurvePlot::rescale() {
 
 void CurvePlot::replotNow() {
   for (Series& s : series_) applyVisibility(s);
+  plot_->legend->setVisible(plot_->legend->itemCount() > 0);
   rescale();
   plot_->replot(QCustomPlot::rpQueuedRefresh);
   ++replot_count_;

@@ -24,6 +24,22 @@ class CurvePlotTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // Issue 20, point 8: an empty plot has no legend box and a 0..1 axis, not QCustomPlot's 0..5;
+  // the legend appears with the first series.
+  void emptyPlotHasNoLegendAndAUnitAxis() {
+    gruwb::views::CurvePlot plot("Accuracy", "accuracy");
+    plot.flush();
+    QVERIFY(!plot.plot()->legend->visible());
+    QCOMPARE(plot.plot()->yAxis->range().lower, 0.0);
+    QCOMPARE(plot.plot()->yAxis->range().upper, 1.0);
+    plot.addPoint("run train accuracy", 0, 0.5);
+    plot.flush();
+    QVERIFY(plot.plot()->legend->visible());
+    plot.clear();
+    plot.flush();
+    QVERIFY(!plot.plot()->legend->visible());
+  }
+
   void smoothingIsTensorBoardsDebiasedEma() {
     // By hand, w = 0.6:
     //   n=1: last = 0.4*1            = 0.4    / (1-0.6)    = 1
