@@ -1,6 +1,6 @@
 #pragma once
 // Flush denormals to zero while the engine computes. Back-propagated
-// gradients of long sequences decay into denormal floats, and x86 cores take
+// gradients of long sequences decay into denormal floats, and Intel cores take
 // a microcode assist of ~100 cycles per denormal operand or result: training
 // a GRU at T=200 ran 10x slower. The engine's entry points, Interpreter::
 // invoke and the training step (Trainer::accumulate: forward, loss and
