@@ -51,6 +51,9 @@ using namespace lstm;
 // their activations, the new cell state c (after clipping) and act(c).
 enum TapeSlot { kTapeH = 0, kTapeC, kTapeGates, kTapeCell = kTapeGates + 4, kTapeCellOutput };
 inline int32_t lstm_tape_floats(int32_t units) { return (kTapeCellOutput + 1) * units; }
+// Weight gradients are summed over blocks of this many steps (one pass over
+// each gradient row per block instead of one per step), as the GRU does.
+constexpr int32_t kLstmGradientBlock = 8;
 
 struct LstmShape {
   SequenceLayout layout;
@@ -107,6 +110,22 @@ Status check_state(const Tensor* state, int index, const LstmShape& s, int32_t w
     return shape_error(state, role, expected);
   }
   return Status();
+}
+
+// Float weights and at least kTimeBlock steps: each gate's input products
+// W x + b of kTimeBlock steps are computed at once before their recurrence
+// (project_steps), in [4][kTimeBlock][H] floats of scratch. Shorter sequences
+// (streaming models run one step per invoke) keep the per-step products and
+// their smaller scratch.
+bool lstm_projects_steps(const LstmShape& s, bool hybrid) {
+  return !hybrid && s.layout.time >= kTimeBlock;
+}
+
+// Floats of the gates' scratch: the projected steps and x transposed, or the
+// four gate vectors of one step.
+size_t lstm_gate_scratch_floats(const LstmShape& s, bool projects) {
+  const size_t H = static_cast<size_t>(s.units);
+  return projects ? kTimeBlock * (4 * H + static_cast<size_t>(s.input_size)) : 4 * H;
 }
 
 // Any weight matrix in INT8 (the kernel then needs scratch for quantized rows).
@@ -199,13 +218,14 @@ Status prepare(OpContext& ctx) {
   output->type = TensorType::FLOAT32;
   set_output_shape(output, sequence_shape(s.layout, s.output));
   int slot = 0;
-  // Four gate vectors and the cell output before projection for one step,
-  // then the running output and cell state of one batch row.
+  // The cell output before projection for one step, the running output and
+  // cell state of one batch row, then the gates (lstm_gate_scratch_floats).
+  const bool hybrid = lstm_is_hybrid(ctx);
   GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
-      sizeof(float) * (5 * static_cast<size_t>(s.units) + static_cast<size_t>(s.output) +
-                       static_cast<size_t>(s.units)),
+      sizeof(float) * (2 * static_cast<size_t>(s.units) + static_cast<size_t>(s.output) +
+                       lstm_gate_scratch_floats(s, lstm_projects_steps(s, hybrid))),
       &slot));
-  if (lstm_is_hybrid(ctx)) {
+  if (hybrid) {
     // Quantized rows: x, the output state h, the cell output (projection).
     GRUWB_RETURN_IF_ERROR(ctx.request_scratch(static_cast<size_t>(s.input_size) +
                                                   static_cast<size_t>(s.output) +
@@ -229,9 +249,11 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(s.layout.batch) *
                                          static_cast<size_t>(s.layout.time) *
                                          static_cast<size_t>(lstm_tape_floats(s.units))));
-  // dh, dc, 4 gate gradients, dh_prev, dc_prev; then state gradient norms.
+  // dh, dc, 4 gate gradients of kLstmGradientBlock steps, dh_prev, dc_prev;
+  // then state gradient norms.
   return ctx.request_backward_scratch(
-      sizeof(float) * (8 * static_cast<size_t>(s.units) + static_cast<size_t>(s.layout.time)),
+      sizeof(float) * ((4 + 4 * kLstmGradientBlock) * static_cast<size_t>(s.units) +
+                       static_cast<size_t>(s.layout.time)),
       &slot);
 }
 
@@ -288,12 +310,15 @@ Status eval(OpContext& ctx) {
 
   const int32_t H = s.units;
   const int32_t O = s.output;
-  float* gates[4];
-  float* scratch = static_cast<float*>(ctx.scratch(0));
-  for (int g = 0; g < 4; ++g) gates[g] = scratch + g * H;
-  float* cell_output = scratch + 4 * H;
+  float* cell_output = static_cast<float*>(ctx.scratch(0));
   float* h = cell_output + H;  // [O] running output state of one batch row
   float* c = h + O;            // [H] running cell state
+  // One step's gates; or (lstm_projects_steps) each gate's input products of
+  // kTimeBlock steps [4][kTimeBlock][H], then x transposed [I, kTimeBlock].
+  float* gates[4];
+  for (int g = 0; g < 4; ++g) gates[g] = c + H + g * H;
+  float* projected = c + H;
+  float* transposed = projected + 4 * kTimeBlock * H;
   const float* x = ctx.input(kX)->f32();
   float* out = ctx.output(0)->f32();
   float* output_state = ctx.input(kOutputState)->f32();
@@ -301,6 +326,7 @@ Status eval(OpContext& ctx) {
   float* tape = static_cast<float*>(ctx.tape());
   // Hybrid: quantized copies of x, h and the cell output (hybrid_util.h).
   const bool hybrid = lstm_is_hybrid(ctx);
+  const bool projects = lstm_projects_steps(s, hybrid);
   const bool asymmetric = options && options->asymmetric_quantize_inputs();
   QuantizedRow xq, hq, cell_output_q;
   if (hybrid) {
@@ -316,6 +342,17 @@ Status eval(OpContext& ctx) {
     memcpy(c, cell_state + static_cast<int64_t>(b) * H, c_bytes);
     for (int32_t t = 0; t < s.layout.time; ++t) {
       const float* xt = x + s.layout.offset(b, t, s.input_size);
+      const int32_t s_in_block = t % kTimeBlock;
+      if (projects && s_in_block == 0) {
+        const int32_t block = s.layout.time - t < kTimeBlock ? s.layout.time - t : kTimeBlock;
+        const int64_t x_stride =
+            s.layout.offset(b, 1, s.input_size) - s.layout.offset(b, 0, s.input_size);
+        for (int g = s.cifg ? 1 : 0; g < 4; ++g) {
+          // With layer norm the bias comes after the normalization.
+          project_steps(w.input[g], xt, x_stride, block, s.layer_norm ? nullptr : w.bias[g],
+                        transposed, projected + g * kTimeBlock * H);
+        }
+      }
       float* step_tape =
           tape ? tape + (static_cast<int64_t>(b) * s.layout.time + t) * lstm_tape_floats(H)
                : nullptr;
@@ -328,8 +365,12 @@ Status eval(OpContext& ctx) {
         quantize_row(h, O, asymmetric, &hq);
       }
       for (int g = s.cifg ? 1 : 0; g < 4; ++g) {
-        // With layer norm the bias comes after the normalization.
-        matvec_assign(w.input[g], 0, H, xt, xq, s.layer_norm ? nullptr : w.bias[g], gates[g]);
+        if (projects) {
+          gates[g] = projected + (g * kTimeBlock + s_in_block) * H;
+        } else {
+          // With layer norm the bias comes after the normalization.
+          matvec_assign(w.input[g], 0, H, xt, xq, s.layer_norm ? nullptr : w.bias[g], gates[g]);
+        }
         matvec_accumulate(w.recurrent[g], 0, H, h, hq, gates[g]);
       }
       // Non-linearity of one gate; `peephole_cell` is the cell state its
@@ -435,15 +476,18 @@ Status backward(OpContext& ctx) {
   Tensor* dh0 = ctx.gradient(ctx.input(kOutputState));
   Tensor* dc0 = ctx.gradient(ctx.input(kCellState));
   float* scratch = static_cast<float*>(ctx.backward_scratch(0));
-  float* dh = scratch;   // dL/dh_t
-  float* dc = dh + H;    // dL/dc_t
-  float* dpre = dc + H;  // [4H] gradients of the gate pre-activations i | f | g | o
-  float* dh_prev = dpre + 4 * H;
+  float* dh = scratch;     // dL/dh_t
+  float* dc = dh + H;      // dL/dc_t
+  float* dblock = dc + H;  // [kLstmGradientBlock][4H] gate pre-activation gradients i | f | g | o
+  float* dh_prev = dblock + kLstmGradientBlock * 4 * H;
   float* dc_prev = dh_prev + H;
   float* squares = begin_state_gradients(ctx, dc_prev + H, s.layout.time);
   for (int32_t b = 0; b < s.layout.batch; ++b) {
     for (int32_t i = 0; i < 2 * H; ++i) dh[i] = 0.f;  // dh and dc
     for (int32_t t = s.layout.time - 1; t >= 0; --t) {
+      // Steps t_first..t_first + kLstmGradientBlock - 1 share one block of dblock.
+      const int32_t t_first = t - t % kLstmGradientBlock;
+      float* dpre = dblock + (t - t_first) * 4 * H;
       const float* step =
           tape + (static_cast<int64_t>(b) * s.layout.time + t) * lstm_tape_floats(H);
       const float* h_prev = step + kTapeH * H;
@@ -486,15 +530,23 @@ Status backward(OpContext& ctx) {
         const float* seen = k == 2 ? cell : c_prev;  // o sees the new cell state
         for (int32_t i = 0; i < H; ++i) dpeephole[k][i] += d[i] * seen[i];
       }
-      const float* xt = x->f32() + s.layout.offset(b, t, I);
       for (int g = s.cifg ? 1 : 0; g < 4; ++g) {
         const float* d = dpre + g * H;
         add_transposed_product(wh[g], H, H, d, dh_prev);
         if (dx) add_transposed_product(wx[g], H, I, d, dx->f32() + s.layout.offset(b, t, I));
-        if (dwx[g]) add_outer(dwx[g], H, I, d, xt);
-        if (dwh[g]) add_outer(dwh[g], H, H, d, h_prev);
-        if (dbias[g]) {
-          for (int32_t i = 0; i < H; ++i) dbias[g][i] += d[i];
+      }
+      if (t == t_first) {
+        // The weight gradients of the block's steps, each gradient row once.
+        const int32_t steps =
+            (t + kLstmGradientBlock <= s.layout.time ? kLstmGradientBlock : s.layout.time - t);
+        const float* x_first = x->f32() + s.layout.offset(b, t, I);
+        const int64_t x_stride = s.layout.offset(b, 1, I) - s.layout.offset(b, 0, I);
+        const int64_t tape_stride = lstm_tape_floats(H);
+        for (int g = s.cifg ? 1 : 0; g < 4; ++g) {
+          const float* d = dblock + g * H;
+          if (dwx[g]) add_outer_steps(dwx[g], H, I, d, 4 * H, x_first, x_stride, steps);
+          if (dwh[g]) add_outer_steps(dwh[g], H, H, d, 4 * H, h_prev, tape_stride, steps);
+          if (dbias[g]) add_rows(dbias[g], H, d, 4 * H, steps);
         }
       }
       memcpy(dh, dh_prev, sizeof(float) * static_cast<size_t>(H));

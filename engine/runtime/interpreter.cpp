@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "engine/runtime/float_mode.h"
 #include "engine/runtime/op_profiler.h"
 #include "engine/runtime/state_gradient_observer.h"
 
@@ -641,6 +642,7 @@ Status Interpreter::backward() {
                          "backward needs an interpreter prepared "
                          "for training");
   }
+  // Flushing denormals: the caller's (Trainer::accumulate, float_mode.h).
   return training_options_.steps->backward(*this);
 }
 
@@ -713,7 +715,7 @@ Status Interpreter::invoke_subgraph(int index) {
 
 Status Interpreter::invoke() {
   if (!prepared_) return Status::error(StatusCode::kInvalidArgument, "invoke before prepare");
-  return invoke_subgraph(0);
+  return with_flushed_denormals([this] { return invoke_subgraph(0); });  // float_mode.h
 }
 
 void Interpreter::reset_variables() {

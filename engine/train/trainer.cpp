@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/runtime/float_mode.h"
 #include "engine/train/loss_output.h"
 #include "engine/train/observer.h"
 #include "engine/train/training_plan.h"
@@ -549,7 +550,16 @@ int64_t Trainer::count_hits() const {
   return hits;
 }
 
+// The training step's two entry points flush denormals (float_mode.h).
 Status Trainer::accumulate(float* loss) {
+  return with_flushed_denormals([this, loss] { return accumulate_pass(loss); });
+}
+
+Status Trainer::apply_update() {
+  return with_flushed_denormals([this] { return update_weights(); });
+}
+
+Status Trainer::accumulate_pass(float* loss) {
   float value = 0.f;
   GRUWB_RETURN_IF_ERROR(interpreter_.invoke());
   GRUWB_RETURN_IF_ERROR(compute_loss(&value));
@@ -621,7 +631,7 @@ void Trainer::report_gradients(float scale) {
   }
 }
 
-Status Trainer::apply_update() {
+Status Trainer::update_weights() {
   if (pending_ == 0) return Status();
   // Per-sample passes are summed, one-pass batches already averaged.
   const float mean = 1.f / static_cast<float>(passes_);

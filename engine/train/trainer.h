@@ -124,6 +124,9 @@ class Trainer {
  private:
   Status resolve_scope(const Model& model, uint8_t* flags);
   Status compute_loss(float* loss);
+  // accumulate and apply_update without the denormal flushing around them.
+  Status accumulate_pass(float* loss);
+  Status update_weights();
   int64_t count_hits() const;
   void report_gradients(float scale);
   // The observer's work, reached only through these pointers (set by

@@ -86,6 +86,7 @@ struct LstmConfig {
   float cell_clip = 0.f;
   float proj_clip = 0.f;
   int input_count = 24;
+  int32_t steps = T;
 };
 
 constexpr float kWeightScale = 0.02f;
@@ -118,8 +119,9 @@ tools::ModelDef lstm_model(const std::string& name, const LstmConfig& config) {
     }
   }
   std::vector<int32_t> inputs(static_cast<size_t>(config.input_count), -1);
-  inputs[0] = mb.input(
-      "x", config.time_major ? std::vector<int32_t>{T, B, I} : std::vector<int32_t>{B, T, I});
+  const int32_t steps = config.steps;
+  inputs[0] = mb.input("x", config.time_major ? std::vector<int32_t>{steps, B, I}
+                                              : std::vector<int32_t>{B, steps, I});
   const char* gates = "ifco";
   for (int g = 0; g < 4; ++g) {
     if (cifg && g == 0) continue;
@@ -158,8 +160,8 @@ tools::ModelDef lstm_model(const std::string& name, const LstmConfig& config) {
       mb.tensor_shape(inputs[static_cast<size_t>(20 + g)], {H});
     }
   }
-  int y = mb.output(
-      "y", config.time_major ? std::vector<int32_t>{T, B, O} : std::vector<int32_t>{B, T, O});
+  int y = mb.output("y", config.time_major ? std::vector<int32_t>{steps, B, O}
+                                           : std::vector<int32_t>{B, steps, O});
   fb::BuiltinOptionsUnion options;
   fb::UnidirectionalSequenceLSTMOptionsT lstm_options;
   lstm_options.fused_activation_function = fb::ActivationFunctionType::TANH;
@@ -223,6 +225,45 @@ TEST_P(LstmFixtureTest, TimeMajorMatches) {
   EXPECT_LE(
       test::max_abs_diff(y1.values, test::swap_batch_time(test::read_fixture(name, "y1")).values),
       kTolerance);
+}
+
+// 13 steps in one invoke take the input products of 8 steps at once (a full and
+// a partial block); one step per invoke takes them step by step. Same sums in
+// another order: equal within float rounding.
+TEST_P(LstmFixtureTest, BlockedInputProductsMatchStepByStep) {
+  const std::string name = GetParam().name;
+  constexpr int32_t kSteps = 13;
+  LstmConfig whole = config();
+  whole.steps = kSteps;
+  LstmConfig single = config();
+  single.steps = 1;
+  RunnableModel all, one;
+  std::string error;
+  ASSERT_TRUE(test::build_and_prepare(lstm_model(name, whole), ModelFormat::kTflite, &all, &error))
+      << error;
+  ASSERT_TRUE(test::build_and_prepare(lstm_model(name, single), ModelFormat::kTflite, &one, &error))
+      << error;
+  FloatArray x{{B, kSteps, I}, {}};
+  for (int32_t i = 0; i < B * kSteps * I; ++i) x.values.push_back(std::sin(0.7f * i) * 1.5f);
+  FloatArray y = test::run(&all, {x});
+  ASSERT_EQ(y.values.size() % (B * kSteps), 0u);
+  const size_t O = y.values.size() / (B * kSteps);
+  double worst = 0.0;
+  for (int32_t t = 0; t < kSteps; ++t) {
+    FloatArray xt{{B, 1, I}, {}};
+    for (int32_t b = 0; b < B; ++b) {
+      for (int32_t i = 0; i < I; ++i) xt.values.push_back(x.values[(b * kSteps + t) * I + i]);
+    }
+    FloatArray yt = test::run(&one, {xt});
+    ASSERT_EQ(yt.values.size(), B * O);
+    for (int32_t b = 0; b < B; ++b) {
+      for (size_t o = 0; o < O; ++o) {
+        const double d = std::fabs(yt.values[b * O + o] - y.values[(b * kSteps + t) * O + o]);
+        worst = d > worst ? d : worst;
+      }
+    }
+  }
+  EXPECT_LE(worst, 1e-6) << name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, LstmFixtureTest, ::testing::ValuesIn(kLstmCases),

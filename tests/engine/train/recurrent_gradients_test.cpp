@@ -52,7 +52,7 @@ struct LstmCase {
 };
 
 TEST(RecurrentBackward, LstmBpttMatchesFiniteDifferences) {
-  const int B = 2, T = 6, I = 3, H = 3;
+  const int B = 2, T = 11, I = 3, H = 3;  // T: a full and a partial kTimeBlock
   uint32_t seed = 100;
   for (LstmCase c : {LstmCase{false, false, 0.f, false, "LSTM"},
                      LstmCase{true, true, 0.6f, false, "LSTM CIFG+peephole+clip"},
