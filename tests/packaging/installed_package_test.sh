@@ -110,14 +110,25 @@ ok "bash completion"
 
 mkdir -p "$work/share"
 cp -r "$usr/share/mime" "$work/share/mime"
-XDG_DATA_DIRS=$work/share update-mime-database "$work/share/mime" 2>&1 | { ! grep .; } ||
+XDG_DATA_DIRS=$work/share:/usr/share update-mime-database "$work/share/mime" 2>&1 | { ! grep .; } ||
   fail "update-mime-database complains"
 for type in x-tflite x-circle x-gru-workbench-project; do
   [[ -e $work/share/mime/application/$type.xml ]] || fail "no MIME type application/$type"
   grep -q "application/$type" "$usr/share/applications/gru-workbench.desktop" ||
     fail "the .desktop file does not open application/$type"
 done
-ok "MIME types and .desktop association"
+# The magic, not the name: a renamed model is still recognised (gio reads the database).
+if command -v gio >/dev/null; then
+  samples=$usr/share/gru-workbench/samples
+  cp "$samples/gesture_gru_fused.tflite" "$work/model-a.bin"
+  cp "$samples/gesture_gru.circle" "$work/model-b.bin"
+  for pair in model-a.bin:x-tflite model-b.bin:x-circle; do
+    type=$(XDG_DATA_DIRS=$work/share:/usr/share gio info -a standard::content-type "$work/${pair%%:*}" |
+      awk '/content-type/ {print $2}')
+    [[ $type == "application/${pair#*:}" ]] || fail "${pair%%:*} is $type, not application/${pair#*:}"
+  done
+fi
+ok "MIME types (magic TFL3/CIR0) and .desktop association"
 if command -v desktop-file-validate >/dev/null; then
   desktop-file-validate "$usr/share/applications/gru-workbench.desktop" || fail "desktop-file-validate"
   ok "desktop-file-validate"
