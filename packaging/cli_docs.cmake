@@ -41,7 +41,7 @@ function(write_man path title name summary text)
   endforeach()
   string(REGEX REPLACE "\n+$" "" rest "${rest}")
   file(WRITE ${path}
-       ".TH ${title} 1 \"${DATE}\" \"GRU Workbench ${VERSION}\" \"GRU Workbench\"\n"
+       ".TH ${title} 1 \"${DATE}\" \"GRU Workbench\" \"GRU Workbench ${VERSION}\"\n"
        ".SH NAME\n${name} \\- ${summary}\n"
        ".SH SYNOPSIS\n.nf\n${usage}\n.fi\n"
        ".SH DESCRIPTION\n.nf\n${rest}\n.fi\n"
@@ -54,13 +54,15 @@ run_help(usage ${GRUWB} --help)
 if(NOT usage MATCHES "\nCommands:\n(.*)\n\nOptions:")
   message(FATAL_ERROR "cli_docs: `gruwb --help` lists no commands")
 endif()
-string(REGEX MATCHALL "  [a-z][a-z0-9-]* +[^\n]+" rows "${CMAKE_MATCH_1}")
+# A summary's ";" would split the CMake list of rows: held as @SEMICOLON@ meanwhile.
+string(REPLACE ";" "@SEMICOLON@" table "${CMAKE_MATCH_1}")
+string(REGEX MATCHALL "  [a-z][a-z0-9-]* +[^\n]+" rows "${table}")
 set(commands)
 set(see_also "gru\\-workbench(1)")
 foreach(row IN LISTS rows)
   string(REGEX MATCH "^  ([a-z0-9-]+) +(.*)$" ignored "${row}")
   list(APPEND commands ${CMAKE_MATCH_1})
-  set(summary_${CMAKE_MATCH_1} "${CMAKE_MATCH_2}")
+  string(REPLACE "@SEMICOLON@" ";" summary_${CMAKE_MATCH_1} "${CMAKE_MATCH_2}")
   string(REPLACE "-" "\\-" page "gruwb-${CMAKE_MATCH_1}")
   string(APPEND see_also ",\n${page}(1)")
 endforeach()

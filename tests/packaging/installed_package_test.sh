@@ -91,6 +91,8 @@ commands=$("$gruwb" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF > 1 {print $1
 for command in $commands; do
   [[ -e $usr/share/man/man1/gruwb-$command.1.gz ]] || fail "no man page for gruwb $command"
 done
+pages=("$usr"/share/man/man1/gruwb-*.1.gz)
+[[ ${#pages[@]} == $(wc -w <<<"$commands") ]] || fail "${#pages[@]} gruwb-COMMAND man pages for $(wc -w <<<"$commands") commands"
 for page in "$usr"/share/man/man1/*.1.gz; do
   warnings=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$page" 2>&1 >/dev/null) ||
     fail "man cannot format $(basename "$page")"
