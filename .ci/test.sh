@@ -8,8 +8,7 @@
 #   GRUWB_FUZZ_SECONDS=120  each engine fuzzer's run time (reader, invoke, training step, fuser) (0: build the fuzzers, do not run them)
 #   GRUWB_FUZZ_INPUTS_SECONDS=90  each dataset-reader and board-handler fuzzer's (0: build only)
 #   GRUWB_CENSUS_MUTANTS=10  mutants per seed model in the census
-#   GRUWB_CI_STAGES="layers test slurm portability firmware fuzz census"   the stages to run (these by default;
-#     "package" builds the Release .deb and tests it installed: not by default, see docs/building.md)
+#   GRUWB_CI_STAGES="layers test slurm portability firmware fuzz census package"   the stages to run (all by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -22,7 +21,7 @@ export QT_QPA_PLATFORM=offscreen
 
 failed=()
 summary=()
-stages=" ${GRUWB_CI_STAGES:-layers test slurm portability firmware fuzz census} "
+stages=" ${GRUWB_CI_STAGES:-layers test slurm portability firmware fuzz census package} "
 rm -f build-fuzz/executions-this-run  # the fuzz stages add their totals (issue 17: 10 M a run)
 run_stage() {
   local key=$1 name=$2
@@ -442,6 +441,9 @@ firmware_qemu() {
 # The Debian package as a user installs it (issue 22): a Release build of its own (build-pkg/,
 # ccache), the .deb, then tests/packaging/installed_package_test.sh unpacks it and runs the
 # installed programs, checks the man pages, completion, MIME types, AppStream and lintian.
+# 67 s with a warm ccache in a fresh build-pkg/ (2026-12-03); the Release objects share nothing
+# with build-asan/, so a change to a widely included header costs its compile twice (a cold
+# build-pkg/ took 21 minutes on 2 busy cores).
 package_check() {
   cmake -S . -B build-pkg -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRUWB_BUILD_TESTS=OFF >/dev/null
   rm -f build-pkg/gru-workbench*.deb build-pkg/gru-workbench*.ddeb
