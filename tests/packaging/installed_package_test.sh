@@ -74,6 +74,29 @@ for plugin in "$usr"/lib/gru-workbench/plugins/*.so; do
 done
 ok "gruwb plugins lists the installed plugins"
 
+# A package built with GRUWB_FIRMWARE_IMAGES=ON: `gruwb board flash` finds each installed image
+# (share/gru-workbench/firmware/BOARD) from the installed binary; boards without a flashing
+# tool (QEMU only) just need their image and manifest.
+firmware=$usr/share/gru-workbench/firmware
+if [[ -d $firmware ]]; then
+  boards=0
+  for folder in "$firmware"/*/; do
+    board=$(basename "$folder")
+    [[ -f $folder/gruwb_fw_$board.elf && -f $folder/gruwb_fw_$board.json ]] ||
+      fail "firmware/$board has no image or manifest"
+    if ! grep -q '"tools": \[\]' "$folder/gruwb_fw_$board.json"; then
+      "$gruwb" board flash --board "$board" --dry-run >"$work/flash.txt" 2>&1 ||
+        fail "gruwb board flash --board $board --dry-run: $(tail -1 "$work/flash.txt")"
+      grep -qF "$folder" "$work/flash.txt" || grep -qF "${folder%/}" "$work/flash.txt" ||
+        fail "gruwb board flash --board $board does not use the installed image"
+    fi
+    boards=$((boards + 1))
+  done
+  ok "firmware images of $boards boards, found by gruwb board flash"
+else
+  echo "note: no firmware images in the package (built without GRUWB_FIRMWARE_IMAGES=ON)"
+fi
+
 gui=("$usr/bin/gru-workbench" --screenshot "$work/gui.png" --size 1024x700
   "$usr/share/gru-workbench/samples/gesture_gru_fused.tflite")
 if command -v xvfb-run >/dev/null; then
