@@ -23,6 +23,8 @@ packages=(
   xvfb xauth imagemagick
   # `gruwb sweep --slurm` on a one-node cluster (tests/app/sweep_slurm_test.sh); jq compares results
   slurmctld slurmd slurm-client munge jq
+  # the installed-package test (tests/packaging/installed_package_test.sh): gio reads MIME types
+  lintian appstream libglib2.0-bin
 )
 
 # One dpkg-query for all packages keeps re-runs fast; "ii" = installed and configured.

@@ -8,7 +8,7 @@
 #   GRUWB_FUZZ_SECONDS=120  each engine fuzzer's run time (reader, invoke, training step, fuser) (0: build the fuzzers, do not run them)
 #   GRUWB_FUZZ_INPUTS_SECONDS=90  each dataset-reader and board-handler fuzzer's (0: build only)
 #   GRUWB_CENSUS_MUTANTS=10  mutants per seed model in the census
-#   GRUWB_CI_STAGES="layers test slurm portability firmware fuzz census"   the stages to run (all by default)
+#   GRUWB_CI_STAGES="layers test slurm portability firmware fuzz census package"   the stages to run (all by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -21,7 +21,7 @@ export QT_QPA_PLATFORM=offscreen
 
 failed=()
 summary=()
-stages=" ${GRUWB_CI_STAGES:-layers test slurm portability firmware fuzz census} "
+stages=" ${GRUWB_CI_STAGES:-layers test slurm portability firmware fuzz census package} "
 rm -f build-fuzz/executions-this-run  # the fuzz stages add their totals (issue 17: 10 M a run)
 run_stage() {
   local key=$1 name=$2
@@ -438,6 +438,19 @@ firmware_qemu() {
   done
 }
 
+# The Debian package as a user installs it (issue 22): a Release build of its own (build-pkg/,
+# ccache), the .deb, then tests/packaging/installed_package_test.sh unpacks it and runs the
+# installed programs, checks the man pages, completion, MIME types, AppStream and lintian.
+# 67 s with a warm ccache in a fresh build-pkg/ (2026-12-03); the Release objects share nothing
+# with build-asan/, so a change to a widely included header costs its compile twice (a cold
+# build-pkg/ took 21 minutes on 2 busy cores).
+package_check() {
+  cmake -S . -B build-pkg -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRUWB_BUILD_TESTS=OFF >/dev/null
+  rm -f build-pkg/gru-workbench*.deb build-pkg/gru-workbench*.ddeb
+  cmake --build build-pkg -j "$jobs" --target package
+  tests/packaging/installed_package_test.sh build-pkg/gru-workbench_*_amd64.deb
+}
+
 run_stage layers "layers: includes follow docs/architecture.md" layer_check
 run_stage test "build and test, ASan + UBSan (build-asan/)" build_and_test
 run_stage slurm "slurm: gruwb sweep --slurm on a one-node cluster, ASan + UBSan (build-asan/)" sweep_slurm
@@ -446,6 +459,7 @@ run_stage firmware "firmware: every board's image trains under QEMU (build-firmw
 run_stage fuzz "fuzz: reader, invoke, training step, fuser (build-fuzz/)" fuzz_engine
 run_stage fuzz "fuzz: dataset readers and the board's message handler (build-fuzz/)" fuzz_inputs
 run_stage census "census: mutated models through every gruwb command, ASan + UBSan (build-asan/)" census
+run_stage package "package: the Release .deb unpacked and run, AppStream, lintian (build-pkg/)" package_check
 
 echo
 echo "=== summary (total $SECONDS s)"

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (first == "--version") {
-    std::printf("gruwb %s\n", PROJECT_VERSION);
+    std::printf("gruwb %s\n", GRUWB_VERSION);
     return kExitOk;
   }
   if (first == "help") {

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName("GRU Workbench");
   QApplication::setApplicationName("gru-workbench");
-  QApplication::setApplicationVersion(PROJECT_VERSION);
+  QApplication::setApplicationVersion(GRUWB_VERSION);
 
   QCommandLineParser parser;
   parser.setApplicationDescription(

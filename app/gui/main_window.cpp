@@ -1,6 +1,7 @@
 #include "app/gui/main_window.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QCloseEvent>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -17,6 +18,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QScrollArea>
@@ -231,6 +233,14 @@ void MainWindow::createActions() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   QAction* plugins = help->addAction(tr("&Plugins…"), this, &MainWindow::showPluginsDialog);
   plugins->setObjectName("pluginsAction");
+  // The version main() set: the project's, with the commit for a development build.
+  QAction* about = help->addAction(tr("&About GRU Workbench"), this, [this] {
+    QMessageBox::about(this, tr("About GRU Workbench"),
+                       tr("<b>GRU Workbench %1</b><p>Inspect, train and deploy small recurrent "
+                          "networks (GRU/LSTM) for microcontrollers.</p><p>Qt %2</p>")
+                           .arg(QApplication::applicationVersion(), qVersion()));
+  });
+  about->setObjectName("aboutAction");
 }
 
 bool MainWindow::openSweep(const QString& path) {
