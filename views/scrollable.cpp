@@ -1,7 +1,7 @@
 #include "views/scrollable.h"
 
-#include <QScrollArea>
 #include <QEvent>
+#include <QScrollArea>
 #include <QScrollBar>
 
 namespace gruwb::views {

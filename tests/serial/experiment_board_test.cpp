@@ -59,7 +59,7 @@ TEST(ExperimentVersusBoard, TheSameStageGivesTheSameCurveAndWeights) {
   app::ExperimentSpec spec;
   spec.model_path = kModel;
   spec.data_path = kData;
-  spec.normalize = "data";  // what `gruwb experiment` does to a model file's data (auto)
+  spec.normalize = "data";          // what `gruwb experiment` does to a model file's data (auto)
   spec.validation_fraction = 0.25;  // a seeded split both sides must draw alike
   spec.first_seed = 5;
   spec.stages = {stage};
