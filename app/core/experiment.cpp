@@ -1077,8 +1077,6 @@ std::string experiment_result_json(const ExperimentResult& r) {
   return json.take() + "\n";
 }
 
-namespace {
-
 bool parse_json_object(const std::string& text, const std::string& label, QJsonObject* out,
                        std::string* error) {
   QJsonParseError parse_error{};
@@ -1091,6 +1089,8 @@ bool parse_json_object(const std::string& text, const std::string& label, QJsonO
   *out = doc.object();
   return true;
 }
+
+namespace {
 
 // The reader of write_spec's object (a spec file, or a result's "spec").
 bool read_spec(const QJsonObject& o, const std::string& label, ExperimentSpec* out,

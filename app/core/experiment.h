@@ -13,6 +13,7 @@
 // Plain C++ (no Qt): the callback runs on the thread that runs the
 // experiment; ExperimentWorker runs it on its own std::thread.
 
+#include <QJsonObject>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -192,6 +193,10 @@ struct ExperimentResult {
   std::vector<StageSummary> summary;
   std::vector<CellSummary> cells;
 };
+
+// `text` as a JSON object; false with "<label>: not a JSON object (<why> at offset N)".
+bool parse_json_object(const std::string& text, const std::string& label, QJsonObject* out,
+                       std::string* error);
 
 // Recomputes result->summary (and cell accuracies) from result->runs.
 void summarize(ExperimentResult* result);

@@ -67,6 +67,15 @@ std::string number(double v) {
   return format("%.6g", v);
 }
 
+// The start of every report plot: a 640x320 white SVG with its title at `left`.
+std::string svg_frame(const std::string& title, double left) {
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"320\" "
+         "viewBox=\"0 0 640 320\" font-family=\"sans-serif\" font-size=\"11\">\n"
+         "<rect width=\"640\" height=\"320\" fill=\"white\"/>\n<text x=\"" +
+         number(left) + "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" + escape_html(title) +
+         "</text>\n";
+}
+
 bool metric_of(const EpochMetrics& e, const std::string& metric, double* v) {
   if (metric == "train_loss") return *v = e.train_loss, true;
   if (metric == "train_accuracy") return *v = e.train_accuracy, e.has_accuracy;
@@ -233,12 +242,7 @@ std::string curve_svg(const ExperimentResult& result, const std::string& metric,
   const double pw = w - left - right, ph = h - top - bottom;
   const auto px = [&](double x) { return left + pw * x / x_max; };
   const auto py = [&](double y) { return top + ph * (1 - (y - y_min) / (y_max - y_min)); };
-  std::string svg =
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"320\" "
-      "viewBox=\"0 0 640 320\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  svg += "<rect width=\"640\" height=\"320\" fill=\"white\"/>\n";
-  svg += "<text x=\"" + number(left) + "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" +
-         escape_html(title) + "</text>\n";
+  std::string svg = svg_frame(title, left);
   for (int i = 0; i <= 4; ++i) {
     const double y = y_min + (y_max - y_min) * i / 4;
     svg += "<line x1=\"" + number(left) + "\" x2=\"" + number(left + pw) + "\" y1=\"" +
@@ -603,12 +607,7 @@ std::string sweep_scatter_svg(const SweepResult& result, const std::string& x_me
   const std::string title = bytes ? "Test accuracy vs model bytes" : "Test accuracy vs latency";
   const std::string x_label = std::string(bytes ? "model bytes" : "latency of one inference (µs)") +
                               (log_x ? ", log scale" : "");
-  std::string svg =
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"320\" "
-      "viewBox=\"0 0 640 320\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  svg += "<rect width=\"640\" height=\"320\" fill=\"white\"/>\n";
-  svg += "<text x=\"" + number(left) + "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" +
-         escape_html(title) + "</text>\n";
+  std::string svg = svg_frame(title, left);
   for (int i = 0; i <= 4; ++i) {
     const double y = i / 4.0;
     svg += "<line x1=\"" + number(left) + "\" x2=\"" + number(left + pw) + "\" y1=\"" +

@@ -52,19 +52,6 @@ bool value_text(const QJsonValue& v, std::string* out) {
   return false;
 }
 
-bool read_json_object(const std::string& text, const std::string& label, QJsonObject* out,
-                      std::string* error) {
-  QJsonParseError parse_error{};
-  const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(text), &parse_error);
-  if (parse_error.error != QJsonParseError::NoError || !doc.isObject()) {
-    *error = label + ": not a JSON object (" + parse_error.errorString().toStdString() +
-             " at offset " + std::to_string(parse_error.offset) + ")";
-    return false;
-  }
-  *out = doc.object();
-  return true;
-}
-
 bool read_text(const std::string& path, std::string* text, std::string* error) {
   std::vector<uint8_t> bytes;
   if (!tools::read_file_bytes(path, &bytes, error)) return false;
@@ -329,7 +316,7 @@ std::string sweep_run_label(const SweepRun& run) {
 bool parse_sweep_spec(const std::string& text, const std::string& label,
                       const std::string& base_dir, SweepSpec* out, std::string* error) {
   QJsonObject o;
-  if (!read_json_object(text, label, &o, error)) return false;
+  if (!parse_json_object(text, label, &o, error)) return false;
   if (o.value("format").toString() != "gruwb-sweep-1") {
     *error = label + ": not a GRU Workbench sweep (format is not gruwb-sweep-1)";
     return false;
@@ -528,7 +515,7 @@ bool open_sweep_folder(const std::string& dir, SweepSpec* out, std::string* erro
   const std::string path = dir + "/sweep.json";
   std::string text;
   QJsonObject o;
-  if (!read_text(path, &text, error) || !read_json_object(text, path, &o, error)) return false;
+  if (!read_text(path, &text, error) || !parse_json_object(text, path, &o, error)) return false;
   if (o.value("format").toString() != "gruwb-sweep-folder-1") {
     *error = path + ": not a sweep folder (format is not gruwb-sweep-folder-1)";
     return false;
@@ -815,7 +802,7 @@ std::string sweep_result_json(const SweepResult& result) {
 bool parse_sweep_result(const std::string& text, const std::string& label, SweepResult* out,
                         std::string* error) {
   QJsonObject o;
-  if (!read_json_object(text, label, &o, error)) return false;
+  if (!parse_json_object(text, label, &o, error)) return false;
   if (o.value("format").toString() != "gruwb-sweep-result-1") {
     *error = label + ": not a collected sweep (format is not gruwb-sweep-result-1)";
     return false;

@@ -10,11 +10,7 @@
 // the build writes beside it (the QEMU arguments) and qemu-system-arm; skips
 // otherwise.
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,6 +28,7 @@
 #include "engine/tools/model_file.h"
 #include "serial/link/board_client.h"
 #include "serial/link/host_reference.h"
+#include "tests/serial/child_server.h"
 
 namespace gruwb::serial {
 namespace {
@@ -54,57 +51,16 @@ bool read_qemu_args(const std::string& elf, std::vector<std::string>* args, std:
   return !machine->empty();
 }
 
-struct Qemu {
-  pid_t pid = -1;
-  int out = -1;
-  std::string pty;
-  bool start(const char* elf, std::vector<std::string> args) {
-    // -icount shift=0: one instruction = 1 ns of board time, so the board's
-    // samples/s gives instructions per training sample.
-    for (const char* arg :
-         {"-kernel", elf, "-display", "none", "-monitor", "none", "-icount", "shift=0"})
-      args.emplace_back(arg);
-    std::vector<char*> argv{const_cast<char*>("qemu-system-arm")};
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    int fds[2];
-    if (pipe(fds) != 0) return false;
-    pid = fork();
-    if (pid == 0) {
-      dup2(fds[1], 1);
-      dup2(fds[1], 2);
-      close(fds[0]);
-      execvp("qemu-system-arm", argv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    out = fds[0];
-    fcntl(out, F_SETFL, O_NONBLOCK);
-    std::string text;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-      char buffer[256];
-      const ssize_t n = read(out, buffer, sizeof buffer);
-      if (n > 0) text.append(buffer, static_cast<size_t>(n));
-      std::smatch m;
-      if (std::regex_search(text, m, std::regex("redirected to (/dev/pts/[0-9]+)"))) {
-        pty = m[1];
-        return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ADD_FAILURE() << "QEMU announced no pty: " << text;
-    return false;
-  }
-  ~Qemu() {
-    if (pid > 0) {
-      kill(pid, SIGTERM);
-      int status;
-      waitpid(pid, &status, 0);
-    }
-    if (out >= 0) close(out);
-  }
-};
+// The qemu-system-arm command line of the board's image. -icount shift=0: one instruction = 1 ns
+// of board time, so the board's cycles give instruction counts.
+std::vector<std::string> qemu_command(const char* elf, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"qemu-system-arm"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  for (const char* arg :
+       {"-kernel", elf, "-display", "none", "-monitor", "none", "-icount", "shift=0"})
+    argv.emplace_back(arg);
+  return argv;
+}
 
 // HELLO's ops in code order, then its custom ops: "GRU,FULLY_CONNECTED,...".
 std::string listed_ops(const Capabilities& caps) {
@@ -137,10 +93,10 @@ TEST(QemuBoard, TrainsLikeTheHost) {
   std::vector<std::string> qemu_args;
   std::string machine, error;
   ASSERT_TRUE(read_qemu_args(elf, &qemu_args, &machine, &error)) << error;
-  Qemu qemu;
-  ASSERT_TRUE(qemu.start(elf, qemu_args));
+  test::Server qemu;  // tests/serial/child_server.h: killed when the test ends
   PortOptions port;
-  port.path = qemu.pty;
+  ASSERT_TRUE(qemu.start(qemu_command(elf, qemu_args),
+                         std::regex("redirected to (/dev/pts/[0-9]+)"), &port.path));
   std::string why;
   auto transport = open_transport(port, &why, &error);
   ASSERT_TRUE(transport) << error;
