@@ -945,6 +945,12 @@ bool read_zip(const std::string& path, std::map<std::string, std::vector<uint8_t
       return fail("member " + name + " claims " + std::to_string(usize) +
                   " bytes, over the memory budget (GRUWB_MEMORY_BUDGET_MB)");
     }
+    // Deflate expands at most 1032-fold: a larger claim would only make us allocate (and zero)
+    // memory the stream can never fill.
+    if (method == 8 && usize > csize * 1032 + 1024) {
+      return fail("member " + name + " claims " + std::to_string(usize) + " bytes from " +
+                  std::to_string(csize) + " compressed, more than deflate can produce");
+    }
     std::vector<uint8_t> content(usize);
     if (method == 0) {
       if (csize != usize) return fail("stored member " + name + " has two sizes");

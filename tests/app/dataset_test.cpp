@@ -340,14 +340,14 @@ TEST(DatasetNumpyCsv, NpzWithAWrappingMemberOffsetIsRefused) {
 // the reads after it, and a central directory entry was then read one byte before the buffer.
 TEST(DatasetNumpyCsv, NpzWithAWrappingZip64DirectoryIsRefused) {
   static const char kFound[] =
-    "\x55\xef\xbb\xbf\x04\x01\x00\x00\x00\x20\x01\x00\x04\xff\xff\xff"
-    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
-    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
-    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
-    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
-    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
-    "\xff\x20\x01\x00\x50\x4b\x05\x06\xff\xff\xff\xff\xff\xff\xff\xff"
-    "\x7f\xff\xff\xf7\xff\xff\xff\xff\xff\xff\xff\xff\xff\x00";
+      "\x55\xef\xbb\xbf\x04\x01\x00\x00\x00\x20\x01\x00\x04\xff\xff\xff"
+      "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+      "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+      "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+      "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+      "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+      "\xff\x20\x01\x00\x50\x4b\x05\x06\xff\xff\xff\xff\xff\xff\xff\xff"
+      "\x7f\xff\xff\xf7\xff\xff\xff\xff\xff\xff\xff\xff\xff\x00";
   QTemporaryDir dir;
   const std::string path = dir.path().toStdString() + "/found.npz";
   write(path, std::string(kFound, sizeof kFound - 1));
@@ -355,6 +355,52 @@ TEST(DatasetNumpyCsv, NpzWithAWrappingZip64DirectoryIsRefused) {
   std::string error;
   EXPECT_FALSE(load_dataset(path, &files, &error));
   EXPECT_NE(error.find("found.npz: not a valid .npz (zip) file: bad zip64 directory"),
+            std::string::npos)
+      << error;
+}
+
+// Found by dataset_npz_fuzz in CI: a deflated member of 4 bytes that claimed a size near the memory
+// budget made the reader allocate and zero it (2.2 GB resident) before inflate failed.
+TEST(DatasetNumpyCsv, NpzWithAnImpossibleDeflateSizeIsRefused) {
+  std::string zip;
+  const auto u16 = [&](uint32_t v) {
+    zip += static_cast<char>(v & 0xff);
+    zip += static_cast<char>((v >> 8) & 0xff);
+  };
+  const auto u32 = [&](uint64_t v) {
+    u16(static_cast<uint32_t>(v & 0xffff));
+    u16(static_cast<uint32_t>((v >> 16) & 0xffff));
+  };
+  const std::string name = "x.npy";
+  const uint64_t claimed = 1u << 30;
+  u32(0x04034b50);                                  // local header
+  for (uint32_t v : {20, 0, 8, 0, 0}) u16(v);       // version, flags, deflate, time, date
+  for (uint64_t v : {0ull, 4ull, claimed}) u32(v);  // crc, sizes
+  for (uint32_t v : {5, 0}) u16(v);                 // name, extra
+  zip += name;
+  zip += std::string("\x03\x00\x00\x00", 4);  // 4 bytes of deflate data
+  const uint32_t directory_at = static_cast<uint32_t>(zip.size());
+  u32(0x02014b50);                                 // central directory entry
+  for (uint32_t v : {20, 20, 0, 8, 0, 0}) u16(v);  // versions, flags, deflate, time, date
+  for (uint64_t v : {0ull, 4ull, claimed}) u32(v);
+  for (uint32_t v : {5, 0, 0, 0, 0}) u16(v);  // name, extra, comment, disk, attributes
+  u32(0);
+  u32(0);  // local header offset
+  zip += name;
+  const uint32_t directory_bytes = static_cast<uint32_t>(zip.size()) - directory_at;
+  u32(0x06054b50);  // end of central directory: 1 entry
+  for (uint32_t v : {0, 0, 1, 1}) u16(v);
+  u32(directory_bytes);
+  u32(directory_at);
+  u16(0);
+  QTemporaryDir dir;
+  const std::string path = dir.path().toStdString() + "/bomb.npz";
+  write(path, zip);
+  DatasetFiles files;
+  std::string error;
+  EXPECT_FALSE(load_dataset(path, &files, &error));
+  EXPECT_NE(error.find("bomb.npz: not a valid .npz (zip) file: member x.npy claims 1073741824 "
+                       "bytes from 4 compressed, more than deflate can produce"),
             std::string::npos)
       << error;
 }
