@@ -178,7 +178,11 @@ void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, con
     return;
   }
 #endif
+#if defined(GRUWB_CORTEX_M_FP_KERNELS)
+  matvec_rows_cortex_m(w, rows, cols, x, bias, accumulate, out);
+#else
   matvec_rows_portable(w, rows, cols, x, bias, accumulate, out);
+#endif
 }
 
 GRUWB_HOT_LOOP
@@ -227,12 +231,17 @@ GRUWB_ALWAYS_INLINE void transposed_block(const float* __restrict w, int32_t row
   for (int32_t j = 0; j < kColumnBlock; ++j) acc[j] = 0.f;
   int32_t full = rows;
   while (full > 0 && w + (full - 1) * stride + kColumnBlock > last) --full;
+#if defined(GRUWB_CORTEX_M_FP_KERNELS)
+  static_assert(kColumnBlock == 8, "column_block_sums_cortex_m sums 8 columns");
+  if (full > 0) column_block_sums_cortex_m(w, full, stride, g, acc);
+#else
   for (int32_t r = 0; r < full; ++r) {
     const float gr = g[r];
     const float* __restrict row = w + r * stride;
 #pragma GCC unroll 64
     for (int32_t j = 0; j < kColumnBlock; ++j) acc[j] += gr * row[j];
   }
+#endif
   // (Written as one loop over the lanes: separate loops for the sums and the
   // exact rows made GCC give up the vector registers above.)
   for (int32_t j = 0; j < width; ++j) {
@@ -269,8 +278,16 @@ GRUWB_ALWAYS_INLINE void outer_steps(float* __restrict grad, int32_t rows, int32
     for (int32_t s = 0; s < kSteps; ++s) gs[s] = g[s * g_stride + r];
     float* __restrict row = grad + static_cast<int64_t>(r) * cols;
     int32_t c = 0;
-    for (; c + 8 <= cols; c += 8) {  // fixed blocks: -O2's cost model vectorizes only these
-      for (int32_t j = 0; j < 8; ++j) row[c + j] += step_sum<kSteps>(gs, v + c + j, v_stride);
+#if defined(GRUWB_CORTEX_M_FP_KERNELS)
+    if (kSteps == 8) {  // (the portable loop below is then left out of this instance)
+      if (cols >= 8) add_outer8_blocks_cortex_m(row, v, v_stride, gs, cols / 8);
+      c = cols - cols % 8;
+    } else
+#endif
+    {
+      for (; c + 8 <= cols; c += 8) {  // fixed blocks: -O2's cost model vectorizes only these
+        for (int32_t j = 0; j < 8; ++j) row[c + j] += step_sum<kSteps>(gs, v + c + j, v_stride);
+      }
     }
     if (cols - c >= 4) {
       for (int32_t j = 0; j < 4; ++j) row[c + j] += step_sum<kSteps>(gs, v + c + j, v_stride);

@@ -35,6 +35,13 @@
 #define GRUWB_HOT_LOOP
 #endif
 
+// Cortex-M cores whose FPU fuses single-precision multiply-adds (M4F, M7,
+// M33) get hand-scheduled dense products (matvec_cortex_m.cpp).
+#if defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__ARM_FEATURE_FMA) && \
+    !defined(__ARM_NEON)
+#define GRUWB_CORTEX_M_FP_KERNELS 1
+#endif
+
 // Helpers of a cloned hot loop must be inlined into it: compiled on their
 // own they get the default target (SSE2) in every clone.
 #if defined(__GNUC__) || defined(__clang__)
@@ -90,6 +97,19 @@ bool cpu_has_avx512();
 void matvec_rows_avx512(const float* w, int32_t rows, int32_t cols, const float* x,
                         const float* bias, bool accumulate, float* out);
 #endif
+
+// matvec_rows for GRUWB_CORTEX_M_FP_KERNELS builds, bit-identical to
+// matvec_rows_portable (matvec_cortex_m.cpp).
+void matvec_rows_cortex_m(const float* w, int32_t rows, int32_t cols, const float* x,
+                          const float* bias, bool accumulate, float* out);
+// acc[j] = sum over r < rows (>= 1) of g[r] * w[r * stride + j] for j < 8, in r
+// order: add_transposed_product's column block on those builds.
+void column_block_sums_cortex_m(const float* w, int32_t rows, int64_t stride, const float* g,
+                                float* acc);
+// row[j] += gs[0] * v[j] + ... + gs[7] * v[7 * v_stride + j] (one step after
+// another) for j < 8 * blocks (>= 1): add_outer_steps' 8-step pass there.
+void add_outer8_blocks_cortex_m(float* row, const float* v, int64_t v_stride, const float* gs,
+                                int32_t blocks);
 
 // out[r] += W[first_row + r, :] . x for r < rows. Float weights multiply x;
 // INT8 weights (hybrid models) multiply `xq`, x quantized at run time by the
