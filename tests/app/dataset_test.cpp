@@ -373,16 +373,16 @@ TEST(DatasetNumpyCsv, NpzWithAnImpossibleDeflateSizeIsRefused) {
   };
   const std::string name = "x.npy";
   const uint64_t claimed = 1u << 30;
-  u32(0x04034b50);                                  // local header
-  for (uint32_t v : {20, 0, 8, 0, 0}) u16(v);       // version, flags, deflate, time, date
-  for (uint64_t v : {0ull, 4ull, claimed}) u32(v);  // crc, sizes
-  for (uint32_t v : {5, 0}) u16(v);                 // name, extra
+  u32(0x04034b50);                             // local header
+  for (uint32_t v : {20, 0, 8, 0, 0}) u16(v);  // version, flags, deflate, time, date
+  for (uint64_t v : {uint64_t{0}, uint64_t{4}, claimed}) u32(v);  // crc, sizes
+  for (uint32_t v : {5, 0}) u16(v);                               // name, extra
   zip += name;
   zip += std::string("\x03\x00\x00\x00", 4);  // 4 bytes of deflate data
   const uint32_t directory_at = static_cast<uint32_t>(zip.size());
   u32(0x02014b50);                                 // central directory entry
   for (uint32_t v : {20, 20, 0, 8, 0, 0}) u16(v);  // versions, flags, deflate, time, date
-  for (uint64_t v : {0ull, 4ull, claimed}) u32(v);
+  for (uint64_t v : {uint64_t{0}, uint64_t{4}, claimed}) u32(v);
   for (uint32_t v : {5, 0, 0, 0, 0}) u16(v);  // name, extra, comment, disk, attributes
   u32(0);
   u32(0);  // local header offset
