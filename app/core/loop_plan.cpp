@@ -130,9 +130,9 @@ LoopPlan plan_loops(const std::vector<uint8_t>& file, const LoopPlanOptions& opt
   } else {
     std::snprintf(agreement, sizeof agreement, "outputs agree within %.2g", diff);
   }
-  std::snprintf(text, sizeof text,
-                "running the fused form of %s (%s); --as-written runs the file as written",
-                what.c_str(), agreement);
+  plan.fused_form = "the fused form of " + what + " (" + agreement + ")";
+  std::snprintf(text, sizeof text, "running %s; --as-written runs the file as written",
+                plan.fused_form.c_str());
   plan.note = text;
   return plan;
 }

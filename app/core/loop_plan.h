@@ -43,6 +43,9 @@ struct LoopPlan {
   // One line for the user: which form runs and why ("" when the model has no recurrent cell the
   // fuser rewrites, or fuse_loops is off).
   std::string note;
+  // When fused: "the fused form of 1 WHILE loop (outputs agree within 1.5e-08)", for lines that
+  // say what else happens to it (training).
+  std::string fused_form;
 };
 
 // Never fails: anything that keeps the fused form from running (no cell, a rewrite the engine

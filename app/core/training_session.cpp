@@ -450,7 +450,8 @@ std::string TrainingSession::dequantized_note() const {
 
 std::string TrainingSession::fused_note() const {
   if (!loop_plan_.fused) return loop_plan_.note;
-  return loop_plan_.note + "; the trained model is saved in this fused form";
+  return "training " + loop_plan_.fused_form +
+         "; the trained model is saved in that form; --as-written trains the file as written";
 }
 
 TrainingSession::TrainingSession() = default;
