@@ -22,7 +22,7 @@ namespace gruwb::app {
 // Agreement of the two forms on the check input: max |fused - file| over every float output,
 // relative to max(1, max |file output|). The two forms compute the same sums in another order
 // (the per-gate products become two fused products), so they differ by float rounding only:
-// 1e-9..1e-6 on the real models, growing with T; a wrong gate order, bias or state would differ
+// 0 to 1.5e-8 on the WHILE models here; a wrong gate order, bias or state would differ
 // by 1e-3 or more. 1e-5 is the fuser's own tolerance, made relative for outputs that are not
 // bounded (audio, regression).
 constexpr double kLoopPlanTolerance = 1e-5;
