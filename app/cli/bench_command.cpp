@@ -1,5 +1,5 @@
 // gruwb bench MODEL [--repetitions K] [--min-time S] [--train SCOPE] [--batch B]
-//   [--output NAME] [--json]
+//   [--output NAME] [--as-written] [--json]
 
 #include "app/cli/command.h"
 #include "app/core/bench.h"
@@ -11,9 +11,9 @@ namespace {
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
-  const std::vector<OptionSpec> spec = {{"--repetitions", true}, {"--min-time", true},
-                                        {"--train", true},       {"--batch", true},
-                                        {"--output", true},      {"--json", false}};
+  const std::vector<OptionSpec> spec = {
+      {"--repetitions", true}, {"--min-time", true}, {"--train", true},      {"--batch", true},
+      {"--output", true},      {"--json", false},    {"--as-written", false}};
   if (!parse_args(kBenchCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.size() != 1) {
     return usage_error(
@@ -23,6 +23,7 @@ int run(const std::vector<std::string>& args) {
   app::BenchRequest request;
   request.model_path = parsed.positional[0];
   request.train_scope = parsed.value("--train");
+  request.as_written = parsed.has("--as-written");
   std::string err;
   if (!parsed.integer("--repetitions", 1, 1000, &request.repetitions, &err) ||
       !parsed.number("--min-time", 0.0001, 60, &request.min_seconds, &err) ||
@@ -55,7 +56,7 @@ int run(const std::vector<std::string>& args) {
 const Command kBenchCommand = {
     "bench", "Time a model's inference (and training) on this host",
     "Usage: gruwb bench MODEL [--repetitions K] [--min-time S] [--train SCOPE]\n"
-    "                   [--batch B] [--output NAME] [--json]\n"
+    "                   [--batch B] [--output NAME] [--as-written] [--json]\n"
     "\n"
     "Times a .tflite/.circle model with GRU Workbench's engine (the code that runs\n"
     "on the board), to compare cells and layouts (fused op, WHILE loop, unrolled:\n"
@@ -77,11 +78,17 @@ const Command kBenchCommand = {
     "  --output NAME     Training: the output the loss goes on (tensor name, or its\n"
     "                    position 0, 1, ...). Default: the only output; else the\n"
     "                    one fed by SOFTMAX/LOGISTIC; else an error naming them\n"
+    "  --as-written      Time a WHILE-loop or unrolled RNN model as written. By\n"
+    "                    default its fused form is timed and trained (`gruwb fuse`:\n"
+    "                    one op per cell) when its outputs agree with the file's on\n"
+    "                    a check input (relative 1e-5); the Form line says so\n"
     "  --json            Print the figures as one JSON object\n"
     "  -h, --help        Show this help\n"
     "\n"
     "Figures (JSON field names):\n"
-    "  model_bytes, op_count   file size and operators over all subgraphs\n"
+    "  model_bytes, op_count   file size; operators of the form timed\n"
+    "  plan                    form (\"fused\" or \"as written\"), fused_loops,\n"
+    "                          fused_chains, difference (of the check), note\n"
     "  arena_bytes             planned inference arena (= gruwb run --arena)\n"
     "  inference               median_us, min_us, max_us: time of one sequence\n"
     "                          over the repetitions; invokes_per_repetition;\n"
@@ -90,7 +97,7 @@ const Command kBenchCommand = {
     "                          one more repetition with a profiler, and self_us\n"
     "                          = share x median_us; largest share first\n"
     "  training (--train)      scope, loss_output, batch, optimizer, learning_rate,\n"
-    "                          trainable_parameters; median_samples_per_s,\n"
+    "                          trainable_parameters, form; median_samples_per_s,\n"
     "                          min_samples_per_s, max_samples_per_s;\n"
     "                          samples_per_repetition; memory: weights,\n"
     "                          gradients, optimizer (Adam m, v), activations\n"

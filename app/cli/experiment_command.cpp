@@ -150,7 +150,7 @@ int run(const std::vector<std::string>& args) {
       {"--length", true},         {"--normalize", true},  {"--compare-cells", true},
       {"--name", true},           {"--report", true},     {"--json", true},
       {"--save-spec", true},      {"--result", true},     {"--output", true},
-      {"--compare-models", true}, {"--board-port", true}};
+      {"--compare-models", true}, {"--board-port", true}, {"--as-written", false}};
   if (!parse_args(kExperimentCommand, args, options, &parsed, &exit_code)) return exit_code;
   if (!parsed.positional.empty()) {
     return usage_error("experiment: unexpected argument '" + parsed.positional[0] + "'",
@@ -221,6 +221,7 @@ int run(const std::vector<std::string>& args) {
     spec.compare_cells = comma_list(parsed.value("--compare-cells"));
   }
   if (parsed.has("--board-port")) spec.board_port = parsed.value("--board-port");
+  if (parsed.has("--as-written")) spec.as_written = true;
   if (parsed.has("--compare-models")) {
     spec.compare_models = comma_list(parsed.value("--compare-models"));
   }
@@ -336,6 +337,9 @@ const Command kExperimentCommand = {
     "                       (`gruwb board bench`: 20 inferences, median): the board\n"
     "                       latency (us) and cycles columns; a model the board cannot\n"
     "                       run gets a note in its row\n"
+    "  --as-written         Train WHILE-loop or unrolled RNN models as written, not\n"
+    "                       in their fused form (used for stages all and fc when its\n"
+    "                       outputs agree with the file's, relative 1e-5)\n"
     "Output:\n"
     "  --report FILE        .html (self-contained, SVG plots), .pdf, .md, .csv (every\n"
     "                       curve), .json (everything); repeatable\n"

@@ -26,7 +26,7 @@ int run(const std::vector<std::string>& args) {
       {"--clip-norm", true},   {"--momentum", true},   {"--patience", true},
       {"--no-shuffle", false}, {"--metrics", true},    {"--checkpoint", true},
       {"--resume", false},     {"-o", true},           {"--output", true},
-      {"--quiet", false}};
+      {"--quiet", false},      {"--as-written", false}};
   if (!parse_args(kTrainCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.size() != 1) {
     return usage_error(
@@ -98,6 +98,7 @@ int run(const std::vector<std::string>& args) {
   config.clip_norm = static_cast<float>(clip);
   config.momentum = static_cast<float>(momentum);
   request.spec.shuffle = !parsed.has("--no-shuffle");
+  request.spec.as_written = parsed.has("--as-written");
   request.spec.checkpoint_path = parsed.value("--checkpoint");
   request.spec.resume = parsed.has("--resume");
   if (request.spec.resume && request.spec.checkpoint_path.empty()) {
@@ -122,7 +123,7 @@ const Command kTrainCommand = {
     "                   [--optimizer adam|sgd] [--lr LR] [--batch B] [--epochs E]\n"
     "                   [--seed S] [--loss LOSS] [--clip-norm C] [--momentum M]\n"
     "                   [--patience P] [--metrics FILE.jsonl]\n"
-    "                   [--checkpoint FILE [--resume]] [--output NAME]\n"
+    "                   [--checkpoint FILE [--resume]] [--output NAME] [--as-written]\n"
     "\n"
     "Trains the weights in SCOPE with GRU Workbench's engine (the code that also\n"
     "trains on the board: BPTT through recurrent ops, one planned arena) and saves\n"
@@ -164,6 +165,11 @@ const Command kTrainCommand = {
     "                       accuracy, precision/recall, confusion, gradient norms)\n"
     "  --checkpoint FILE    Save weights + optimizer state after every epoch\n"
     "  --resume             Continue from --checkpoint FILE\n"
+    "  --as-written         Train a WHILE-loop or unrolled RNN model as written. By\n"
+    "                       default, with --train all or fc, its fused form trains\n"
+    "                       (`gruwb fuse`: one op per cell) when its outputs agree\n"
+    "                       with the file's on a check input (relative 1e-5), and\n"
+    "                       -o saves that fused form with the trained weights\n"
     "  --quiet              Print only the summary\n"
     "  -h, --help           Show this help\n"
     "\n"

@@ -237,10 +237,11 @@ int bench_inference(const Model& model, int repetitions, double min_seconds, boo
 
 int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
                    const std::string& loss_output, int batch_size, int repetitions,
-                   double min_seconds, TrainingBench* out, std::string* error) {
+                   double min_seconds, TrainingBench* out, std::string* error, bool as_written) {
   TrainingRunSpec spec;
   spec.model_bytes = loaded.bytes;
   spec.model_label = loaded.path;
+  spec.as_written = as_written;
   spec.config.optimizer = Optimizer::kAdam;
   spec.config.learning_rate = kLearningRate;
   spec.config.batch_size = batch_size;
@@ -283,6 +284,7 @@ int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
   out->batch_size = batch_size;
   out->trainable_parameters = session.result().trainable_parameters;
   out->memory = session.memory();
+  out->fused = session.loop_plan().fused;
 
   const int64_t per_sample = data.sample_elements();
   int64_t next = 0;
@@ -321,9 +323,17 @@ int bench_model(const BenchRequest& request, BenchResult* out, std::string* erro
   tools::LoadedModel loaded;
   if (!tools::load_model_file(request.model_path, &loaded, error)) return kExitBadInput;
   out->model_bytes = loaded.bytes.size();
-  out->op_count = count_ops(loaded.model);
+  LoopPlanOptions plan_options;
+  plan_options.fuse_loops = !request.as_written;
+  out->plan = plan_loops(loaded.bytes, plan_options);
+  tools::LoadedModel timed;
+  if (!tools::load_model_bytes(std::move(out->plan.bytes), request.model_path, &timed, error)) {
+    return kExitFailure;
+  }
+  out->plan.bytes.clear();
+  out->op_count = count_ops(timed.model);
   std::string problem;
-  int code = bench_inference(loaded.model, request.repetitions, request.min_seconds,
+  int code = bench_inference(timed.model, request.repetitions, request.min_seconds,
                              /*per_op=*/true, &out->inference, &problem);
   if (code != kExitOk) {
     *error = request.model_path + ": " + problem;
@@ -331,7 +341,8 @@ int bench_model(const BenchRequest& request, BenchResult* out, std::string* erro
   }
   if (request.train_scope.empty()) return kExitOk;
   code = bench_training(loaded, request.train_scope, request.loss_output, request.batch_size,
-                        request.repetitions, request.min_seconds, &out->training, error);
+                        request.repetitions, request.min_seconds, &out->training, error,
+                        request.as_written);
   out->trained = code == kExitOk;
   return code;
 }
@@ -344,6 +355,7 @@ std::string bench_report(const BenchResult& r, bool json) {
     w.key("model").value(r.model_path);
     w.key("model_bytes").value(r.model_bytes);
     w.key("op_count").value(r.op_count);
+    write_loop_plan(w, r.plan);
     w.key("repetitions").value(r.repetitions);
     w.key("min_time_s").value(r.min_seconds);
     w.key("arena_bytes").value(r.inference.arena_bytes);
@@ -369,6 +381,7 @@ std::string bench_report(const BenchResult& r, bool json) {
       w.key("optimizer").value("adam");
       w.key("learning_rate").value(kLearningRate);
       w.key("trainable_parameters").value(r.training.trainable_parameters);
+      w.key("form").value(r.training.fused ? "fused" : "as written");
       write_spread(w, r.training.samples_per_second, "samples_per_s");
       w.key("samples_per_repetition").value(r.training.samples_per_repetition);
       w.key("memory");
@@ -380,6 +393,7 @@ std::string bench_report(const BenchResult& r, bool json) {
   }
   std::string text = "Model    " + r.model_path + ": " + std::to_string(r.model_bytes) +
                      " bytes, " + std::to_string(r.op_count) + " ops\n";
+  if (!r.plan.note.empty()) text += "Form     " + r.plan.note + "\n";
   text += "Arena    " + std::to_string(r.inference.arena_bytes) + " bytes (inference, planned)\n\n";
   std::vector<std::vector<std::string>> timings = {
       spread_row("inference µs/sequence", r.inference.microseconds, 2,

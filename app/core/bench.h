@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "app/core/loop_plan.h"
 #include "engine/model/model.h"
 #include "engine/tools/model_file.h"
 #include "engine/train/trainer.h"
@@ -76,14 +77,17 @@ struct TrainingBench {
   TrainingMemory memory;
   Spread samples_per_second;
   int64_t samples_per_repetition = 0;
+  bool fused = false;  // trained the fused form (TrainingSession's loop plan)
 };
 // Exit codes as bench_inference (a model that cannot train: kExitBadInput).
-// Errors name the model by loaded.path.
+// Errors name the model by loaded.path. `loaded` is the file: TrainingSession plans its loops
+// (loop_plan.h) after dequantizing a hybrid model, unless `as_written`.
 // `loss_output`: the output the loss goes on ("" = automatic, see
 // engine/train/loss_output.h); the random labels are its classes.
 int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
                    const std::string& loss_output, int batch_size, int repetitions,
-                   double min_seconds, TrainingBench* out, std::string* error);
+                   double min_seconds, TrainingBench* out, std::string* error,
+                   bool as_written = false);
 
 struct BenchRequest {
   std::string model_path;
@@ -92,12 +96,14 @@ struct BenchRequest {
   std::string train_scope;   // "" = inference only
   std::string loss_output;   // training: the output the loss goes on ("" = automatic)
   int batch_size = 1;
+  bool as_written = false;  // time a WHILE/unrolled RNN model as written, not fused (loop_plan.h)
 };
 
 struct BenchResult {
   std::string model_path;
-  uint64_t model_bytes = 0;
-  int op_count = 0;  // over every subgraph (WHILE bodies count once)
+  uint64_t model_bytes = 0;  // the file
+  int op_count = 0;          // of the form timed, over every subgraph (WHILE bodies count once)
+  LoopPlan plan;             // which form was timed (bytes cleared)
   int repetitions = 0;
   double min_seconds = 0.0;
   InferenceBench inference;

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "app/core/inspect.h"
+#include "app/core/loop_plan.h"
 #include "engine/tools/arena_buffer.h"
 #include "engine/tools/dequantize.h"
 #include "engine/tools/fuser.h"
@@ -21,19 +22,36 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// `runner`: the model, already prepared by check_model.
-void check_golden(tools::ModelRunner& runner, const fs::path& dir, CorpusRow* row) {
+// `runner`: the model, prepared. `golden` gets "" (no golden files), "equal", "differs by <x>"
+// or the error.
+void check_golden(tools::ModelRunner& runner, const fs::path& dir, std::string* golden_text,
+                  double* golden_error) {
   tools::GoldenResult golden;
   std::string error;
   if (!tools::compare_with_golden(runner, dir.string(), &golden, &error)) {
-    row->golden = error;
+    *golden_text = error;
     return;
   }
   if (!golden.found) return;
-  row->golden_error = golden.worst;
+  *golden_error = golden.worst;
   char text[64];
   std::snprintf(text, sizeof text, "differs by %.3g", golden.worst);
-  row->golden = golden.equal ? "equal" : text;
+  *golden_text = golden.equal ? "equal" : text;
+}
+
+// The fused form `gruwb run` would run instead of the file, against the same golden files.
+void check_fused_golden(const std::vector<uint8_t>& file, const fs::path& dir, CorpusRow* row) {
+  const LoopPlan plan = plan_loops(file);
+  if (!plan.fused) return;
+  row->runs_fused = true;
+  Model model;
+  tools::ModelRunner runner;
+  if (!Model::load(plan.bytes.data(), plan.bytes.size(), &model).ok() ||
+      !runner.prepare(model, &row->fused_golden)) {
+    if (row->fused_golden.empty()) row->fused_golden = "the fused form does not load";
+    return;
+  }
+  check_golden(runner, dir, &row->fused_golden, &row->fused_golden_error);
 }
 
 // One MSE step towards 0.5 from zero inputs: a finite loss and finite gradients. A hybrid
@@ -113,7 +131,10 @@ CorpusRow check_model(const fs::path& file, const fs::path& golden_root) {
   tools::ModelRunner runner;
   row.runs = runner.prepare(model, &row.run_error);
   if (row.runs) row.run_error.clear();
-  if (row.runs) check_golden(runner, golden_root / file.stem(), &row);
+  if (row.runs) {
+    check_golden(runner, golden_root / file.stem(), &row.golden, &row.golden_error);
+    check_fused_golden(bytes, golden_root / file.stem(), &row);
+  }
   tools::FuseResult fused;
   if (tools::fuse_model(bytes, tools::FuseOptions(), &fused, &error)) {
     row.cells_found = static_cast<int>(fused.cells.size());
@@ -146,6 +167,10 @@ std::string row_text(const CorpusRow& r) {
   std::string text = line;
   if (!r.runs) text += "\n    does not run: " + r.run_error;
   if (!r.fuse_note.empty()) text += "\n    not fused: " + r.fuse_note;
+  if (r.runs_fused) {
+    text += "\n    runs fused (gruwb run, bench, train)" +
+            (r.fused_golden.empty() ? std::string() : ": golden " + r.fused_golden);
+  }
   if (r.stateful_fused > r.cells_fused) {
     text += "\n    gruwb fuse --stateful fuses " + std::to_string(r.stateful_fused) + " of " +
             std::to_string(r.cells_found) + " (the state stays inside the fused ops)";
@@ -184,6 +209,7 @@ int run_corpus(const CorpusRequest& request, std::string* out, std::string* err)
   std::vector<CorpusRow> rows;
   if (!corpus_rows(request, &rows, err)) return kExitBadInput;
   int runs = 0, equal = 0, golden = 0, fused = 0, with_cells = 0, trains = 0;
+  int runs_fused = 0, fused_golden = 0, fused_equal = 0;
   for (const CorpusRow& r : rows) {
     runs += r.runs;
     golden += !r.golden.empty();
@@ -191,6 +217,9 @@ int run_corpus(const CorpusRequest& request, std::string* out, std::string* err)
     with_cells += r.cells_found > 0;
     fused += r.cells_found > 0 && std::max(r.cells_fused, r.stateful_fused) == r.cells_found;
     trains += r.trains;
+    runs_fused += r.runs_fused;
+    fused_golden += !r.fused_golden.empty();
+    fused_equal += r.fused_golden == "equal";
   }
   if (request.json) {
     tools::JsonWriter json;
@@ -199,6 +228,11 @@ int run_corpus(const CorpusRequest& request, std::string* out, std::string* err)
       json.begin_object();
       json.key("file").value(r.file).key("runs").value(r.runs).key("run_error").value(r.run_error);
       json.key("golden").value(r.golden).key("golden_error").value(r.golden_error);
+      json.key("runs_fused").value(r.runs_fused);
+      if (r.runs_fused) {
+        json.key("fused_golden").value(r.fused_golden);
+        json.key("fused_golden_error").value(r.fused_golden_error);
+      }
       json.key("cells_found").value(r.cells_found).key("cells_fused").value(r.cells_fused);
       json.key("stateful_fused").value(r.stateful_fused);
       json.key("fuse_note").value(r.fuse_note);
@@ -214,11 +248,13 @@ int run_corpus(const CorpusRequest& request, std::string* out, std::string* err)
   }
   out->clear();
   for (const CorpusRow& r : rows) *out += row_text(r);
-  char summary[256];
+  char summary[320];
   std::snprintf(summary, sizeof summary,
                 "%zu models: %d run, %d of %d with golden outputs equal, %d of %d with cells fully "
-                "fused (with --stateful where the state streams), %d train\n",
-                rows.size(), runs, equal, golden, fused, with_cells, trains);
+                "fused (with --stateful where the state streams), %d train; %d run fused (%d of "
+                "%d with golden outputs equal)\n",
+                rows.size(), runs, equal, golden, fused, with_cells, trains, runs_fused,
+                fused_equal, fused_golden);
   *out += summary;
   return kExitOk;
 }

@@ -330,6 +330,7 @@ bool model_summary(const std::string& path, const std::vector<uint8_t>& bytes,
   spec.model_bytes = bytes;
   spec.model_label = path;
   spec.epochs = 0;
+  spec.as_written = true;  // the file's own parameters
   spec.config.loss = Loss::kCategoricalCrossEntropy;
   TrainingSession session;
   if (!set_trainable_scope("all", &spec, error) || !session.prepare(spec, train, nullptr, error)) {
@@ -744,6 +745,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         ts.config.learning_rate = stage.learning_rate;
         ts.config.batch_size = stage.batch_size;
         ts.config.clip_norm = stage.clip_norm;
+        ts.as_written = spec.as_written;
         const bool train_stage = stage.scope != "init";
         std::string scope = train_stage ? stage.scope : "fc";
         if (scope.rfind("names:", 0) == 0) {
@@ -900,6 +902,7 @@ void write_spec(tools::JsonWriter& json, const ExperimentSpec& spec) {
   json.key("compare_cells").array(spec.compare_cells);
   if (!spec.compare_models.empty()) json.key("compare_models").array(spec.compare_models);
   if (!spec.board_port.empty()) json.key("board_port").value(spec.board_port);
+  if (spec.as_written) json.key("as_written").value(true);
   json.key("stages").begin_array();
   for (const StageSpec& s : spec.stages) {
     json.begin_object();
@@ -1122,6 +1125,7 @@ bool read_spec(const QJsonObject& o, const std::string& label, ExperimentSpec* o
     s.compare_models.push_back(m.toString().toStdString());
   }
   s.board_port = o.value("board_port").toString().toStdString();
+  s.as_written = o.value("as_written").toBool(false);
   for (const QJsonValue& v : o.value("stages").toArray()) {
     const QJsonObject st = v.toObject();
     StageSpec stage;

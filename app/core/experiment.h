@@ -70,6 +70,9 @@ struct ExperimentSpec {
   // A board (serial port or pty) the comparison also times each row's deployed model on
   // (BENCH: uploaded, then inferences timed in the board's cycles); "" = host figures only.
   std::string board_port;
+  // Train and score WHILE-loop/unrolled RNN models as written instead of in their fused form
+  // (loop_plan.h; training_session.h's TrainingRunSpec::as_written).
+  bool as_written = false;
 };
 
 // Whether a stage scope quantizes rather than trains (int8, int16x8, dynamic).

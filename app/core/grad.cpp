@@ -30,6 +30,7 @@ int grad_model(const GradRequest& request, std::string* out, std::string* err) {
   spec.config.loss = request.loss;
   spec.loss_output = request.loss_output;
   spec.epochs = 0;
+  spec.as_written = true;  // the gradients of the file's own weight tensors, by their names
   if (!set_trainable_scope(request.scope, &spec, err)) return kExitBadInput;
   if (!tools::read_file_bytes(request.model_path, &spec.model_bytes, err)) return kExitBadInput;
   TrainingData data;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "app/core/inspect.h"
+#include "app/core/loop_plan.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
@@ -93,8 +94,15 @@ std::string arena_text(const ArenaUsage& usage) {
 }  // namespace
 
 int run_model(const RunRequest& request, std::string* out, std::string* err) {
+  tools::LoadedModel file;
+  if (!tools::load_model_file(request.model_path, &file, err)) return kExitBadInput;
+  LoopPlanOptions plan_options;
+  plan_options.fuse_loops = !request.as_written;
+  LoopPlan plan = plan_loops(file.bytes, plan_options);
   tools::LoadedModel loaded;
-  if (!tools::load_model_file(request.model_path, &loaded, err)) return kExitBadInput;
+  if (!tools::load_model_bytes(std::move(plan.bytes), request.model_path, &loaded, err)) {
+    return kExitFailure;
+  }
   tools::ModelRunner runner;
   std::string error;
   if (!runner.prepare(loaded.model, &error)) {
@@ -140,6 +148,7 @@ int run_model(const RunRequest& request, std::string* out, std::string* err) {
     tools::JsonWriter json;
     json.begin_object();
     json.key("model").value(request.model_path);
+    write_loop_plan(json, plan);
     json.key("arena_bytes").value(static_cast<uint64_t>(usage.total()));
     json.key("arena").begin_object();
     json.key("tables").value(static_cast<uint64_t>(usage.metadata_bytes));
@@ -162,7 +171,7 @@ int run_model(const RunRequest& request, std::string* out, std::string* err) {
     *out = json.take() + "\n";
     return kExitOk;
   }
-  std::string text;
+  std::string text = plan.note.empty() ? "" : plan.note + "\n";
   if (request.arena_only) text += arena_text(usage);
   for (size_t o = 0; o < outputs.size(); ++o) {
     const Tensor& tensor = *runner.interpreter().output(static_cast<int>(o));

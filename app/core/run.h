@@ -15,10 +15,12 @@ struct RunRequest {
   std::string output_dir;                // write output_<k>.npy files there ("" = no files)
   bool json = false;
   bool arena_only = false;  // report the planned arena; run only if inputs are given
+  bool as_written = false;  // run a WHILE/unrolled RNN model as written, not fused (loop_plan.h)
 };
 
 // Returns an exit code (kExitOk / kExitBadInput / kExitFailure); `out` gets
-// the report (text or JSON), `err` one line naming the problem.
+// the report (text or JSON; the text starts with the plan's note when the model runs in its
+// fused form, the JSON has it as "plan"), `err` one line naming the problem.
 int run_model(const RunRequest& request, std::string* out, std::string* err);
 
 }  // namespace gruwb::app

@@ -99,6 +99,7 @@ int train_model(const TrainRequest& request, const std::function<void(const std:
   }
   const TrainingMemory memory = session.memory();
   if (print && session.dequantized_weights() > 0) print(session.dequantized_note());
+  if (print && !session.fused_note().empty()) print(session.fused_note());
   if (print) {
     print("Training " + std::to_string(session.trainable_weights().size()) + " weight tensor(s), " +
           std::to_string(session.result().trainable_parameters) + " parameters (scope " +
@@ -138,7 +139,10 @@ int train_model(const TrainRequest& request, const std::function<void(const std:
   text += "\n";
   if (!request.output_path.empty()) {
     if (!session.save_trained_model(request.output_path, err)) return kExitFailure;
-    text += "Saved " + request.output_path + "\n";
+    text += "Saved " + request.output_path +
+            (session.loop_plan().fused ? " (the fused form it trained in; --as-written trains and "
+                                         "saves the loop form)\n"
+                                       : "\n");
   }
   *out = text;
   return kExitOk;

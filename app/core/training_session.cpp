@@ -448,6 +448,12 @@ std::string TrainingSession::dequantized_note() const {
          " INT8 weight tensor(s) train as float32 copies; the trained model keeps them as float32";
 }
 
+std::string TrainingSession::fused_note() const {
+  if (!loop_plan_.fused) return loop_plan_.note;
+  return "training " + loop_plan_.fused_form +
+         "; the trained model is saved in that form; --as-written trains the file as written";
+}
+
 TrainingSession::TrainingSession() = default;
 TrainingSession::~TrainingSession() = default;
 
@@ -478,6 +484,14 @@ bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& t
     return false;
   }
   dequantized_weights_ = dequantized.tensors;
+  // The scopes that name the same weights in both forms; a layer count or tensor names are
+  // the file's.
+  LoopPlanOptions plan_options;
+  plan_options.fuse_loops = !spec_.as_written && (spec_.config.scope == TrainableScope::kAll ||
+                                                  spec_.config.scope == TrainableScope::kFc);
+  loop_plan_ = plan_loops(bytes, plan_options);
+  bytes.swap(loop_plan_.bytes);
+  loop_plan_.bytes.clear();
   if (!tools::load_model_bytes(std::move(bytes), spec_.model_label, &s.loaded, error)) {
     return false;
   }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "app/core/loop_plan.h"
 #include "engine/model/model.h"
 #include "engine/tools/model_file.h"
 #include "engine/train/trainer.h"
@@ -106,6 +107,10 @@ struct EarlyStopping {
 struct TrainingRunSpec {
   std::vector<uint8_t> model_bytes;   // .tflite or .circle
   std::string model_label = "model";  // names the model in errors (its path)
+  // A WHILE-loop or unrolled RNN model trains in its fused form when it agrees with the file
+  // (loop_plan.h) and the scope means the same in both forms ("all", "fc"); true: as written.
+  // The trained model is then the fused form: trained_model() writes what was trained.
+  bool as_written = false;
   // Everything the engine needs; config.names is filled from
   // `trainable_names` by prepare() when config.scope == kNames.
   TrainingConfig config;
@@ -267,6 +272,10 @@ class TrainingSession {
   ModelFormat model_format() const;
   Trainer& trainer();
   int classes() const { return classes_; }
+  // Which form trains: the fused form of the file's loops, or the file as written (bytes
+  // cleared). fused_note(): the line the CLI shows for it ("" when the file trains as written).
+  const LoopPlan& loop_plan() const { return loop_plan_; }
+  std::string fused_note() const;
   // A hybrid model's INT8 weight tensors train as float32 copies (the trained model keeps them
   // as float32); how many were turned, and the line the CLI and GUI show for it ("" if none).
   int dequantized_weights() const { return dequantized_weights_; }
@@ -294,6 +303,7 @@ class TrainingSession {
   int classes_ = 0;
   int next_epoch_ = 1;
   int dequantized_weights_ = 0;
+  LoopPlan loop_plan_;
 };
 
 }  // namespace gruwb::app

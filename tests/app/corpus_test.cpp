@@ -36,6 +36,8 @@ TEST(CorpusTest, RealModelsRow) {
   EXPECT_EQ(gru.cells_fused, 1);
   EXPECT_LT(gru.bytes_after, gru.bytes_before);
   EXPECT_TRUE(gru.trains) << gru.train_error;
+  EXPECT_TRUE(gru.runs_fused);  // what gruwb run runs: the fused form, equal to TFLite too
+  EXPECT_EQ(gru.fused_golden, "equal") << gru.fused_golden_error;
   const CorpusRow& flex = rows.at("casonka_networkfilter_lstm");
   EXPECT_TRUE(flex.runs) << flex.run_error;
   EXPECT_EQ(flex.golden, "");  // no TFLite here runs Flex ops

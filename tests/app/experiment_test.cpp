@@ -149,6 +149,7 @@ TEST(Experiment, PluginCellsTrainThroughTheirWhileLoops) {
   for (const char* cell : {"fastgrnn", "mgu"}) {
     ExperimentSpec spec = small_spec("init,all");
     spec.build = std::string("cell=") + cell + ",units=8,layout=while";
+    spec.as_written = true;  // through the loop itself, not its fused form (loop_plan.h)
     spec.stages[1].epochs = 5;
     const ExperimentResult result = run_experiment(spec, nullptr, nullptr);
     ASSERT_EQ(result.status, ExperimentStatus::kCompleted) << cell << ": " << result.error;

@@ -98,9 +98,10 @@ TEST(GruwbBenchTest, BothLayoutsOfTheBundledModelRunAndTrain) {
 // and the fused model's time is its GRU op's.
 TEST(GruwbBenchTest, OpSharesCoverEveryOpAndAddUp) {
   for (const char* file : {"gesture_gru_fused.tflite", "gesture_gru_while.tflite"}) {
-    const CliResult run = bench(sample(file), {"--json"});
+    const CliResult run = bench(sample(file), {"--json", "--as-written"});
     ASSERT_EQ(run.exit_code, 0) << file << ": " << run.err.toStdString();
     const QJsonObject report = parse_json(run.out);
+    EXPECT_EQ(report["plan"].toObject()["form"].toString(), "as written") << file;
     const QJsonArray ops = report["inference"].toObject()["ops"].toArray();
     ASSERT_FALSE(ops.isEmpty()) << file;
     int instances = 0;
@@ -125,8 +126,32 @@ TEST(GruwbBenchTest, OpSharesCoverEveryOpAndAddUp) {
       EXPECT_TRUE(names.contains("WHILE") && names.contains("FULLY_CONNECTED")) << file;
     }
   }
-  const CliResult text = bench(sample("gesture_gru_while.tflite"), {});
+  const CliResult text = bench(sample("gesture_gru_while.tflite"), {"--as-written"});
   EXPECT_TRUE(text.out.contains("Inference by op")) << text.out.toStdString();
+  EXPECT_FALSE(text.out.contains("Form")) << text.out.toStdString();
+}
+
+// The WHILE sample is timed and trained in its fused form by default (app/core/loop_plan.h),
+// and says so in one line; its ops are then the fused model's.
+TEST(GruwbBenchTest, TheWhileSampleIsTimedInItsFusedForm) {
+  const CliResult run = bench(sample("gesture_gru_while.tflite"), {"--json", "--train", "all"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  const QJsonObject report = parse_json(run.out);
+  const QJsonObject plan = report["plan"].toObject();
+  EXPECT_EQ(plan["form"].toString(), "fused");
+  EXPECT_EQ(plan["fused_loops"].toInt(), 1);
+  EXPECT_LE(plan["difference"].toDouble(), 1e-5);
+  EXPECT_EQ(report["op_count"].toInt(), 3);
+  EXPECT_EQ(report["inference"].toObject()["ops"].toArray()[0].toObject()["op"].toString(),
+            "GRUWB_GRU");
+  EXPECT_EQ(report["training"].toObject()["form"].toString(), "fused");
+  const CliResult text = bench(sample("gesture_gru_while.tflite"));
+  ASSERT_EQ(text.exit_code, 0) << text.err.toStdString();
+  EXPECT_TRUE(
+      text.out.contains("Form     running the fused form of 1 WHILE loop (outputs agree "
+                        "within "))
+      << text.out.toStdString();
+  EXPECT_TRUE(text.out.contains("--as-written runs the file as written")) << text.out.toStdString();
 }
 
 TEST(GruwbBenchTest, InferenceOnlyHasNoTrainingFigures) {

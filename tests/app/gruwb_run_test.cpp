@@ -112,4 +112,34 @@ TEST(GruwbRunTest, NotAnNpyFileIsNamed) {
   expect_one_error_line(run, file.fileName(), "not a NumPy .npy file");
 }
 
+// The WHILE sample runs in its fused form (one line says so) and --as-written runs the loop;
+// both give the same probabilities to float rounding.
+TEST(GruwbRunTest, TheWhileSampleRunsFusedUnlessAsWritten) {
+  QTemporaryDir dir;
+  std::vector<float> window(60 * 3);
+  for (size_t i = 0; i < window.size(); ++i) window[i] = static_cast<float>(i % 11) / 11.f - 0.5f;
+  const QString input = save_floats(dir, "x.npy", {1, 60, 3}, window);
+  const QString path = QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_while.tflite";
+  const CliResult fused = run_gruwb({"run", path, "--input", input, "--json"});
+  const CliResult written = run_gruwb({"run", path, "--input", input, "--json", "--as-written"});
+  ASSERT_EQ(fused.exit_code, 0) << fused.err.toStdString();
+  ASSERT_EQ(written.exit_code, 0) << written.err.toStdString();
+  const QJsonObject a = parse_json(fused.out), b = parse_json(written.out);
+  EXPECT_EQ(a["plan"].toObject()["form"].toString(), "fused");
+  EXPECT_EQ(b["plan"].toObject()["form"].toString(), "as written");
+  EXPECT_LT(a["arena_bytes"].toInteger(), b["arena_bytes"].toInteger());
+  const QJsonArray pa = a["outputs"].toArray()[0].toObject()["data"].toArray();
+  const QJsonArray pb = b["outputs"].toArray()[0].toObject()["data"].toArray();
+  ASSERT_EQ(pa.size(), 4);
+  ASSERT_EQ(pb.size(), 4);
+  for (int k = 0; k < 4; ++k) EXPECT_NEAR(pa[k].toDouble(), pb[k].toDouble(), 1e-6) << k;
+
+  const CliResult text = run_gruwb({"run", path, "--input", input});
+  ASSERT_EQ(text.exit_code, 0) << text.err.toStdString();
+  EXPECT_TRUE(text.out.startsWith("running the fused form of 1 WHILE loop"))
+      << text.out.toStdString();
+  const CliResult loop = run_gruwb({"run", path, "--input", input, "--as-written"});
+  EXPECT_TRUE(loop.out.startsWith("output 0")) << loop.out.toStdString();
+}
+
 }  // namespace

@@ -263,7 +263,9 @@ TEST(GruwbTrainTest, WhileAndFusedSamplesTrainedAlikeSaveTheSameFunction) {
   const char* names[2] = {"gesture_gru_while.tflite", "gesture_gru_fused.tflite"};
   for (int m = 0; m < 2; ++m) {
     const QString out = dir.filePath(QString("trained_%1.tflite").arg(m));
+    // The loop as written: this compares BPTT through the WHILE loop with the fused op's.
     const CliResult r = run_gruwb({"train",
+                                   "--as-written",
                                    samples + names[m],
                                    "--inputs",
                                    dir.filePath("x.npy"),
