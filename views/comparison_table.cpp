@@ -43,9 +43,11 @@ QTableWidgetItem* cell(const QString& text, bool number) {
 const char* const kStageHeaders[] = {"Experiment",      "Stage",           "Accuracy",
                                      "Cross entropy",   "\u0394 accuracy", "Trainable params",
                                      "Training memory", "Deployed model"};
-const char* const kCellHeaders[] = {
-    "Cell / model",   "Accuracy", "Parameters",    "Fused model", "WHILE model",
-    "Unrolled model", "Latency",  "Board latency", "Arena",       "Note"};
+const char* const kCellHeaders[] = {"Cell / model", "Accuracy",       "Parameters", "Fused model",
+                                    "WHILE model",  "Unrolled model", "Latency",    "Board latency",
+                                    "Arena",        "Note",           "Model used"};
+constexpr int kNoteColumn = 9;
+constexpr int kModelColumn = 10;  // which model the row trained: built from a spec, or a file
 
 }  // namespace
 
@@ -220,6 +222,7 @@ QJsonObject cell_result_to_json(const CellResult& c) {
   o["unrolled_bytes"] = double(c.unrolled_bytes);
   o["latency_us"] = c.latency_us;
   if (!c.model_path.isEmpty()) o["model_path"] = c.model_path;
+  if (!c.model.isEmpty()) o["model"] = c.model;
   o["arena_bytes"] = double(c.arena_bytes);
   o["board_latency_us"] = c.board_latency_us;
   if (c.board_cycles) o["board_cycles"] = double(c.board_cycles);
@@ -242,6 +245,7 @@ CellResult cell_result_from_json(const QJsonObject& o) {
   c.latency_us = o["latency_us"].toDouble();
   // Absent in projects saved before model rows and board latency.
   c.model_path = o["model_path"].toString();
+  c.model = o["model"].toString();
   c.arena_bytes = qint64(o["arena_bytes"].toDouble());
   c.board_latency_us = o["board_latency_us"].toDouble();
   c.board_cycles = qint64(o["board_cycles"].toDouble());
@@ -287,9 +291,16 @@ ComparisonTable::ComparisonTable(QWidget* parent) : QWidget(parent) {
   export_button->setToolTip(
       tr("Save the selected experiment's report: HTML, PDF, CSV of every curve, or JSON"));
   connect(export_button, &QPushButton::clicked, this, &ComparisonTable::exportRequested);
+  auto* export_model_button = new QPushButton(tr("Export model\u2026"));
+  export_model_button->setObjectName("exportStageModel");
+  export_model_button->setToolTip(
+      tr("Save the model the selected stage trained: .tflite, .circle, a C array (.h/.cc) or a "
+         "firmware library"));
+  connect(export_model_button, &QPushButton::clicked, this, &ComparisonTable::exportModelRequested);
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("<b>Stages</b> (mean \u00b1 std over seeds)")));
   top->addStretch(1);
+  top->addWidget(export_model_button);
   top->addWidget(export_button);
 
   auto* tables = new QWidget;
@@ -414,18 +425,22 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
   for (int i = 0; i < cells.size(); ++i) {
     const CellResult& c = cells[i];
     QTableWidgetItem* name = cell(c.cell, false);
-    // A model row says which file it used.
-    if (!c.model_path.isEmpty()) name->setToolTip(c.model_path);
+    // Every row says which model it used: the file, or the spec a cell was built from.
+    const QString model = !c.model.isEmpty() ? c.model : c.model_path;
+    if (!model.isEmpty()) name->setToolTip(model);
     cell_table_->setItem(i, 0, name);
+    QTableWidgetItem* used = cell(model.isEmpty() ? QStringLiteral("-") : model, false);
+    used->setToolTip(model);
+    cell_table_->setItem(i, kModelColumn, used);
     const QString none = QStringLiteral("-");  // not measured, or no such form
     const auto bytes = [&](qint64 b) { return b > 0 ? bytesText(b) : none; };
     if (!c.error.isEmpty()) {
-      for (int column = 1; column + 1 < cell_table_->columnCount(); ++column)
+      for (int column = 1; column < kNoteColumn; ++column)
         cell_table_->setItem(i, column, cell(none, true));
       QTableWidgetItem* error = cell(tr("error: %1").arg(c.error), false);
       error->setToolTip(c.error);
       error->setForeground(QColor(0xb0, 0x20, 0x20));
-      cell_table_->setItem(i, cell_table_->columnCount() - 1, error);
+      cell_table_->setItem(i, kNoteColumn, error);
       continue;
     }
     cell_table_->setItem(
@@ -459,7 +474,7 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
     cell_table_->setItem(i, 8, cell(bytes(c.arena_bytes), true));
     QTableWidgetItem* note = cell(c.note, false);
     note->setToolTip(c.note);
-    cell_table_->setItem(i, 9, note);
+    cell_table_->setItem(i, kNoteColumn, note);
   }
   cell_table_->resizeColumnsToContents();
   // All cells in view (three rows): the stage table above scrolls instead.

@@ -57,6 +57,7 @@ struct CellResult {
   QString board_note{};         // why the board figure is missing
   QString note{};               // why a model file's fused column is empty
   QString error{};              // the row could not run
+  QString model{};  // which model the row trained: "built cell=lstm,units=60, ..." or the file
 };
 
 // Rows as JSON (project files) and back.
@@ -125,6 +126,8 @@ class ComparisonTable : public QWidget {
   // The Export button: the workspace writes the experiment's report
   // (HTML/PDF/CSV/JSON) through the application layer's report writers.
   void exportRequested();
+  // The Export model button: the workspace saves the selected stage's trained model.
+  void exportModelRequested();
 
  private:
   void refreshStageTable();
