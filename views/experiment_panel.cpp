@@ -107,7 +107,9 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   model_edit_->setPlaceholderText(tr(".tflite or .circle"));
   build_edit_ = new QLineEdit("cell=gru,units=60");
   build_edit_->setObjectName("buildSpec");
-  build_edit_->setToolTip(tr("As for gruwb experiment --build, e.g. cell=lstm,units=32"));
+  build_edit_->setToolTip(
+      tr("As for gruwb experiment --build, e.g. cell=lstm,units=32; with a "
+         "model file and Compare cells: how the cells are built"));
   build_edit_->hide();
   auto* model_browse = new QToolButton;
   model_browse->setText(tr("\u2026"));
@@ -128,11 +130,20 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
          "cells take its T). The comparison shows accuracy, model sizes and latency per row "
          "and which model each row used")
           .arg(cell_names.join(", ")));
-  connect(cells_box_, &QCheckBox::toggled, this, &ExperimentPanel::updateButtons);
-  connect(model_source_, &QComboBox::currentIndexChanged, this, [=](int index) {
-    model_edit_->setVisible(index == 0);
-    model_browse->setVisible(index == 0);
-    build_edit_->setVisible(index == 1);
+  // The build spec shows whenever cells are built: in Build mode, and beside a
+  // model file when Compare cells is ticked.
+  const auto show_source = [=] {
+    const bool file = model_source_->currentIndex() == 0;
+    model_edit_->setVisible(file);
+    model_browse->setVisible(file);
+    build_edit_->setVisible(!file || cells_box_->isChecked());
+  };
+  connect(cells_box_, &QCheckBox::toggled, this, [=] {
+    show_source();
+    updateButtons();
+  });
+  connect(model_source_, &QComboBox::currentIndexChanged, this, [=] {
+    show_source();
     updateLossOutputRow();
     updateButtons();
   });

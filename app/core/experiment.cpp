@@ -409,6 +409,7 @@ bool check_dataset_for_model(const std::string& data_path, const std::string& mo
   }
   PrepareOptions options;
   options.timesteps = model_t;
+  options.length_policy = ExperimentSpec().length_policy;  // what an experiment would do
   PreparedData data;
   if (!prepare_dataset(files, options, &data, error)) return false;
   int32_t output = -1;

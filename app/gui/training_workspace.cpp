@@ -21,6 +21,7 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTableWidget>
 #include <QThread>
 #include <atomic>
 

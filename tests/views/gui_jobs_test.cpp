@@ -5,6 +5,7 @@
 // dataset kept), and the user's own model in the cell comparison.
 
 #include <QCheckBox>
+#include <QDialog>
 #include <QDir>
 #include <QFile>
 #include <QGraphicsItem>
