@@ -282,6 +282,7 @@ ComparisonTable::ComparisonTable(QWidget* parent) : QWidget(parent) {
   cell_table_->setHorizontalHeaderLabels(headers);
   cell_table_->verticalHeader()->hide();
   cell_table_->horizontalHeader()->setStretchLastSection(true);
+  cell_table_->setWordWrap(false);  // one line per row; long texts have their tooltip
   cell_title_ = new QLabel(tr("<b>Cell comparison</b>"));
   cell_title_->hide();
   cell_table_->hide();

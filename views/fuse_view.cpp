@@ -102,12 +102,15 @@ void FuseView::setResult(const QString& original_path, const QString& fused_path
                          const tools::AnalyzerReport& fused) {
   fused_path_ = fused_path;
   headline_->setText(
-      tr("<b>%1</b> \u2192 <b>%2</b>: %3 of %4 recurrent cells fused; model %5 bytes")
+      tr("<b>%1</b> \u2192 <b>%2</b>: %3 of %4 recurrent cells fused; the model goes from "
+         "%5 to %6 bytes (%7)")
           .arg(QFileInfo(original_path).fileName().toHtmlEscaped(),
                QFileInfo(fused_path).fileName().toHtmlEscaped())
           .arg(fused_cells)
           .arg(cells)
-          .arg(size_difference_text(qint64(before.bytes), qint64(after.bytes))));
+          .arg(QLocale(QLocale::English).toString(qulonglong(before.bytes)),
+               QLocale(QLocale::English).toString(qulonglong(after.bytes)),
+               size_difference_text(qint64(before.bytes), qint64(after.bytes))));
   headline_->setToolTip(tr("%1\n\u2192 %2").arg(original_path, fused_path));
   const qint64 values[kRowCount][2] = {{qint64(before.bytes), qint64(after.bytes)},
                                        {qint64(before.data_bytes), qint64(after.data_bytes)},

@@ -117,7 +117,11 @@ class ComparisonTableTest : public QObject {
     QCOMPARE(t->item(0, 9)->text(), file.note);
     QCOMPARE(t->horizontalHeaderItem(7)->text(), QString("Board latency"));
     QCOMPARE(t->item(1, 1)->text(), QString("-"));
-    QVERIFY(t->item(1, t->columnCount() - 1)->text().contains("takes 6"));
+    QVERIFY(t->item(1, 9)->text().contains("takes 6"));  // the Note column
+    // The last column says which model each row used (issue 20 point 7).
+    QCOMPARE(t->horizontalHeaderItem(10)->text(), QString("Model used"));
+    QCOMPARE(t->item(0, 10)->text(), QString("/data/mine_while.tflite"));
+    QCOMPARE(t->item(1, 10)->text(), QString("/data/bad.circle"));
     const auto back = gruwb::views::cell_result_from_json(gruwb::views::cell_result_to_json(bad));
     QCOMPARE(back.error, bad.error);
     QCOMPARE(back.model_path, bad.model_path);
