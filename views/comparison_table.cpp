@@ -43,11 +43,11 @@ QTableWidgetItem* cell(const QString& text, bool number) {
 const char* const kStageHeaders[] = {"Experiment",      "Stage",           "Accuracy",
                                      "Cross entropy",   "\u0394 accuracy", "Trainable params",
                                      "Training memory", "Deployed model"};
-const char* const kCellHeaders[] = {"Cell / model", "Accuracy",       "Parameters", "Fused model",
-                                    "WHILE model",  "Unrolled model", "Latency",    "Board latency",
-                                    "Arena",        "Note",           "Model used"};
-constexpr int kNoteColumn = 9;
-constexpr int kModelColumn = 10;  // which model the row trained: built from a spec, or a file
+// In ComparisonTable::CellColumn order.
+const char* const kCellHeaders[] = {
+    "Cell / model",   "Model used", "Accuracy",      "Parameters", "Fused model", "WHILE model",
+    "Unrolled model", "Latency",    "Board latency", "Arena",      "Note"};
+static_assert(std::size(kCellHeaders) == ComparisonTable::kCellColumnCount);
 
 }  // namespace
 
@@ -282,7 +282,9 @@ ComparisonTable::ComparisonTable(QWidget* parent) : QWidget(parent) {
   cell_table_->setHorizontalHeaderLabels(headers);
   cell_table_->verticalHeader()->hide();
   cell_table_->horizontalHeader()->setStretchLastSection(true);
-  cell_table_->setWordWrap(false);  // one line per row; long texts have their tooltip
+  cell_table_->setWordWrap(false);
+  cell_table_->setTextElideMode(
+      Qt::ElideMiddle);  // one line per row; long texts have their tooltip
   cell_title_ = new QLabel(tr("<b>Cell comparison</b>"));
   cell_title_->hide();
   cell_table_->hide();
@@ -429,32 +431,32 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
     // Every row says which model it used: the file, or the spec a cell was built from.
     const QString model = !c.model.isEmpty() ? c.model : c.model_path;
     if (!model.isEmpty()) name->setToolTip(model);
-    cell_table_->setItem(i, 0, name);
+    cell_table_->setItem(i, kCellNameColumn, name);
     QTableWidgetItem* used = cell(model.isEmpty() ? QStringLiteral("-") : model, false);
     used->setToolTip(model);
-    cell_table_->setItem(i, kModelColumn, used);
+    cell_table_->setItem(i, kCellModelColumn, used);
     const QString none = QStringLiteral("-");  // not measured, or no such form
     const auto bytes = [&](qint64 b) { return b > 0 ? bytesText(b) : none; };
     if (!c.error.isEmpty()) {
-      for (int column = 1; column < kNoteColumn; ++column)
+      for (int column = kCellAccuracyColumn; column < kCellNoteColumn; ++column)
         cell_table_->setItem(i, column, cell(none, true));
       QTableWidgetItem* error = cell(tr("error: %1").arg(c.error), false);
       error->setToolTip(c.error);
       error->setForeground(QColor(0xb0, 0x20, 0x20));
-      cell_table_->setItem(i, kNoteColumn, error);
+      cell_table_->setItem(i, kCellNoteColumn, error);
       continue;
     }
     cell_table_->setItem(
-        i, 1,
+        i, kCellAccuracyColumn,
         cell(figure(c.accuracy) + (c.accuracy_std > 0
                                        ? QStringLiteral(" \u00b1 ") + figure(c.accuracy_std)
                                        : QString()),
              true));
-    cell_table_->setItem(i, 2, cell(QString::number(c.parameters), true));
-    cell_table_->setItem(i, 3, cell(bytes(c.fused_bytes), true));
-    cell_table_->setItem(i, 4, cell(bytes(c.while_bytes), true));
-    cell_table_->setItem(i, 5, cell(bytes(c.unrolled_bytes), true));
-    cell_table_->setItem(i, 6,
+    cell_table_->setItem(i, kCellParametersColumn, cell(QString::number(c.parameters), true));
+    cell_table_->setItem(i, kCellFusedColumn, cell(bytes(c.fused_bytes), true));
+    cell_table_->setItem(i, kCellWhileColumn, cell(bytes(c.while_bytes), true));
+    cell_table_->setItem(i, kCellUnrolledColumn, cell(bytes(c.unrolled_bytes), true));
+    cell_table_->setItem(i, kCellLatencyColumn,
                          cell(QStringLiteral("%1 \u00b5s").arg(c.latency_us, 0, 'f', 1), true));
     QTableWidgetItem* board = cell(
         c.board_latency_us > 0 ? QStringLiteral("%1 \u00b5s").arg(c.board_latency_us, 0, 'f', 1)
@@ -471,13 +473,17 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
                             : tr("Connect a board in the Board dock before comparing: each "
                                  "row's model is then timed on it"));
     }
-    cell_table_->setItem(i, 7, board);
-    cell_table_->setItem(i, 8, cell(bytes(c.arena_bytes), true));
+    cell_table_->setItem(i, kCellBoardColumn, board);
+    cell_table_->setItem(i, kCellArenaColumn, cell(bytes(c.arena_bytes), true));
     QTableWidgetItem* note = cell(c.note, false);
     note->setToolTip(c.note);
-    cell_table_->setItem(i, kNoteColumn, note);
+    cell_table_->setItem(i, kCellNoteColumn, note);
   }
   cell_table_->resizeColumnsToContents();
+  // A path or a build spec: shortened in the middle (the tooltip has it whole), so the figures
+  // stay in view.
+  cell_table_->setColumnWidth(kCellModelColumn,
+                              std::min(cell_table_->columnWidth(kCellModelColumn), 260));
   // All cells in view (three rows): the stage table above scrolls instead.
   const int height = cell_table_->horizontalHeader()->sizeHint().height() +
                      cell_table_->verticalHeader()->length() + 2 * cell_table_->frameWidth() + 2;

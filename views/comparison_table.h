@@ -107,6 +107,23 @@ class ComparisonTable : public QWidget {
     kColumnCount
   };
 
+  // The cell table's columns; every row says which model it used (a file, or
+  // "built cell=lstm,units=60, input [1,60,3]").
+  enum CellColumn {
+    kCellNameColumn,
+    kCellModelColumn,
+    kCellAccuracyColumn,
+    kCellParametersColumn,
+    kCellFusedColumn,
+    kCellWhileColumn,
+    kCellUnrolledColumn,
+    kCellLatencyColumn,
+    kCellBoardColumn,
+    kCellArenaColumn,
+    kCellNoteColumn,
+    kCellColumnCount
+  };
+
   explicit ComparisonTable(QWidget* parent = nullptr);
 
   // Adds a row, or replaces the row of the same experiment and stage (a

@@ -326,7 +326,7 @@ class GuiJobsTest : public QObject {
     QVERIFY(cells[2].error.isEmpty());
     QVERIFY(cells[2].accuracy >= 0 && cells[2].accuracy <= 1);
     QTableWidget* table = workspace.comparisonTable()->cellTable();
-    const int model_column = table->columnCount() - 1;
+    const int model_column = gruwb::views::ComparisonTable::kCellModelColumn;
     QCOMPARE(table->horizontalHeaderItem(model_column)->text(), QString("Model used"));
     QCOMPARE(table->item(2, model_column)->text(), kFused);
     QVERIFY(table->item(0, model_column)->text().startsWith("built cell=gru"));
