@@ -1087,7 +1087,6 @@ std::string experiment_result_json(const ExperimentResult& r) {
     json.begin_object();
     json.key("cell").value(c.cell);
     if (!c.model_path.empty()) json.key("model_path").value(c.model_path);
-    if (!c.model.empty()) json.key("model").value(c.model);
     write_figure(json, "test_accuracy", c.accuracy);
     json.key("fused_bytes").value(c.fused_bytes);
     json.key("while_bytes").value(c.while_bytes);
@@ -1101,6 +1100,7 @@ std::string experiment_result_json(const ExperimentResult& r) {
     if (!c.board_note.empty()) json.key("board_note").value(c.board_note);
     if (!c.fuse_note.empty()) json.key("fuse_note").value(c.fuse_note);
     if (!c.error.empty()) json.key("error").value(c.error);
+    if (!c.model.empty()) json.key("model").value(c.model);  // which model the row trained
     json.end_object();
   }
   json.end_array();
