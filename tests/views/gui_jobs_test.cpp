@@ -236,6 +236,27 @@ class GuiJobsTest : public QObject {
     QVERIFY(!window.errorText().isEmpty());
   }
 
+  // Point 2: clicking the note of a fusable cell asks for Fuse (the window
+  // connects it to Tools > Fuse); a click elsewhere on the node does not.
+  void noteClickAsksForFuse() {
+    MainWindow window;
+    QVERIFY(window.openModel(kWhile));
+    gruwb::views::GraphView view;  // a view of its own: the window's would open a file dialog
+    view.setReport(window.report());
+    int while_node = -1;
+    for (int n = 0; n < view.nodeCount(); ++n) {
+      if (view.graph().nodes[n].title == "WHILE") while_node = n;
+    }
+    QVERIFY(while_node >= 0);
+    const int op = view.graph().nodes[while_node].op;
+    view.setOpNote(0, op, "GRU cell (while): click to fuse into one GRUWB_GRU");
+    QSignalSpy asked(&view, &gruwb::views::GraphView::noteActivated);
+    view.noteClicked(while_node);
+    QCOMPARE(asked.count(), 1);
+    QCOMPARE(asked.at(0).at(0).toInt(), 0);
+    QCOMPARE(asked.at(0).at(1).toInt(), op);
+  }
+
   void sizeDifferenceText() {
     QCOMPARE(gruwb::views::size_difference_text(20000, 8000), QString("-12,000 (-60.0 %)"));
     QCOMPARE(gruwb::views::size_difference_text(100, 101), QString("+1 (+1.0 %)"));
