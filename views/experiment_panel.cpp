@@ -320,12 +320,13 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addLayout(source);
+  // What stops Start, right under the fields it is about (the panel scrolls below).
+  layout->addWidget(dataset_error_label_);
+  layout->addWidget(problem_label_);
   auto* groups = new QHBoxLayout;
   groups->addWidget(stages, 1);
   groups->addWidget(training, 1);
   layout->addLayout(groups);
-  layout->addWidget(dataset_error_label_);
-  layout->addWidget(problem_label_);
   layout->addLayout(buttons);
   layout->addWidget(experiments_, 1);
 
