@@ -43,9 +43,11 @@ QTableWidgetItem* cell(const QString& text, bool number) {
 const char* const kStageHeaders[] = {"Experiment",      "Stage",           "Accuracy",
                                      "Cross entropy",   "\u0394 accuracy", "Trainable params",
                                      "Training memory", "Deployed model"};
+// In ComparisonTable::CellColumn order.
 const char* const kCellHeaders[] = {
-    "Cell / model",   "Accuracy", "Parameters",    "Fused model", "WHILE model",
-    "Unrolled model", "Latency",  "Board latency", "Arena",       "Note"};
+    "Cell / model",   "Model used", "Accuracy",      "Parameters", "Fused model", "WHILE model",
+    "Unrolled model", "Latency",    "Board latency", "Arena",      "Note"};
+static_assert(std::size(kCellHeaders) == ComparisonTable::kCellColumnCount);
 
 }  // namespace
 
@@ -220,6 +222,7 @@ QJsonObject cell_result_to_json(const CellResult& c) {
   o["unrolled_bytes"] = double(c.unrolled_bytes);
   o["latency_us"] = c.latency_us;
   if (!c.model_path.isEmpty()) o["model_path"] = c.model_path;
+  if (!c.model.isEmpty()) o["model"] = c.model;
   o["arena_bytes"] = double(c.arena_bytes);
   o["board_latency_us"] = c.board_latency_us;
   if (c.board_cycles) o["board_cycles"] = double(c.board_cycles);
@@ -242,6 +245,7 @@ CellResult cell_result_from_json(const QJsonObject& o) {
   c.latency_us = o["latency_us"].toDouble();
   // Absent in projects saved before model rows and board latency.
   c.model_path = o["model_path"].toString();
+  c.model = o["model"].toString();
   c.arena_bytes = qint64(o["arena_bytes"].toDouble());
   c.board_latency_us = o["board_latency_us"].toDouble();
   c.board_cycles = qint64(o["board_cycles"].toDouble());
@@ -278,6 +282,9 @@ ComparisonTable::ComparisonTable(QWidget* parent) : QWidget(parent) {
   cell_table_->setHorizontalHeaderLabels(headers);
   cell_table_->verticalHeader()->hide();
   cell_table_->horizontalHeader()->setStretchLastSection(true);
+  cell_table_->setWordWrap(false);
+  cell_table_->setTextElideMode(
+      Qt::ElideMiddle);  // one line per row; long texts have their tooltip
   cell_title_ = new QLabel(tr("<b>Cell comparison</b>"));
   cell_title_->hide();
   cell_table_->hide();
@@ -287,9 +294,16 @@ ComparisonTable::ComparisonTable(QWidget* parent) : QWidget(parent) {
   export_button->setToolTip(
       tr("Save the selected experiment's report: HTML, PDF, CSV of every curve, or JSON"));
   connect(export_button, &QPushButton::clicked, this, &ComparisonTable::exportRequested);
+  auto* export_model_button = new QPushButton(tr("Export model\u2026"));
+  export_model_button->setObjectName("exportStageModel");
+  export_model_button->setToolTip(
+      tr("Save the model the selected stage trained: .tflite, .circle, a C array (.h/.cc) or a "
+         "firmware library"));
+  connect(export_model_button, &QPushButton::clicked, this, &ComparisonTable::exportModelRequested);
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("<b>Stages</b> (mean \u00b1 std over seeds)")));
   top->addStretch(1);
+  top->addWidget(export_model_button);
   top->addWidget(export_button);
 
   auto* tables = new QWidget;
@@ -414,31 +428,35 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
   for (int i = 0; i < cells.size(); ++i) {
     const CellResult& c = cells[i];
     QTableWidgetItem* name = cell(c.cell, false);
-    // A model row says which file it used.
-    if (!c.model_path.isEmpty()) name->setToolTip(c.model_path);
-    cell_table_->setItem(i, 0, name);
+    // Every row says which model it used: the file, or the spec a cell was built from.
+    const QString model = !c.model.isEmpty() ? c.model : c.model_path;
+    if (!model.isEmpty()) name->setToolTip(model);
+    cell_table_->setItem(i, kCellNameColumn, name);
+    QTableWidgetItem* used = cell(model.isEmpty() ? QStringLiteral("-") : model, false);
+    used->setToolTip(model);
+    cell_table_->setItem(i, kCellModelColumn, used);
     const QString none = QStringLiteral("-");  // not measured, or no such form
     const auto bytes = [&](qint64 b) { return b > 0 ? bytesText(b) : none; };
     if (!c.error.isEmpty()) {
-      for (int column = 1; column + 1 < cell_table_->columnCount(); ++column)
+      for (int column = kCellAccuracyColumn; column < kCellNoteColumn; ++column)
         cell_table_->setItem(i, column, cell(none, true));
       QTableWidgetItem* error = cell(tr("error: %1").arg(c.error), false);
       error->setToolTip(c.error);
       error->setForeground(QColor(0xb0, 0x20, 0x20));
-      cell_table_->setItem(i, cell_table_->columnCount() - 1, error);
+      cell_table_->setItem(i, kCellNoteColumn, error);
       continue;
     }
     cell_table_->setItem(
-        i, 1,
+        i, kCellAccuracyColumn,
         cell(figure(c.accuracy) + (c.accuracy_std > 0
                                        ? QStringLiteral(" \u00b1 ") + figure(c.accuracy_std)
                                        : QString()),
              true));
-    cell_table_->setItem(i, 2, cell(QString::number(c.parameters), true));
-    cell_table_->setItem(i, 3, cell(bytes(c.fused_bytes), true));
-    cell_table_->setItem(i, 4, cell(bytes(c.while_bytes), true));
-    cell_table_->setItem(i, 5, cell(bytes(c.unrolled_bytes), true));
-    cell_table_->setItem(i, 6,
+    cell_table_->setItem(i, kCellParametersColumn, cell(QString::number(c.parameters), true));
+    cell_table_->setItem(i, kCellFusedColumn, cell(bytes(c.fused_bytes), true));
+    cell_table_->setItem(i, kCellWhileColumn, cell(bytes(c.while_bytes), true));
+    cell_table_->setItem(i, kCellUnrolledColumn, cell(bytes(c.unrolled_bytes), true));
+    cell_table_->setItem(i, kCellLatencyColumn,
                          cell(QStringLiteral("%1 \u00b5s").arg(c.latency_us, 0, 'f', 1), true));
     QTableWidgetItem* board = cell(
         c.board_latency_us > 0 ? QStringLiteral("%1 \u00b5s").arg(c.board_latency_us, 0, 'f', 1)
@@ -455,13 +473,17 @@ void ComparisonTable::setCellResults(const QVector<CellResult>& cells) {
                             : tr("Connect a board in the Board dock before comparing: each "
                                  "row's model is then timed on it"));
     }
-    cell_table_->setItem(i, 7, board);
-    cell_table_->setItem(i, 8, cell(bytes(c.arena_bytes), true));
+    cell_table_->setItem(i, kCellBoardColumn, board);
+    cell_table_->setItem(i, kCellArenaColumn, cell(bytes(c.arena_bytes), true));
     QTableWidgetItem* note = cell(c.note, false);
     note->setToolTip(c.note);
-    cell_table_->setItem(i, 9, note);
+    cell_table_->setItem(i, kCellNoteColumn, note);
   }
   cell_table_->resizeColumnsToContents();
+  // A path or a build spec: shortened in the middle (the tooltip has it whole), so the figures
+  // stay in view.
+  cell_table_->setColumnWidth(kCellModelColumn,
+                              std::min(cell_table_->columnWidth(kCellModelColumn), 260));
   // All cells in view (three rows): the stage table above scrolls instead.
   const int height = cell_table_->horizontalHeader()->sizeHint().height() +
                      cell_table_->verticalHeader()->length() + 2 * cell_table_->frameWidth() + 2;

@@ -57,6 +57,7 @@ struct CellResult {
   QString board_note{};         // why the board figure is missing
   QString note{};               // why a model file's fused column is empty
   QString error{};              // the row could not run
+  QString model{};  // which model the row trained: "built cell=lstm,units=60, ..." or the file
 };
 
 // Rows as JSON (project files) and back.
@@ -106,6 +107,23 @@ class ComparisonTable : public QWidget {
     kColumnCount
   };
 
+  // The cell table's columns; every row says which model it used (a file, or
+  // "built cell=lstm,units=60, input [1,60,3]").
+  enum CellColumn {
+    kCellNameColumn,
+    kCellModelColumn,
+    kCellAccuracyColumn,
+    kCellParametersColumn,
+    kCellFusedColumn,
+    kCellWhileColumn,
+    kCellUnrolledColumn,
+    kCellLatencyColumn,
+    kCellBoardColumn,
+    kCellArenaColumn,
+    kCellNoteColumn,
+    kCellColumnCount
+  };
+
   explicit ComparisonTable(QWidget* parent = nullptr);
 
   // Adds a row, or replaces the row of the same experiment and stage (a
@@ -125,6 +143,8 @@ class ComparisonTable : public QWidget {
   // The Export button: the workspace writes the experiment's report
   // (HTML/PDF/CSV/JSON) through the application layer's report writers.
   void exportRequested();
+  // The Export model button: the workspace saves the selected stage's trained model.
+  void exportModelRequested();
 
  private:
   void refreshStageTable();

@@ -107,7 +107,9 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   model_edit_->setPlaceholderText(tr(".tflite or .circle"));
   build_edit_ = new QLineEdit("cell=gru,units=60");
   build_edit_->setObjectName("buildSpec");
-  build_edit_->setToolTip(tr("As for gruwb experiment --build, e.g. cell=lstm,units=32"));
+  build_edit_->setToolTip(
+      tr("As for gruwb experiment --build, e.g. cell=lstm,units=32; with a "
+         "model file and Compare cells: how the cells are built"));
   build_edit_->hide();
   auto* model_browse = new QToolButton;
   model_browse->setText(tr("\u2026"));
@@ -124,15 +126,24 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   cells_box_->setObjectName("compareCells");
   cells_box_->setToolTip(
       tr("Run the same data and stages through a fresh model of each registered cell (%1) "
-         "built from the spec; the comparison shows accuracy, model sizes and latency per cell")
+         "built from the Build spec; with a model file, that model is a row beside them (the "
+         "cells take its T). The comparison shows accuracy, model sizes and latency per row "
+         "and which model each row used")
           .arg(cell_names.join(", ")));
-  cells_box_->setEnabled(false);
-  connect(model_source_, &QComboBox::currentIndexChanged, this, [=](int index) {
-    model_edit_->setVisible(index == 0);
-    model_browse->setVisible(index == 0);
-    build_edit_->setVisible(index == 1);
-    // Comparing cells builds each one: it needs a build spec.
-    cells_box_->setEnabled(index == 1);
+  // The build spec shows whenever cells are built: in Build mode, and beside a
+  // model file when Compare cells is ticked.
+  const auto show_source = [=] {
+    const bool file = model_source_->currentIndex() == 0;
+    model_edit_->setVisible(file);
+    model_browse->setVisible(file);
+    build_edit_->setVisible(!file || cells_box_->isChecked());
+  };
+  connect(cells_box_, &QCheckBox::toggled, this, [=] {
+    show_source();
+    updateButtons();
+  });
+  connect(model_source_, &QComboBox::currentIndexChanged, this, [=] {
+    show_source();
     updateLossOutputRow();
     updateButtons();
   });
@@ -276,8 +287,16 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   training_form->addRow(tr("Seeds"), seeds_row);
 
   problem_label_ = new QLabel;
+  problem_label_->setObjectName("experimentProblem");
   problem_label_->setWordWrap(true);
+  problem_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   problem_label_->setStyleSheet("color: #8a5a00");
+  dataset_error_label_ = new QLabel;
+  dataset_error_label_->setObjectName("datasetError");
+  dataset_error_label_->setWordWrap(true);
+  dataset_error_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  dataset_error_label_->setStyleSheet("color: #a01c10");
+  dataset_error_label_->hide();
   start_button_ = new QPushButton(tr("Start"));
   start_button_->setObjectName("startExperiment");
   start_button_->setToolTip(tr("Run these stages as a new experiment (others keep running)"));
@@ -301,11 +320,13 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addLayout(source);
+  // What stops Start, right under the fields it is about (the panel scrolls below).
+  layout->addWidget(dataset_error_label_);
+  layout->addWidget(problem_label_);
   auto* groups = new QHBoxLayout;
   groups->addWidget(stages, 1);
   groups->addWidget(training, 1);
   layout->addLayout(groups);
-  layout->addWidget(problem_label_);
   layout->addLayout(buttons);
   layout->addWidget(experiments_, 1);
 
@@ -366,7 +387,9 @@ ExperimentSettings ExperimentPanel::settings() const {
     s.model_path = model_edit_->text().trimmed();
     // A choice for another model than the listed one does not carry over.
     if (outputs_model_.isEmpty() || s.model_path == outputs_model_) s.loss_output = loss_output_;
-  } else {
+  }
+  // The cells of a comparison are built from the spec in either mode.
+  if (model_source_->currentIndex() == 1 || cells_box_->isChecked()) {
     s.build_spec = build_edit_->text().trimmed();
     if (cells_box_->isChecked()) {
       s.compare_cells = loaded_cells_;
@@ -447,8 +470,32 @@ QString ExperimentPanel::validate() const {
     return custom_box_->isChecked() ? tr("Tick at least one tensor of the custom set.")
                                     : tr("Pick at least one stage.");
   }
-  return {};
+  return spec_checker_ ? spec_checker_(s) : QString();
 }
+
+void ExperimentPanel::setSpecChecker(std::function<QString(const ExperimentSettings&)> check) {
+  spec_checker_ = std::move(check);
+  updateButtons();
+}
+
+void ExperimentPanel::setDatasetChecker(
+    std::function<QString(const QString&, const QString&)> check) {
+  dataset_checker_ = std::move(check);
+}
+
+bool ExperimentPanel::chooseDataset(const QString& path) {
+  const QString model = model_source_->currentIndex() == 0 ? model_edit_->text().trimmed() : "";
+  const QString error = dataset_checker_ ? dataset_checker_(path, model) : QString();
+  dataset_error_label_->setText(
+      error.isEmpty() ? QString()
+                      : tr("Dataset not taken (the previous one stays): %1").arg(error));
+  dataset_error_label_->setVisible(!error.isEmpty());
+  if (!error.isEmpty()) return false;
+  dataset_edit_->setText(path);
+  return true;
+}
+
+QString ExperimentPanel::datasetError() const { return dataset_error_label_->text(); }
 
 void ExperimentPanel::setModelPath(const QString& path) {
   model_source_->setCurrentIndex(0);
@@ -497,7 +544,12 @@ void ExperimentPanel::setCheckedWeights(const QStringList& names) {
   if (checkedWeights() != before) emit checkedWeightsChanged(checkedWeights());
 }
 
-void ExperimentPanel::setDatasetPath(const QString& path) { dataset_edit_->setText(path); }
+void ExperimentPanel::setDatasetPath(const QString& path) {
+  // The window checked it already.
+  dataset_edit_->setText(path);
+  dataset_error_label_->clear();
+  dataset_error_label_->hide();
+}
 
 void ExperimentPanel::addCompareModels(const QStringList& paths) {
   for (const QString& path : paths) {
@@ -556,6 +608,7 @@ void ExperimentPanel::setExperimentState(int id, Status status, const QString& s
   item->setData(kNameColumn, kStatusRole, int(status));
   item->setText(kStageColumn, stage);
   item->setText(kProgressColumn, progress);
+  item->setToolTip(kProgressColumn, progress);  // an error is longer than the column
   item->setText(kStatusColumn, statusText(status));
   item->setForeground(kStatusColumn, status == Status::kFailed ? QColor(0xb0, 0x20, 0x20)
                                      : status == Status::kFinished
@@ -615,7 +668,7 @@ void ExperimentPanel::browseDataset() {
   const QString path =
       QFileDialog::getOpenFileName(this, tr("Dataset"), dataset_edit_->text(),
                                    tr("Datasets (*.ts *.arff *.csv *.npz *.npy);;All files (*)"));
-  if (!path.isEmpty()) dataset_edit_->setText(path);
+  if (!path.isEmpty()) chooseDataset(path);
 }
 
 void ExperimentPanel::saveSettings(QSettings& settings, const QString& group) const {

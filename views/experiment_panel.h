@@ -11,6 +11,7 @@
 #include <QJsonObject>
 #include <QStringList>
 #include <QWidget>
+#include <functional>
 
 class QCheckBox;
 class QComboBox;
@@ -92,6 +93,19 @@ class ExperimentPanel : public QWidget {
   QStringList checkedWeights() const;
   void setDatasetPath(const QString& path);
 
+  // Checks the workspace supplies (the application layer's own): the settings
+  // as the runner reads them (build spec, cells; "" = fine), shown before
+  // Start, and a dataset the Browse button picks against the staged model
+  // (data path, model path or "" in Build mode; "" = it fits). A dataset that
+  // fails keeps the previous one and shows the whole reason under the form.
+  void setSpecChecker(std::function<QString(const ExperimentSettings&)> check);
+  void setDatasetChecker(std::function<QString(const QString&, const QString&)> check);
+  // Takes `path` as the dataset when the checker accepts it; false with the
+  // reason shown (datasetError()) and the previous dataset kept.
+  bool chooseDataset(const QString& path);
+  QString datasetError() const;
+  QCheckBox* compareCellsBox() const { return cells_box_; }
+
   // Rows of the experiments list, keyed by the id the workspace gives.
   void addExperiment(int id, const QString& name, const QStringList& stages);
   void setExperimentState(int id, Status status, const QString& stage, const QString& progress);
@@ -165,6 +179,9 @@ class ExperimentPanel : public QWidget {
   QSpinBox* seeds_spin_ = nullptr;
   QSpinBox* first_seed_spin_ = nullptr;
   QLabel* problem_label_ = nullptr;
+  QLabel* dataset_error_label_ = nullptr;
+  std::function<QString(const ExperimentSettings&)> spec_checker_;
+  std::function<QString(const QString&, const QString&)> dataset_checker_;
   QPushButton* start_button_ = nullptr;
   QPushButton* pause_button_ = nullptr;
   QPushButton* stop_button_ = nullptr;

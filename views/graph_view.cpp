@@ -259,7 +259,9 @@ class GraphNodeItem : public QGraphicsItem {
       const QRectF strip(1, size_.height() - m.line * 1.3, size_.width() - 2, m.line * 1.3 - 1);
       painter->fillRect(strip, QColor(0xff, 0xf0, 0xd0));
       painter->setPen(QColor(0x80, 0x4a, 0x00));
-      painter->setFont(m.small);
+      QFont link = m.small;  // clickable: drawn as a link
+      link.setUnderline(true);
+      painter->setFont(link);
       painter->drawText(strip.adjusted(m.pad, 0, -m.pad, 0), Qt::AlignVCenter | Qt::AlignLeft,
                         note_);
     }
@@ -291,6 +293,20 @@ class GraphNodeItem : public QGraphicsItem {
   }
 
  protected:
+  void mousePressEvent(QGraphicsSceneMouseEvent* event) override {
+    // The note strip is a link: it runs what the note offers (e.g. Fuse).
+    if (!note_.isEmpty() && event->button() == Qt::LeftButton &&
+        event->pos().y() >= size_.height() - metrics_.line * 1.3) {
+      GraphView* owner = owner_;
+      const int index = index_;
+      QMetaObject::invokeMethod(
+          owner, [owner, index] { owner->noteClicked(index); }, Qt::QueuedConnection);
+      event->accept();
+      return;
+    }
+    QGraphicsItem::mousePressEvent(event);
+  }
+
   void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override {
     // Queued: opening a subgraph rebuilds the scene, which deletes this item.
     GraphView* owner = owner_;
@@ -530,6 +546,11 @@ bool GraphView::activateNode(int node) {
 }
 
 void GraphView::itemActivated(int node) { activateNode(node); }
+
+void GraphView::noteClicked(int node) {
+  if (node < 0 || node >= nodeCount()) return;
+  emit noteActivated(currentSubgraph(), graph_.nodes[node].op);
+}
 
 void GraphView::tensorClicked(int tensor) {
   scene_->clearSelection();

@@ -96,12 +96,15 @@ class GraphView : public QWidget {
 
   // Called by the scene items.
   void itemActivated(int node);
+  void noteClicked(int node);  // the note strip of an op node: noteActivated()
   void tensorClicked(int tensor);
 
  signals:
   void tensorSelected(int subgraph, int tensor);
   void opSelected(int subgraph, int op);
   void subgraphShown(int subgraph);
+  // The note of an op (setOpNote) was clicked: the note offers an action.
+  void noteActivated(int subgraph, int op);
   // The user ticked or unticked a weight badge.
   void checkedWeightsChanged(const QStringList& names);
 

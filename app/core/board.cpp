@@ -13,10 +13,12 @@
 #include <filesystem>
 #include <memory>
 
+#include "app/core/export.h"
 #include "app/core/inspect.h"
 #include "engine/model/model.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_file.h"
+#include "engine/tools/model_writer.h"
 #include "engine/train/loss_output.h"
 #include "serial/link/board_client.h"
 #include "serial/link/board_run.h"
@@ -445,19 +447,32 @@ bool board_dataset_blob(const BoardData& data, const std::vector<uint8_t>& model
 
 bool download_trained_model(BoardClient& client, const std::string& path, size_t* bytes,
                             std::string* err) {
+  ExportRequest request;  // the extension picks the file type, checked before the transfer
+  if (!export_target_for_path(path, &request.target, err)) return false;
   std::vector<uint8_t> model, weights, trained;
   if (!client.download(kDownloadModel, &model, err) ||
       !client.download(kDownloadWeights, &weights, err)) {
     return false;
   }
   if (!apply_weight_blob(model, weights, &trained, err)) return false;
-  if (!tools::write_file_atomically(path, trained, err)) return false;
-  if (bytes) *bytes = trained.size();
+  request.model_path =
+      std::filesystem::path(path).stem().string() + "_board" +
+      (tools::format_for_path(path) == ModelFormat::kCircle ? ".circle" : ".tflite");
+  request.output = path;
+  std::vector<ExportedFile> files;
+  std::vector<std::string> notes;
+  if (export_model_bytes(request, std::move(trained), &files, &notes, err) != kExitOk) return false;
+  if (bytes) {
+    *bytes = 0;
+    for (const ExportedFile& f : files) *bytes += f.bytes;
+  }
   return true;
 }
 
 int board_download(const BoardConnection& connection, const std::string& output_path,
                    std::string* out, std::string* err) {
+  ExportTarget target;
+  if (!export_target_for_path(output_path, &target, err)) return kExitBadInput;
   std::string note;
   int code = kExitOk;
   const std::unique_ptr<BoardClient> client = open_board(connection, &note, err, &code);

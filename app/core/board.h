@@ -62,7 +62,9 @@ struct BoardData {
 // the preparation did (one line each).
 bool board_dataset_blob(const BoardData& data, const std::vector<uint8_t>& model,
                         std::vector<uint8_t>* blob, std::string* note, std::string* err);
-// The board's model with its trained weights, written atomically to `path`.
+// The board's model with its trained weights, written atomically to `path` in the
+// type its extension names (export_target_for_path: .tflite, .circle, a C array,
+// a firmware library folder); `bytes` gets the bytes written.
 bool download_trained_model(serial::BoardClient& client, const std::string& path, size_t* bytes,
                             std::string* err);
 

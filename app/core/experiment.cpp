@@ -67,6 +67,10 @@ bool parse_positive(const std::string& text, int* out) {
   return true;
 }
 
+bool ends_with(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
 // "cell=gru,units=60,dense=32/16,layout=fused" -> BuildSpec fields (T, F,
 // classes, seed and normalisation are the experiment's to fill).
 bool parse_build(const std::string& text, tools::BuildSpec* spec, std::string* error) {
@@ -100,6 +104,13 @@ bool parse_build(const std::string& text, tools::BuildSpec* spec, std::string* e
     } else {
       *error = "build spec '" + text + "': unknown key '" + key +
                "' (cell, units, dense, layout, reset_after, bias_init, format)";
+      return false;
+    }
+    if (!ok && eq == std::string::npos &&
+        (ends_with(item, ".tflite") || ends_with(item, ".circle"))) {
+      *error = "build spec '" + text + "': '" + item +
+               "' is a model file, not a key=value item: train it as the model (a cell "
+               "comparison then builds the cells beside it) or compare it as a model file";
       return false;
     }
     if (!ok) {
@@ -278,6 +289,17 @@ bool fit_model(const Model& model, tools::ModelRunner& runner, const std::string
   return true;
 }
 
+// "built cell=lstm,units=60, input [1,60,3]": the spec with the row's cell.
+std::string built_model_text(const std::string& build, const std::string& cell,
+                             const PreparedData& data) {
+  std::string text = "built cell=" + cell;
+  for (const std::string& item : split(build, ',')) {
+    if (item.rfind("cell=", 0) != 0) text += "," + item;
+  }
+  return text + ", input [1," + std::to_string(data.timesteps) + "," +
+         std::to_string(data.features) + "]";
+}
+
 Figure figure(const std::vector<double>& values) {
   Figure f;
   f.count = static_cast<int>(values.size());
@@ -371,12 +393,42 @@ bool parse_stages(const std::string& text, const StageSpec& defaults, std::vecto
   return true;
 }
 
+bool check_dataset_for_model(const std::string& data_path, const std::string& model_path,
+                             std::string* summary, std::string* error) {
+  DatasetFiles files;
+  if (!load_dataset(data_path, &files, error)) return false;
+  *summary = dataset_summary(files);
+  if (model_path.empty()) return true;
+  tools::LoadedModel loaded;
+  tools::ModelRunner runner;
+  int model_t = 0;
+  std::string why;
+  if (!open_model(model_path, &loaded, &runner, &model_t, &why)) {
+    // Not a sequence classifier (or not runnable): nothing to fit the data to.
+    *summary += "\nnot checked against the model: " + why;
+    return true;
+  }
+  PrepareOptions options;
+  options.timesteps = model_t;
+  options.length_policy = ExperimentSpec().length_policy;  // what an experiment would do
+  PreparedData data;
+  if (!prepare_dataset(files, options, &data, error)) return false;
+  int32_t output = -1;
+  return fit_model(loaded.model, runner, model_path, "", data, data_path, &output, error);
+}
+
 bool check_experiment_spec(const ExperimentSpec& spec, std::string* error) {
-  if (spec.model_path.empty() == spec.build.empty()) {
-    *error = "give a model file or a build spec (exactly one)";
+  if (spec.model_path.empty() && spec.build.empty()) {
+    *error = "give a model file or a build spec";
     return false;
   }
-  if (!spec.build.empty() && !spec.loss_output.empty()) {
+  if (!spec.model_path.empty() && !spec.build.empty() && spec.compare_cells.empty()) {
+    *error =
+        "give a model file or a build spec, not both (both only to compare cells beside "
+        "the model file)";
+    return false;
+  }
+  if (spec.model_path.empty() && !spec.loss_output.empty()) {
     *error = "loss output '" + spec.loss_output +
              "': a built model has one output (the choice applies to model files)";
     return false;
@@ -399,7 +451,7 @@ bool check_experiment_spec(const ExperimentSpec& spec, std::string* error) {
     return false;
   }
   if (!spec.compare_cells.empty() && spec.build.empty()) {
-    *error = "cell comparison needs a build spec, not a model file";
+    *error = "cell comparison needs a build spec for the cells (beside the model file)";
     return false;
   }
   for (const std::string& path : spec.compare_models) {
@@ -557,9 +609,9 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
   tools::LoadedModel loaded;
   tools::ModelRunner runner;
   int model_t = 0;
-  if (!spec.build.empty()) {
-    parse_build(spec.build, &build, &error);
-  } else if (!open_model(spec.model_path, &loaded, &runner, &model_t, &error)) {
+  if (!spec.build.empty()) parse_build(spec.build, &build, &error);
+  if (!spec.model_path.empty() &&
+      !open_model(spec.model_path, &loaded, &runner, &model_t, &error)) {
     return fail(error);
   }
   DatasetFiles files;
@@ -582,11 +634,12 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
   for (const std::string& cell : spec.compare_cells) rows.push_back(make_row(cell, "", true));
   if (!spec.build.empty() && rows.empty()) rows.push_back(make_row(build.cell->name, "", true));
   if (!spec.model_path.empty()) {
-    ExperimentRow row = make_row(spec.compare_models.empty() ? "model" : file_name(spec.model_path),
-                                 spec.model_path, false);
+    const bool beside = !spec.compare_models.empty() || !rows.empty();  // a row of a comparison
+    ExperimentRow row =
+        make_row(beside ? file_name(spec.model_path) : "model", spec.model_path, false);
     row.bytes = loaded.bytes;
     row.data = &data;
-    row.summarize = !spec.compare_models.empty();
+    row.summarize = beside;
     if (!fit_model(loaded.model, runner, spec.model_path, spec.loss_output, data, spec.data_path,
                    &row.loss_output, &error)) {
       return fail(error);
@@ -672,6 +725,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
       CellSummary summary;
       summary.cell = row.label;
       summary.model_path = row.model_path;
+      summary.model = row.model_path;
       summary.error = row.error;
       result.cells.push_back(summary);
       ExperimentEvent message;
@@ -805,6 +859,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
       // Size of every layout and fused latency, with the first seed's weights.
       CellSummary summary;
       summary.cell = cell;
+      summary.model = built_model_text(spec.build, cell, data);
       cell_spec.seed = spec.first_seed;
       for (tools::RnnLayout layout :
            {tools::RnnLayout::kFused, tools::RnnLayout::kWhile, tools::RnnLayout::kUnrolled}) {
@@ -834,6 +889,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         summary.error = row.model_path + ": " + error;
       }
       summary.cell = row.label;
+      summary.model = row.model_path;
       if (board && summary.error.empty()) bench_row_on_board(*board, deployed, &summary);
       result.cells.push_back(summary);
     }
@@ -1047,6 +1103,7 @@ std::string experiment_result_json(const ExperimentResult& r) {
     if (!c.board_note.empty()) json.key("board_note").value(c.board_note);
     if (!c.fuse_note.empty()) json.key("fuse_note").value(c.fuse_note);
     if (!c.error.empty()) json.key("error").value(c.error);
+    if (!c.model.empty()) json.key("model").value(c.model);  // which model the row trained
     json.end_object();
   }
   json.end_array();
@@ -1333,6 +1390,7 @@ class ResultReader {
            member(o, path, "latency_us", &out->latency_us) &&
            // Results saved before model rows and boards: absent.
            optional(o, path, "model_path", &out->model_path) &&
+           optional(o, path, "model", &out->model) &&
            optional(o, path, "board_latency_us", &out->board_latency_us) &&
            optional(o, path, "board_cycles", &out->board_cycles) &&
            optional(o, path, "board", &out->board) &&

@@ -58,8 +58,10 @@ struct ExperimentSpec {
   std::vector<StageSpec> stages;
   int seeds = 1;
   uint64_t first_seed = 1;
-  // Cell comparison: the same data and stages through each cell (build
-  // spec only); empty = just the build spec's cell.
+  // Cell comparison: the same data and stages through each cell, built from
+  // `build`; empty = just the build spec's cell. With a model file too (both
+  // `model_path` and `build` set), the file is a row beside the built cells
+  // (their T comes from the file).
   std::vector<std::string> compare_cells;
   // Model comparison ("bring your own model"): each file is a row beside the
   // built cells (or beside `model_path`), trained through the same stages and
@@ -81,8 +83,17 @@ bool is_quantization_scope(const std::string& scope);
 // "init,fc,all,int8" with shared training settings -> stages.
 bool parse_stages(const std::string& text, const StageSpec& defaults, std::vector<StageSpec>* out,
                   std::string* error);
-// Checks names, numbers and that exactly one of model_path/build is set.
+// Checks names, numbers and that one of model_path/build is set (both only
+// for a cell comparison beside the model file).
 bool check_experiment_spec(const ExperimentSpec& spec, std::string* error);
+
+// What opening a dataset checks before it replaces the previous one: the files
+// read (load_dataset), and for a model file with a [1, T, F] input, the data
+// prepared to its T with its channels and classes matching (the same checks an
+// experiment makes). `summary` gets dataset_summary() and, when the model could
+// not be checked against, why. False with one line naming the file in `error`.
+bool check_dataset_for_model(const std::string& data_path, const std::string& model_path,
+                             std::string* summary, std::string* error);
 
 // What a model costs on a board: file, weights, inference arena, host latency.
 struct DeployFigures {
@@ -152,7 +163,9 @@ struct StageSummary {
 struct CellSummary {
   std::string cell;        // a registered cell's name, or a model row's label (its file name)
   std::string model_path;  // model rows: the file as given; "" for a built cell
-  Figure accuracy;         // the last stage's test accuracy
+  // Which model the row trained: "built cell=lstm,units=60, input [1,60,3]" or the file.
+  std::string model;
+  Figure accuracy;  // the last stage's test accuracy
   uint64_t fused_bytes = 0, while_bytes = 0;
   uint64_t unrolled_bytes = 0;  // 0 in results saved before it was measured
   uint64_t parameters = 0;      // trainable float weights (what the "all" scope trains)

@@ -65,10 +65,12 @@ int export_model(const ExportRequest& r, const tools::LoadedModel& model,
            " file, not " + path;
     return kExitBadInput;
   }
+  const ModelFormat format = circle ? ModelFormat::kCircle : ModelFormat::kTflite;
   std::vector<uint8_t> bytes;
   std::string error;
-  if (!tools::convert_model(model.bytes, circle ? ModelFormat::kCircle : ModelFormat::kTflite,
-                            &bytes, notes, &error)) {
+  if (model.model.format() == format) {
+    bytes = model.bytes;  // already that format: the file byte for byte
+  } else if (!tools::convert_model(model.bytes, format, &bytes, notes, &error)) {
     *err = r.model_path + ": " + error;
     return kExitBadInput;
   }
@@ -130,21 +132,52 @@ const char* export_target_name(ExportTarget target) {
   return "?";
 }
 
+namespace {
+
+int export_loaded(const ExportRequest& r, const tools::LoadedModel& model,
+                  std::vector<ExportedFile>* files, std::vector<std::string>* notes,
+                  std::string* err) {
+  switch (r.target) {
+    case ExportTarget::kCArray: return export_c_array(r, model, files, err);
+    case ExportTarget::kTflite:
+    case ExportTarget::kCircle: return export_model(r, model, files, notes, err);
+    case ExportTarget::kNpy: return export_npy(r, model, files, notes, err);
+    case ExportTarget::kFirmwareLib: return export_firmware_lib(r, model, files, notes, err);
+  }
+  return kExitBadInput;
+}
+
+}  // namespace
+
+bool export_target_for_path(const std::string& path, ExportTarget* out, std::string* err) {
+  const std::string ext = lower_extension(path);
+  if (ext == ".tflite") return *out = ExportTarget::kTflite, true;
+  if (ext == ".circle") return *out = ExportTarget::kCircle, true;
+  for (const char* source : {".c", ".cc", ".cpp", ".cxx", ".h", ".hpp"}) {
+    if (ext == source) return *out = ExportTarget::kCArray, true;
+  }
+  if (ext.empty()) return *out = ExportTarget::kFirmwareLib, true;
+  *err = path + ": unknown model file type '" + ext +
+         "' (expected .tflite, .circle, a C array .h/.c/.cc/.cpp, or a folder name without an "
+         "extension for the firmware library)";
+  return false;
+}
+
+int export_model_bytes(const ExportRequest& r, std::vector<uint8_t> bytes,
+                       std::vector<ExportedFile>* files, std::vector<std::string>* notes,
+                       std::string* err) {
+  tools::LoadedModel model;
+  if (!tools::load_model_bytes(std::move(bytes), r.model_path, &model, err)) return kExitBadInput;
+  model.path = r.model_path;
+  return export_loaded(r, model, files, notes, err);
+}
+
 int run_export(const ExportRequest& r, std::string* out, std::string* err) {
   tools::LoadedModel model;
   if (!tools::load_model_file(r.model_path, &model, err)) return kExitBadInput;
   std::vector<ExportedFile> files;
   std::vector<std::string> notes;
-  int code = kExitOk;
-  switch (r.target) {
-    case ExportTarget::kCArray: code = export_c_array(r, model, &files, err); break;
-    case ExportTarget::kTflite:
-    case ExportTarget::kCircle: code = export_model(r, model, &files, &notes, err); break;
-    case ExportTarget::kNpy: code = export_npy(r, model, &files, &notes, err); break;
-    case ExportTarget::kFirmwareLib:
-      code = export_firmware_lib(r, model, &files, &notes, err);
-      break;
-  }
+  const int code = export_loaded(r, model, &files, &notes, err);
   if (code != kExitOk) return code;
   if (r.json) {
     tools::JsonWriter json;

@@ -43,4 +43,17 @@ struct ExportedFile {
 // cannot be written).
 int run_export(const ExportRequest& request, std::string* out, std::string* err);
 
+// The target a file name asks for, by its extension: .tflite, .circle, a C or
+// C++ source or header (.c .cc .cpp .cxx .h .hpp: c-array), none (a folder:
+// firmware-lib). False with one line in `err` for any other extension. The GUI's
+// Export Model and the board's download pick the format this way.
+bool export_target_for_path(const std::string& path, ExportTarget* out, std::string* err);
+
+// Exports a model held in memory (a trained stage's model, a board's download):
+// `request.model_path` only names it (the C array's default name, messages);
+// `request.target` and `request.output` as for run_export. Same results.
+int export_model_bytes(const ExportRequest& request, std::vector<uint8_t> bytes,
+                       std::vector<ExportedFile>* files, std::vector<std::string>* notes,
+                       std::string* err);
+
 }  // namespace gruwb::app

@@ -140,6 +140,14 @@ std::string fuse_report_json(const FuseRequest& r, const tools::FuseResult& resu
 }
 
 int run_fuse(const FuseRequest& r, std::string* out, std::string* err) {
+  tools::FuseResult result;
+  const int code = fuse_file(r, &result, err);
+  if (code != kExitOk) return code;
+  *out = r.json ? fuse_report_json(r, result) : fuse_report_text(r, result);
+  return kExitOk;
+}
+
+int fuse_file(const FuseRequest& r, tools::FuseResult* result, std::string* err) {
   tools::LoadedModel loaded;
   if (!tools::load_model_file(r.input_path, &loaded, err)) return kExitBadInput;
   tools::FuseOptions options;
@@ -147,14 +155,12 @@ int run_fuse(const FuseRequest& r, std::string* out, std::string* err) {
   options.tolerance = r.tolerance;
   options.builtin_only = r.builtin_only;
   options.stateful = r.stateful;
-  tools::FuseResult result;
   std::string error;
-  if (!tools::fuse_model(loaded.bytes, options, &result, &error)) {
+  if (!tools::fuse_model(loaded.bytes, options, result, &error)) {
     *err = r.input_path + ": " + error;
     return kExitBadInput;
   }
-  if (!tools::write_file_atomically(r.output_path, result.bytes, err)) return kExitFailure;
-  *out = r.json ? fuse_report_json(r, result) : fuse_report_text(r, result);
+  if (!tools::write_file_atomically(r.output_path, result->bytes, err)) return kExitFailure;
   return kExitOk;
 }
 

@@ -28,6 +28,9 @@ struct FuseRequest {
 // input, rewritten only if the format changes), kExitBadInput (unreadable
 // model, one line in `err`) or kExitFailure (the output cannot be written).
 int run_fuse(const FuseRequest& request, std::string* out, std::string* err);
+// The same without printing: the fuser's result (cells, sizes before and after,
+// the bytes written) for the GUI's Fuse, which shows the report and the sizes.
+int fuse_file(const FuseRequest& request, tools::FuseResult* result, std::string* err);
 
 std::string fuse_report_text(const FuseRequest& request, const tools::FuseResult& result);
 std::string fuse_report_json(const FuseRequest& request, const tools::FuseResult& result);

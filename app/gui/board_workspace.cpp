@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "app/core/board.h"
+#include "app/gui/model_export.h"
 #include "engine/tools/model_file.h"
 #include "serial/link/board_client.h"
 #include "serial/link/board_run.h"
@@ -177,9 +178,15 @@ void BoardWorkspace::createPanel() {
   connect(panel_, &views::BoardPanel::stageFromExperimentsRequested, this,
           &BoardWorkspace::copyExperimentSettings);
   connect(panel_, &views::BoardPanel::downloadRequested, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(
-        panel_, tr("Save the trained model"), model_path_.isEmpty() ? QString() : model_path_,
-        tr("Models (*.tflite *.circle)"));
+    // A new name beside the source model, never the source itself; the
+    // extension picks the file type (app::download_trained_model).
+    const QFileInfo source(model_path_);
+    const QString suggested = model_path_.isEmpty()
+                                  ? QString("board_trained.tflite")
+                                  : source.absolutePath() + "/" + source.completeBaseName() +
+                                        "_board_trained." + source.suffix();
+    const QString path =
+        chooseModelExportPath(panel_, tr("Save the Board's Trained Model"), suggested);
     if (!path.isEmpty()) downloadModel(path);
   });
   refreshPorts();

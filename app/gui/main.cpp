@@ -1,10 +1,11 @@
 // gru-workbench: the desktop workbench. `gru-workbench [FILES...]` opens
 // models, datasets or a project at start; `--screenshot PNG` renders the
 // window to a file and exits (used for docs and for a smoke test that needs
-// no display); --subgraph/--tensor/--dock/--find/--run set the scene for it.
+// no display); --subgraph/--tensor/--dock/--find/--run/--fuse set the scene for it.
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDialog>
 #include <QDockWidget>
 #include <QTimer>
 #include <cstdio>
@@ -57,6 +58,11 @@ int main(int argc, char** argv) {
                            "Sweep); with --screenshot, the sweep window is grabbed.",
                            "path");
   parser.addOption(sweep);
+  QCommandLineOption fuse("fuse",
+                          "Fuse the open model into <out> (Tools > Fuse) and show the result; "
+                          "with --screenshot, the fuse window is grabbed.",
+                          "out");
+  parser.addOption(fuse);
   parser.process(app);
 
   // Plugins before the window, so its panels list their cells and formats; a refused plugin
@@ -99,6 +105,10 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(plugins)) window.showPluginsDialog();
   QWidget* grabbed = &window;
+  if (parser.isSet(fuse)) {
+    opened = window.fuseModel(parser.value(fuse)) && opened;
+    if (opened && parser.isSet(screenshot)) grabbed = window.fuseDialog();
+  }
   if (parser.isSet(sweep)) {
     opened = window.openSweep(parser.value(sweep)) && opened;
     if (opened && parser.isSet(screenshot)) {

@@ -32,15 +32,20 @@
 #include <QVBoxLayout>
 
 #include "app/core/dataset.h"
+#include "app/core/experiment.h"
+#include "app/core/fuse.h"
+#include "app/core/inspect.h"
 #include "app/core/plugin_manager.h"
 #include "app/gui/bench_runner.h"
 #include "app/gui/board_workspace.h"
+#include "app/gui/model_export.h"
 #include "app/gui/project_file.h"
 #include "app/gui/sweep_window.h"
 #include "app/gui/training_workspace.h"
 #include "engine/tools/analyzer.h"
 #include "engine/tools/model_writer.h"
 #include "engine/tools/rnn_detector.h"
+#include "views/fuse_view.h"
 #include "views/graph_view.h"
 #include "views/model_report_view.h"
 #include "views/plugin_list_view.h"
@@ -107,11 +112,7 @@ void MainWindow::createCentralArea() {
   error_banner_ = new QWidget;
   error_banner_->setObjectName("errorBanner");
   error_banner_->setAttribute(Qt::WA_StyledBackground);
-  error_banner_->setStyleSheet(
-      "#errorBanner { background: #fdecea; border: 1px solid #e8a29a; border-radius: 3px; }"
-      "#errorBanner QLabel { color: #5f1c14; }");
-  auto* icon = new QLabel;
-  icon->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxCritical).pixmap(20, 20));
+  auto* icon = banner_icon_ = new QLabel;
   error_label_ = new QLabel;
   error_label_->setWordWrap(true);
   error_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -192,6 +193,22 @@ void MainWindow::createActions() {
     if (training_) training_->showExportReportDialog(this);
   });
   export_report_action_->setShortcut(QKeySequence("Ctrl+Shift+R"));
+  // The model itself, in the type the file name's extension names (as gruwb export).
+  export_model_action_ =
+      file->addAction(tr("Export &Model…"), this, &MainWindow::showExportModelDialog);
+  export_model_action_->setObjectName("exportModelAction");
+  export_model_action_->setShortcut(QKeySequence("Ctrl+E"));
+  export_model_action_->setStatusTip(
+      tr("Save the open model as .tflite, .circle, a C array (.h/.cc) or a firmware library"));
+  export_model_action_->setEnabled(false);
+  // A finished stage's trained weights: the row selected in the Comparison dock.
+  QAction* export_trained = file->addAction(tr("Export &Trained Model…"), this, [this] {
+    if (training_) training_->showExportStageModelDialog(this);
+  });
+  export_trained->setObjectName("exportTrainedModelAction");
+  export_trained->setStatusTip(
+      tr("Save the model a finished Experiments stage trained (the Comparison dock's selected "
+         "row)"));
 
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
@@ -209,6 +226,13 @@ void MainWindow::createActions() {
   bench_action_->setObjectName("benchmarkAction");
   bench_action_->setShortcut(QKeySequence("Ctrl+Shift+B"));
   bench_action_->setEnabled(false);
+  fuse_action_ = tools->addAction(tr("&Fuse Recurrent Cells…"), this, &MainWindow::showFuseDialog);
+  fuse_action_->setObjectName("fuseAction");
+  fuse_action_->setShortcut(QKeySequence("Ctrl+Shift+U"));
+  fuse_action_->setStatusTip(
+      tr("Rewrite the WHILE-loop or unrolled recurrent cells into one op each (gruwb fuse) and "
+         "show the fused model beside this one"));
+  fuse_action_->setEnabled(false);
   bench_ = new BenchRunner(this);
   connect(bench_, &BenchRunner::finished, this, &MainWindow::showBenchResult);
 
@@ -355,6 +379,9 @@ void MainWindow::createWorkspaces() {
   addProjectSection(
       "plugins", [] { return QJsonValue(app::plugin_manager().saveState()); },
       [](const QJsonValue& value) { app::plugin_manager().restoreState(value.toObject()); });
+  connect(training_, &TrainingWorkspace::notice, this, [this](const QString& message, bool error) {
+    error ? showError(message) : showNotice(message);
+  });
   // Weight badges on the graph and the custom stage's list are one set.
   connect(graph_view_, &views::GraphView::checkedWeightsChanged, training_->panel(),
           &views::ExperimentPanel::setCheckedWeights);
@@ -392,6 +419,10 @@ void MainWindow::connectViews() {
       if (subgraph != 0) graph_view_->openSubgraph(subgraph);
     }
     graph_view_->selectNode(graph_view_->graph().node_of_op(op));
+  });
+  // A fusable cell's note on the graph is a link to Tools > Fuse.
+  connect(graph_view_, &views::GraphView::noteActivated, this, [this] {
+    if (fuse_action_->isEnabled()) fuse_action_->trigger();
   });
   connect(inspector_, &views::TensorInspector::opActivated, this, [this](int subgraph, int op) {
     if (graph_view_->currentSubgraph() == subgraph) {
@@ -461,6 +492,8 @@ bool MainWindow::openModel(const QString& path) {
   hideError();
   reload_action_->setEnabled(true);
   export_action_->setEnabled(true);
+  export_model_action_->setEnabled(true);
+  fuse_action_->setEnabled(true);
   bench_action_->setEnabled(!bench_->running());
   addRecentFile(absolute);
   updateTitle();
@@ -500,7 +533,7 @@ void MainWindow::markRnnCells(const tools::FuseResult& fused) {
                              .arg(tools::cell_form_name(cell.form));
     graph_view_->setOpNote(
         cell.subgraph, cell.op,
-        outcome.fused ? tr("%1: gruwb fuse makes it one %2")
+        outcome.fused ? tr("%1: click to fuse into one %2")
                             .arg(what, QString::fromStdString(outcome.fused_op))
                       : tr("%1: stays a loop (%2)").arg(what, shortReason(outcome.reason)));
   }
@@ -513,20 +546,28 @@ bool MainWindow::reloadModel() {
 
 bool MainWindow::openDataset(const QString& path) {
   const QFileInfo info(path);
-  // Reading the samples is the training workspace's job (it knows the
-  // split, length policy and normalisation); here the file only has to exist.
-  if (!info.isFile() || !info.isReadable()) {
+  if (!info.exists() || !info.isReadable()) {
     showError(tr("%1: No such file or not readable").arg(info.fileName()));
     return false;
   }
-  if (info.size() == 0) {
-    showError(tr("%1: empty file, not a dataset").arg(info.fileName()));
+  // Read now and fitted to the open model (channels, classes, its T), as an
+  // experiment would: a bad file never replaces the dataset in use.
+  std::string summary, error;
+  QApplication::setOverrideCursor(Qt::WaitCursor);
+  const bool ok =
+      app::check_dataset_for_model(QFile::encodeName(info.absoluteFilePath()).toStdString(),
+                                   model_ ? model_->path : std::string(), &summary, &error);
+  QApplication::restoreOverrideCursor();
+  if (!ok) {
+    showError(
+        tr("Dataset not opened (the previous one stays): %1").arg(QString::fromStdString(error)));
     return false;
   }
   dataset_path_ = info.absoluteFilePath();
   hideError();
   addRecentFile(dataset_path_);
   updateTitle();
+  dataset_label_->setToolTip(QString::fromStdString(summary));
   statusBar()->showMessage(tr("Dataset %1 selected").arg(info.fileName()), 5000);
   emit datasetChanged(dataset_path_);
   return true;
@@ -588,16 +629,149 @@ QString MainWindow::currentPath() const {
 }
 
 QString MainWindow::errorText() const {
-  return error_banner_->isVisibleTo(this) ? error_label_->text() : QString();
+  return error_banner_->isVisibleTo(this) && banner_is_error_ ? error_label_->text() : QString();
+}
+
+QString MainWindow::noticeText() const {
+  return error_banner_->isVisibleTo(this) && !banner_is_error_ ? error_label_->text() : QString();
 }
 
 void MainWindow::showError(const QString& message) {
   statusBar()->showMessage(message);
+  banner_is_error_ = true;
+  error_banner_->setStyleSheet(
+      "#errorBanner { background: #fdecea; border: 1px solid #e8a29a; border-radius: 3px; }"
+      "#errorBanner QLabel { color: #5f1c14; }");
+  banner_icon_->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxCritical).pixmap(20, 20));
   error_label_->setText(message);
   error_banner_->show();
 }
 
+void MainWindow::showNotice(const QString& message) {
+  statusBar()->showMessage(message, 8000);
+  banner_is_error_ = false;
+  error_banner_->setStyleSheet(
+      "#errorBanner { background: #e9f6ec; border: 1px solid #9ccfa8; border-radius: 3px; }"
+      "#errorBanner QLabel { color: #1b4d26; }");
+  banner_icon_->setPixmap(style()->standardIcon(QStyle::SP_DialogApplyButton).pixmap(20, 20));
+  error_label_->setText(message);
+  error_banner_->show();
+}
+
+bool MainWindow::exportModel(const QString& path) {
+  if (!model_) {
+    showError(tr("Export Model: no model is open"));
+    return false;
+  }
+  QString message;
+  if (!exportModelBytes(path, currentPath(), model_->bytes, &message)) {
+    showError(tr("Export Model: %1").arg(message));
+    return false;
+  }
+  showNotice(message);
+  return true;
+}
+
+void MainWindow::showExportModelDialog() {
+  if (!model_) return;
+  QSettings settings;
+  const QFileInfo current(currentPath());
+  // Never the open file itself: a new name beside it (or where the last export went).
+  const QString dir = settings.value("modelExportDirectory", current.absolutePath()).toString();
+  const QString suggested = dir + "/" + current.completeBaseName() + "_export." + current.suffix();
+  const QString path = chooseModelExportPath(this, tr("Export Model"), suggested);
+  if (path.isEmpty()) return;
+  settings.setValue("modelExportDirectory", QFileInfo(path).absolutePath());
+  exportModel(path);
+}
+
+bool MainWindow::fuseModel(const QString& output_path) {
+  if (!model_) {
+    showError(tr("Fuse: no model is open"));
+    return false;
+  }
+  app::FuseRequest request;
+  request.input_path = model_->path;
+  request.output_path = QFile::encodeName(output_path).toStdString();
+  tools::FuseResult result;
+  std::string error;
+  QApplication::setOverrideCursor(Qt::WaitCursor);
+  const int code = app::fuse_file(request, &result, &error);
+  tools::LoadedModel fused;
+  const bool loaded = code == app::kExitOk &&
+                      tools::load_model_bytes(result.bytes, request.output_path, &fused, &error);
+  QApplication::restoreOverrideCursor();
+  if (!loaded) {
+    showError(tr("Fuse: %1").arg(QString::fromStdString(error)));
+    return false;
+  }
+  if (!fuse_dialog_) {
+    fuse_dialog_ = new QDialog(this);
+    fuse_dialog_->setObjectName("fuseDialog");
+    fuse_view_ = new views::FuseView;
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(buttons, &QDialogButtonBox::rejected, fuse_dialog_, &QDialog::hide);
+    auto* layout = new QVBoxLayout(fuse_dialog_);
+    layout->addWidget(fuse_view_, 1);
+    layout->addWidget(buttons);
+    connect(fuse_view_, &views::FuseView::openRequested, this,
+            [this](const QString& path) { openInNewWindow(path); });
+    connect(fuse_view_, &views::FuseView::compareRequested, this, [this](const QString& path) {
+      training_->panel()->addCompareModels({path});
+      if (QDockWidget* d = dock("experimentsDock")) d->raise();
+      showNotice(tr("%1 added to the Experiments panel's Compare with list")
+                     .arg(QFileInfo(path).fileName()));
+    });
+    // Fits a 1366x768 screen with the window's frame.
+    fuse_dialog_->resize(1100, 640);
+  }
+  const tools::AnalyzerReport report = tools::analyze_model(fused.model, request.output_path);
+  fuse_view_->setResult(currentPath(), output_path, result.fused_count(),
+                        static_cast<int>(result.cells.size()), result.before, result.after,
+                        QString::fromStdString(app::fuse_report_text(request, result)), report);
+  fuse_dialog_->setWindowTitle(tr("Fused: %1").arg(QFileInfo(output_path).fileName()));
+  fuse_dialog_->show();
+  fuse_dialog_->raise();
+  showNotice(tr("Fused %1 into %2: %3 of %4 recurrent cells, model %5 bytes")
+                 .arg(QFileInfo(currentPath()).fileName(), output_path)
+                 .arg(result.fused_count())
+                 .arg(result.cells.size())
+                 .arg(views::size_difference_text(qint64(result.before.bytes),
+                                                  qint64(result.after.bytes))));
+  return true;
+}
+
+void MainWindow::showFuseDialog() {
+  if (!model_) return;
+  const QFileInfo current(currentPath());
+  const QString suggested =
+      current.absolutePath() + "/" + current.completeBaseName() + "_fused." + current.suffix();
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Fuse Recurrent Cells: Save the Fused Model As"), suggested,
+      tr("TensorFlow Lite model (*.tflite);;Circle model (*.circle)"));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).absoluteFilePath() == current.absoluteFilePath()) {
+    showError(tr("Fuse: choose a new file name; the original stays as it is"));
+    return;
+  }
+  fuseModel(isModelFileName(path) ? path : path + ".tflite");
+}
+
+MainWindow* MainWindow::openInNewWindow(const QString& path) {
+  auto* window = new MainWindow;
+  window->setAttribute(Qt::WA_DeleteOnClose);
+  if (!window->openModel(path)) {
+    showError(window->statusBar()->currentMessage());
+    delete window;
+    return nullptr;
+  }
+  window->move(pos() + QPoint(40, 40));
+  window->show();
+  return window;
+}
+
 void MainWindow::hideError() {
+  banner_is_error_ = false;
   error_banner_->hide();
   error_label_->clear();
 }

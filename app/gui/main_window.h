@@ -31,6 +31,7 @@ class QPlainTextEdit;
 class QStackedWidget;
 
 namespace gruwb::views {
+class FuseView;
 class GraphView;
 class ModelReportView;
 class PluginListView;
@@ -78,7 +79,23 @@ class MainWindow : public QMainWindow {
   QString datasetPath() const { return dataset_path_; }
   QString projectPath() const { return project_path_; }
   QStringList recentFiles() const;
-  QString errorText() const;  // the banner's text; "" when no error is shown
+  QString errorText() const;   // the banner's text; "" when no error is shown
+  QString noticeText() const;  // the banner's text when it confirms something ("" otherwise)
+
+  // File > Export Model: the open model written to `path` in the type its
+  // extension names (.tflite, .circle, .h/.cc C array, a folder name for the
+  // firmware library), by the code `gruwb export` runs. The banner says what
+  // was written, or the one-line error; false on failure.
+  bool exportModel(const QString& path);
+  // Tools > Fuse: fuses the open model's recurrent cells into `output_path`
+  // (app::fuse_file, as `gruwb fuse`), then shows the fuser's report, the
+  // sizes before and after and the fused graph beside the original, which
+  // stays open. False with the error in the banner.
+  bool fuseModel(const QString& output_path);
+  views::FuseView* fuseView() const { return fuse_view_; }
+  QDialog* fuseDialog() const { return fuse_dialog_; }
+  // Opens `path` in a new main window (a second document); it deletes itself on close.
+  MainWindow* openInNewWindow(const QString& path);
   // File > Open Sweep: a sweep folder or its collected sweep-result.json in
   // the sweep window; false with the error shown (the window keeps its sweep).
   bool openSweep(const QString& path);
@@ -111,6 +128,8 @@ class MainWindow : public QMainWindow {
   QAction* findAction() const { return find_action_; }
   QAction* exportAction() const { return export_action_; }
   QAction* exportReportAction() const { return export_report_action_; }
+  QAction* exportModelAction() const { return export_model_action_; }
+  QAction* fuseAction() const { return fuse_action_; }
   TrainingWorkspace* trainingWorkspace() const { return training_; }
 
   // Applies/records the layout the way closing and reopening the app does.
@@ -142,7 +161,10 @@ class MainWindow : public QMainWindow {
   void showOpenDialog();
   void showSaveProjectDialog();
   void showExportDialog();
+  void showExportModelDialog();
+  void showFuseDialog();
   void showError(const QString& message);
+  void showNotice(const QString& message);  // the banner, as a confirmation
   void hideError();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
@@ -173,6 +195,12 @@ class MainWindow : public QMainWindow {
   QAction* find_action_ = nullptr;
   QAction* export_action_ = nullptr;
   QAction* export_report_action_ = nullptr;
+  QAction* export_model_action_ = nullptr;
+  QAction* fuse_action_ = nullptr;
+  QDialog* fuse_dialog_ = nullptr;
+  views::FuseView* fuse_view_ = nullptr;
+  bool banner_is_error_ = false;
+  QLabel* banner_icon_ = nullptr;
   QAction* bench_action_ = nullptr;
   BenchRunner* bench_ = nullptr;
   SweepWindow* sweep_window_ = nullptr;

@@ -21,14 +21,17 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTableWidget>
 #include <QThread>
 #include <atomic>
 
 #include "app/core/experiment.h"
 #include "app/core/report.h"
 #include "app/core/training_session.h"
+#include "app/gui/model_export.h"
 #include "engine/tools/cells/cell_registry.h"
 #include "engine/tools/model_file.h"
+#include "engine/tools/model_writer.h"
 #include "engine/train/loss_output.h"
 #include "views/curve_plot.h"
 #include "views/scrollable.h"
@@ -54,7 +57,9 @@ bool isTerminal(Status status) {
 bool toSpec(const views::ExperimentSettings& s, app::ExperimentSpec* spec, std::string* error) {
   spec->name = s.name.toStdString();
   spec->model_path = s.model_path.toStdString();
-  spec->build = s.model_path.isEmpty() ? s.build_spec.toStdString() : std::string();
+  // A model file's cell comparison builds the cells from the spec beside it.
+  spec->build = s.model_path.isEmpty() || !s.compare_cells.isEmpty() ? s.build_spec.toStdString()
+                                                                     : std::string();
   spec->data_path = s.dataset_path.toStdString();
   spec->loss_output = s.model_path.isEmpty() ? std::string() : s.loss_output.toStdString();
   // A validation split gives the val curves; the file's test split (or a
@@ -281,6 +286,93 @@ void TrainingWorkspace::createWidgets() {
   connect(panel_, &views::ExperimentPanel::stopRequested, this, &TrainingWorkspace::stopExperiment);
   connect(comparison_, &views::ComparisonTable::exportRequested, this,
           [this] { showExportReportDialog(comparison_); });
+  connect(comparison_, &views::ComparisonTable::exportModelRequested, this,
+          [this] { showExportStageModelDialog(comparison_); });
+  // The panel's checks: the spec as the runner reads it, the dataset against the model.
+  panel_->setSpecChecker([](const views::ExperimentSettings& s) {
+    app::ExperimentSpec spec;
+    std::string error;
+    return toSpec(s, &spec, &error) ? QString() : q(error);
+  });
+  panel_->setDatasetChecker(
+      [this](const QString& data, const QString& model) { return checkDataset(data, model); });
+}
+
+QString TrainingWorkspace::checkDataset(const QString& data_path, const QString& model_path) const {
+  std::string summary, error;
+  if (app::check_dataset_for_model(QFile::encodeName(data_path).toStdString(),
+                                   QFile::encodeName(model_path).toStdString(), &summary, &error)) {
+    return QString();
+  }
+  return q(error);
+}
+
+int TrainingWorkspace::exportStageRow() const {
+  const int rows = int(comparison_->stageResults().size());
+  const int current = comparison_->stageTable()->currentRow();
+  return current >= 0 && current < rows ? current : rows - 1;
+}
+
+bool TrainingWorkspace::exportStageModel(int row, const QString& path, QString* message) const {
+  const QVector<views::StageResult>& rows = comparison_->stageResults();
+  if (row < 0 || row >= rows.size()) {
+    *message =
+        tr("no finished stage to export: run an experiment, then pick its stage in the "
+           "Comparison dock");
+    return false;
+  }
+  const views::StageResult& wanted = rows[row];
+  for (const auto& run : runs_) {
+    if (!run->result) continue;
+    const app::ExperimentResult& result = *run->result;
+    for (const app::StageRun& sr : result.runs) {
+      // The table's experiment column: the name, and the cell in a comparison.
+      const QString experiment =
+          q(result.spec.name) +
+          (sr.cell.empty() || sr.cell == "model" ? QString() : " " + q(sr.cell));
+      if (experiment != wanted.experiment || q(sr.stage) != wanted.stage) continue;
+      if (sr.trained_model.empty()) {
+        *message = tr("%1 / %2 has no trained model in this session (%3)")
+                       .arg(wanted.experiment, wanted.stage,
+                            sr.error.empty() ? tr("reopened from a project, or not trained")
+                                             : q(sr.error));
+        return false;
+      }
+      QString name = wanted.experiment + "_" + wanted.stage;
+      name.replace(QRegularExpression("[^A-Za-z0-9_]+"), "_");
+      const bool circle = tools::format_for_path(result.spec.model_path) == ModelFormat::kCircle &&
+                          !result.spec.model_path.empty();
+      const QString label = name + (circle ? ".circle" : ".tflite");
+      if (!exportModelBytes(path, label, sr.trained_model, message)) return false;
+      *message += tr(" — %1 / %2, seed %3").arg(wanted.experiment, wanted.stage).arg(sr.seed);
+      return true;
+    }
+  }
+  *message = tr("%1 / %2: its trained model is not in this session (reopened from a project)")
+                 .arg(wanted.experiment, wanted.stage);
+  return false;
+}
+
+void TrainingWorkspace::showExportStageModelDialog(QWidget* parent) {
+  const int row = exportStageRow();
+  QString message;
+  if (row < 0) {
+    exportStageModel(row, QString(), &message);
+    emit notice(tr("Export Trained Model: %1").arg(message), true);
+    return;
+  }
+  const views::StageResult& r = comparison_->stageResults()[row];
+  QSettings settings;
+  QString name = r.experiment + "_" + r.stage;
+  name.replace(QRegularExpression("[^A-Za-z0-9_.-]+"), "_");
+  const QString dir = settings.value("training/modelDirectory", QDir::homePath()).toString();
+  const QString path = chooseModelExportPath(
+      parent, tr("Export the Model %1 / %2 Trained").arg(r.experiment, r.stage),
+      dir + "/" + name + ".tflite");
+  if (path.isEmpty()) return;
+  settings.setValue("training/modelDirectory", QFileInfo(path).absolutePath());
+  const bool ok = exportStageModel(row, path, &message);
+  emit notice(ok ? message : tr("Export Trained Model: %1").arg(message), !ok);
 }
 
 int TrainingWorkspace::startExperiment(const views::ExperimentSettings& settings) {
@@ -731,6 +823,7 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
     r.unrolled_bytes = qint64(c.unrolled_bytes);
     r.latency_us = c.latency_us;
     r.model_path = q(c.model_path);
+    r.model = q(c.model);
     r.arena_bytes = qint64(c.arena_bytes);
     r.board_latency_us = c.board_latency_us;
     r.board_cycles = qint64(c.board_cycles);

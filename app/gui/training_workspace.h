@@ -106,6 +106,22 @@ class TrainingWorkspace : public QObject {
   // shown in a message box.
   void showExportReportDialog(QWidget* parent);
 
+  // The model a finished stage trained (the Comparison dock's stage row `row`;
+  // its first seed's weights), written to `path` in the type the extension
+  // names (.tflite, .circle, .h/.cc, a folder for the firmware library), as
+  // `gruwb export` writes. True with "Saved ..." in `message`, else the
+  // one-line reason (no such stage in this session, a stage that did not
+  // train, a file that cannot be written).
+  bool exportStageModel(int row, const QString& path, QString* message) const;
+  // The stage row the export applies to: the selected one, else the last; -1 when none.
+  int exportStageRow() const;
+  // Asks for a file name and exports; the outcome goes out as notice().
+  void showExportStageModelDialog(QWidget* parent);
+
+  // Checks a dataset against the staged model before the panel takes it
+  // (app::check_dataset_for_model); "" when it fits, else the full reason.
+  QString checkDataset(const QString& data_path, const QString& model_path) const;
+
   // The project file's "training" section: the staging form, every
   // experiment's settings, state and result (experiment_result_json, so
   // reopened experiments export their reports), and the comparison rows;
@@ -119,6 +135,8 @@ class TrainingWorkspace : public QObject {
  signals:
   void experimentFinished(int id, views::ExperimentPanel::Status status);
   void startRefused(const QString& reason);
+  // A confirmation or an error the window shows in its message banner.
+  void notice(const QString& message, bool error);
 
  private slots:
   void onModelChanged(const QString& path);

@@ -99,6 +99,26 @@ void train_and_download(const std::string& pty, const std::string& tag) {
   const std::string bytes_original((std::istreambuf_iterator<char>(original)), {});
   EXPECT_EQ(bytes_a.size(), bytes_original.size());
   EXPECT_NE(bytes_a, bytes_original);  // the weights changed
+
+  // The extension names the file type (issue 20 point 1): Circle under .circle, a C array
+  // under .h/.cc, never TFLite bytes under another name; an unknown one is refused first.
+  const std::string as_circle = ::testing::TempDir() + "board_download_" + tag + ".circle";
+  Result circle = run("board download -o " + as_circle + " --port " + pty);
+  ASSERT_EQ(circle.exit_code, 0) << circle.output;
+  std::ifstream c(as_circle, std::ios::binary);
+  const std::string bytes_c((std::istreambuf_iterator<char>(c)), {});
+  EXPECT_EQ(bytes_c.substr(4, 4), "CIR0");
+  EXPECT_EQ(run("inspect " + as_circle).exit_code, 0);
+  const std::string as_array = ::testing::TempDir() + "board_download_" + tag + ".cc";
+  Result array = run("board download -o " + as_array + " --port " + pty);
+  ASSERT_EQ(array.exit_code, 0) << array.output;
+  std::ifstream source(as_array), header(as_array.substr(0, as_array.size() - 3) + ".h");
+  const std::string text((std::istreambuf_iterator<char>(source)), {});
+  EXPECT_NE(text.find("alignas(16) const unsigned char"), std::string::npos) << text.substr(0, 200);
+  EXPECT_TRUE(header.good());
+  Result bad = run("board download -o " + ::testing::TempDir() + "model.png --port " + pty);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("unknown model file type '.png'"), std::string::npos) << bad.output;
 }
 
 TEST(BoardCli, SimulatedBoardTrainsLikeTheHost) {

@@ -88,10 +88,14 @@ class ComparisonTableTest : public QObject {
                           {"LSTM", 0.70, 0.03, 15604, 66000, 80000, 1010, 4200000}});
     QVERIFY(table.cellTable()->isVisible());
     QCOMPARE(table.cellTable()->rowCount(), 2);
-    QCOMPARE(table.cellTable()->item(0, 1)->text(), QString("0.720 \u00b1 0.020"));
-    QCOMPARE(table.cellTable()->item(0, 5)->text(), QString("-"));  // not measured
-    QVERIFY(table.cellTable()->item(1, 5)->text() != QString("-"));
-    QCOMPARE(table.cellTable()->item(1, 6)->text(), QString("1010.0 \u00b5s"));
+    QCOMPARE(table.cellTable()->item(0, ComparisonTable::kCellAccuracyColumn)->text(),
+             QString("0.720 \u00b1 0.020"));
+    QCOMPARE(table.cellTable()->item(0, ComparisonTable::kCellUnrolledColumn)->text(),
+             QString("-"));  // not measured
+    QVERIFY(table.cellTable()->item(1, ComparisonTable::kCellUnrolledColumn)->text() !=
+            QString("-"));
+    QCOMPARE(table.cellTable()->item(1, ComparisonTable::kCellLatencyColumn)->text(),
+             QString("1010.0 \u00b5s"));
   }
 
   // A model file's row says which file it used (tooltip), shows "-" where the
@@ -111,13 +115,20 @@ class ComparisonTableTest : public QObject {
     QCOMPARE(t->rowCount(), 2);
     QCOMPARE(t->item(0, 0)->text(), QString("mine_while.tflite"));
     QCOMPARE(t->item(0, 0)->toolTip(), QString("/data/mine_while.tflite"));
-    QCOMPARE(t->item(0, 3)->text(), QString("-"));  // no fused form
-    QVERIFY(t->item(0, 4)->text() != QString("-"));
-    QCOMPARE(t->item(0, 7)->text(), QString("-"));  // board latency
-    QCOMPARE(t->item(0, 9)->text(), file.note);
-    QCOMPARE(t->horizontalHeaderItem(7)->text(), QString("Board latency"));
-    QCOMPARE(t->item(1, 1)->text(), QString("-"));
-    QVERIFY(t->item(1, t->columnCount() - 1)->text().contains("takes 6"));
+    QCOMPARE(t->item(0, ComparisonTable::kCellFusedColumn)->text(), QString("-"));  // no fused form
+    QVERIFY(t->item(0, ComparisonTable::kCellWhileColumn)->text() != QString("-"));
+    QCOMPARE(t->item(0, ComparisonTable::kCellBoardColumn)->text(), QString("-"));  // board latency
+    QCOMPARE(t->item(0, ComparisonTable::kCellNoteColumn)->text(), file.note);
+    QCOMPARE(t->horizontalHeaderItem(ComparisonTable::kCellBoardColumn)->text(),
+             QString("Board latency"));
+    QCOMPARE(t->item(1, ComparisonTable::kCellAccuracyColumn)->text(), QString("-"));
+    QVERIFY(t->item(1, ComparisonTable::kCellNoteColumn)->text().contains("takes 6"));
+    // Every row says which model it used (issue 20 point 7).
+    QCOMPARE(t->horizontalHeaderItem(ComparisonTable::kCellModelColumn)->text(),
+             QString("Model used"));
+    QCOMPARE(t->item(0, ComparisonTable::kCellModelColumn)->text(),
+             QString("/data/mine_while.tflite"));
+    QCOMPARE(t->item(1, ComparisonTable::kCellModelColumn)->text(), QString("/data/bad.circle"));
     const auto back = gruwb::views::cell_result_from_json(gruwb::views::cell_result_to_json(bad));
     QCOMPARE(back.error, bad.error);
     QCOMPARE(back.model_path, bad.model_path);

@@ -96,14 +96,20 @@ class ExperimentPanelTest : public QObject {
     QCOMPARE(s.first_seed, 7);
   }
 
-  // Comparing cells builds each one, so it needs a build spec; the settings
-  // (with the cells) survive the project file's JSON.
+  // Comparing cells builds each one from the build spec, in either mode: with
+  // a model file the file is a row beside the cells (issue 20 point 7); the
+  // settings (with the cells) survive the project file's JSON.
   void cellComparisonNeedsABuildSpecAndRoundTrips() {
     ExperimentPanel panel;
     auto* cells = panel.findChild<QCheckBox*>("compareCells");
     QVERIFY(cells);
     panel.setSettings(gesture());
-    QVERIFY(!cells->isEnabled());
+    QVERIFY(cells->isEnabled());
+    cells->setChecked(true);
+    const ExperimentSettings own = panel.settings();
+    QCOMPARE(own.model_path, gesture().model_path);
+    QVERIFY(!own.build_spec.isEmpty());
+    QVERIFY(own.compare_cells.size() >= 3);
     ExperimentSettings s = gesture();
     s.model_path.clear();
     s.build_spec = "cell=lstm,units=8";

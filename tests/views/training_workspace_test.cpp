@@ -280,7 +280,9 @@ class TrainingWorkspaceTest : public QObject {
     QVERIFY(!cells[2].error.isEmpty());
     QTableWidget* table = workspace.comparisonTable()->cellTable();
     QCOMPARE(table->item(1, 0)->toolTip(), s.compare_models[0]);
-    QVERIFY(table->item(2, table->columnCount() - 1)->text().startsWith("error: "));
+    QVERIFY(table->item(2, gruwb::views::ComparisonTable::kCellNoteColumn)
+                ->text()
+                .startsWith("error: "));
     // The stage rows name the file too.
     bool named = false;
     for (const auto& row : workspace.comparisonTable()->stageResults())
