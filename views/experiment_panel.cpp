@@ -56,6 +56,7 @@ QJsonObject settings_to_json(const ExperimentSettings& s) {
   o["first_seed"] = s.first_seed;
   o["compare_cells"] = QJsonArray::fromStringList(s.compare_cells);
   o["compare_models"] = QJsonArray::fromStringList(s.compare_models);
+  if (s.as_written) o["as_written"] = true;
   return o;
 }
 
@@ -80,6 +81,7 @@ ExperimentSettings settings_from_json(const QJsonObject& o) {
   s.first_seed = o["first_seed"].toInt(s.first_seed);
   s.compare_cells = strings(o["compare_cells"]);
   s.compare_models = strings(o["compare_models"]);
+  s.as_written = o["as_written"].toBool(false);
   return s;
 }
 
@@ -197,6 +199,14 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
           [this](int index) { loss_output_ = loss_output_box_->itemData(index).toString(); });
   loss_output_label_ = new QLabel(tr("Loss on output"));
 
+  as_written_box_ = new QCheckBox(tr("Run loops as written (not fused)"));
+  as_written_box_->setObjectName("asWritten");
+  as_written_box_->setToolTip(
+      tr("A WHILE-loop or unrolled RNN model normally runs and trains in its fused form once the "
+         "fused form's outputs are checked to agree with the file's (gruwb prints which form ran). "
+         "Tick to run the file exactly as written (gruwb --as-written): slower, and the trained "
+         "model is saved in the loop form"));
+
   auto* source = new QFormLayout;
   source->addRow(tr("Name"), name_edit_);
   source->addRow(tr("Model"), model_row);
@@ -204,6 +214,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   source->addRow(tr("Compare with"), models_row);
   source->addRow(loss_output_label_, loss_output_box_);
   source->addRow(tr("Data"), dataset_row);
+  source->addRow(QString(), as_written_box_);
 
   // Stages, all from the same initial weights.
   init_box_ = new QCheckBox(tr("Initial (evaluate only)"));
@@ -416,6 +427,7 @@ ExperimentSettings ExperimentPanel::settings() const {
   s.epochs = epochs_spin_->value();
   s.seeds = seeds_spin_->value();
   s.first_seed = first_seed_spin_->value();
+  s.as_written = as_written_box_->isChecked();
   return s;
 }
 
@@ -431,6 +443,7 @@ void ExperimentPanel::setSettings(const ExperimentSettings& s) {
   updateLossOutputRow();
   loaded_cells_ = s.compare_cells;
   cells_box_->setChecked(!s.compare_cells.isEmpty());
+  as_written_box_->setChecked(s.as_written);
   models_list_->clear();
   addCompareModels(s.compare_models);
   init_box_->setChecked(s.stages.contains("init"));

@@ -50,6 +50,9 @@ struct ExperimentSettings {
   // Model files compared beside the cells (or the model): each one a row,
   // trained through the same stages and seeds (gruwb --compare-models).
   QStringList compare_models;
+  // Run a WHILE-loop or unrolled RNN model as its file is written instead of
+  // its checked fused form (gruwb --as-written; app/core/loop_plan.h).
+  bool as_written = false;
 };
 
 // The settings as JSON (project files) and back; unknown or missing keys
@@ -105,6 +108,7 @@ class ExperimentPanel : public QWidget {
   bool chooseDataset(const QString& path);
   QString datasetError() const;
   QCheckBox* compareCellsBox() const { return cells_box_; }
+  QCheckBox* asWrittenBox() const { return as_written_box_; }
 
   // Rows of the experiments list, keyed by the id the workspace gives.
   void addExperiment(int id, const QString& name, const QStringList& stages);
@@ -160,9 +164,10 @@ class ExperimentPanel : public QWidget {
   QCheckBox* quantize_box_ = nullptr;  // a last stage: int8, int16x8 or dynamic
   QComboBox* quantize_mode_box_ = nullptr;
   QListWidget* custom_list_ = nullptr;
-  QCheckBox* cells_box_ = nullptr;      // compare every registered cell (build spec only)
-  QStringList loaded_cells_;            // a project's own choice of cells, kept as it was saved
-  QListWidget* models_list_ = nullptr;  // model files compared as rows (both modes)
+  QCheckBox* as_written_box_ = nullptr;  // loops as written, not fused
+  QCheckBox* cells_box_ = nullptr;       // compare every registered cell (build spec only)
+  QStringList loaded_cells_;             // a project's own choice of cells, kept as it was saved
+  QListWidget* models_list_ = nullptr;   // model files compared as rows (both modes)
   QPushButton* add_model_button_ = nullptr;
   QPushButton* remove_model_button_ = nullptr;
   void browseCompareModels();

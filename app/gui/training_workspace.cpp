@@ -71,6 +71,7 @@ bool toSpec(const views::ExperimentSettings& s, app::ExperimentSpec* spec, std::
   for (const QString& cell : s.compare_cells) spec->compare_cells.push_back(cell.toStdString());
   spec->compare_models.clear();
   for (const QString& path : s.compare_models) spec->compare_models.push_back(path.toStdString());
+  spec->as_written = s.as_written;
   app::StageSpec defaults;
   defaults.optimizer = s.optimizer == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
   defaults.learning_rate = float(s.learning_rate);

@@ -94,6 +94,24 @@ class ExperimentPanelTest : public QObject {
     QCOMPARE(s.epochs, 3);
     QCOMPARE(s.seeds, 3);
     QCOMPARE(s.first_seed, 7);
+    QVERIFY(!s.as_written);  // loops run fused unless asked
+  }
+
+  // The loops-as-written choice (gruwb --as-written) goes through the form and
+  // the project file, and is off by default.
+  void asWrittenRoundTrips() {
+    ExperimentPanel panel;
+    QVERIFY(!panel.asWrittenBox()->isChecked());
+    ExperimentSettings settings = gesture();
+    settings.as_written = true;
+    panel.setSettings(settings);
+    QVERIFY(panel.asWrittenBox()->isChecked());
+    QVERIFY(panel.settings().as_written);
+    QVERIFY(gruwb::views::settings_from_json(gruwb::views::settings_to_json(panel.settings()))
+                .as_written);
+    panel.asWrittenBox()->setChecked(false);
+    QVERIFY(!gruwb::views::settings_from_json(gruwb::views::settings_to_json(panel.settings()))
+                 .as_written);
   }
 
   // Comparing cells builds each one from the build spec, in either mode: with
