@@ -758,9 +758,9 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
       truths[k] = train_.class_of(i);
     }
     const int64_t first = loop.sample();
-    Status status = batched ? loop.accumulate_rows(t, truths.data(), count, row_losses.data(),
-                                                   steps.data())
-                            : loop.accumulate(t, truths[0], &steps[0]);
+    Status status =
+        batched ? loop.accumulate_rows(t, truths.data(), count, row_losses.data(), steps.data())
+                : loop.accumulate(t, truths[0], &steps[0]);
     if (!status.ok()) {
       result_.error = train_.inputs_label + ": epoch " + std::to_string(epoch) + ", sample " +
                       std::to_string(first) + (count > 1 ? " and the batch after it" : "") + ": " +

@@ -205,16 +205,16 @@ Status eval(OpContext& ctx) {
                        static_cast<float*>(ctx.tape()));
   } else
 #endif
-  // Time-major [T,B,I]: consecutive steps of one batch row are B rows apart.
-  // Return-last keeps the running state in the output row (stride 0).
-  for (int32_t b = 0; b < l.batch; ++b) {
-    const int64_t row = static_cast<int64_t>(b) * l.units;
-    float* tape = static_cast<float*>(ctx.tape());
-    if (tape) tape += static_cast<int64_t>(b) * l.time * gru_tape_floats(l.units);
-    gru_sequence(cell, x + static_cast<int64_t>(b) * l.input_size,
-                 static_cast<int64_t>(l.batch) * l.input_size, l.time, state->f32() + row,
-                 out + row, return_sequences ? state_size : 0, scratch, tape);
-  }
+    // Time-major [T,B,I]: consecutive steps of one batch row are B rows apart.
+    // Return-last keeps the running state in the output row (stride 0).
+    for (int32_t b = 0; b < l.batch; ++b) {
+      const int64_t row = static_cast<int64_t>(b) * l.units;
+      float* tape = static_cast<float*>(ctx.tape());
+      if (tape) tape += static_cast<int64_t>(b) * l.time * gru_tape_floats(l.units);
+      gru_sequence(cell, x + static_cast<int64_t>(b) * l.input_size,
+                   static_cast<int64_t>(l.batch) * l.input_size, l.time, state->f32() + row,
+                   out + row, return_sequences ? state_size : 0, scratch, tape);
+    }
   const float* last = return_sequences && l.time > 0 ? out + (l.time - 1) * state_size : out;
   if (state->kind == TensorKind::kVariable && l.time > 0) {
     memcpy(state->f32(), last, sizeof(float) * static_cast<size_t>(state_size));
@@ -255,8 +255,8 @@ Status backward(OpContext& ctx) {
   if (batched(l, false)) {
     float* squares = begin_state_gradients(
         ctx, scratch + gru_batch_backward_scratch_floats(l.units, l.batch), l.time);
-    gru_sequence_batch_backward(cell, batch_layout(l, return_sequences), ctx.input(kX)->f32(),
-                                tape, dout->f32(), dx ? dx->f32() : nullptr,
+    gru_sequence_batch_backward(cell, batch_layout(l, return_sequences), ctx.input(kX)->f32(), tape,
+                                dout->f32(), dx ? dx->f32() : nullptr,
                                 dstate ? dstate->f32() : nullptr, grads, scratch, squares);
     report_state_gradients(ctx, squares, l.time);
     return Status();

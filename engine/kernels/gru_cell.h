@@ -115,9 +115,9 @@ inline int64_t gru_batch_backward_scratch_floats(int32_t units, int32_t batch) {
   return static_cast<int64_t>(batch) * 10 * units;
 }
 // dx (layout of x), dh0 (row b at dh0 + b * units) and grads accumulate; each may be nullptr.
-void gru_sequence_batch_backward(const GruCell& cell, const GruBatchLayout& layout,
-                                 const float* x, const float* tape, const float* dout, float* dx,
-                                 float* dh0, const GruGradients& grads, float* scratch,
+void gru_sequence_batch_backward(const GruCell& cell, const GruBatchLayout& layout, const float* x,
+                                 const float* tape, const float* dout, float* dx, float* dh0,
+                                 const GruGradients& grads, float* scratch,
                                  float* state_gradient_squares = nullptr);
 #endif
 

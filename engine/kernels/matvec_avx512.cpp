@@ -84,24 +84,31 @@ template <int kRows, int kVectors>
 GRUWB_AVX512 void gemm_tile(int32_t depth, const float* a, int64_t a_row, int64_t a_col,
                             const float* b, int64_t ldb, float* c, int64_t ldc, __mmask16 tail) {
   __m512 acc[kRows][kVectors];
+#pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_setzero_ps();
   }
   for (int32_t k = 0; k < depth; ++k) {
     const float* bk = b + k * ldb;
     __m512 bv[kVectors];
+#pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) {
       bv[v] = v == kVectors - 1 ? _mm512_maskz_loadu_ps(tail, bk + 16 * v)
                                 : _mm512_loadu_ps(bk + 16 * v);
     }
     const float* ak = a + k * a_col;
+#pragma GCC unroll 8
     for (int i = 0; i < kRows; ++i) {
       const __m512 ai = _mm512_set1_ps(ak[i * a_row]);
+#pragma GCC unroll 4
       for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
     }
   }
+#pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {
     float* ci = c + i * ldc;
+#pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) {
       const __mmask16 m = v == kVectors - 1 ? tail : static_cast<__mmask16>(0xffff);
       const __m512 old = _mm512_maskz_loadu_ps(m, ci + 16 * v);

@@ -74,8 +74,8 @@ Status EpochLoop::accumulate_rows(Trainer& trainer, const int32_t* true_classes,
     step->loss_sum = loss_sum_;
     step->hits = hits_;
     step->epoch_end = step->samples == plan_.samples;
-    step->update = k + 1 == count &&
-                   (step->epoch_end || trainer.pending_samples() >= plan_.batch_size);
+    step->update =
+        k + 1 == count && (step->epoch_end || trainer.pending_samples() >= plan_.batch_size);
   }
   position_ += count - 1;  // finish() of the last step moves past the pass
   return Status();

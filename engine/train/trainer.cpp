@@ -517,7 +517,8 @@ Status Trainer::compute_loss(float* loss_out) {
       }
       for (int64_t i = 0; i < active; ++i) {
         const float d = p[i] - y[i];
-        const double term = squared ? static_cast<double>(d) * d : std::fabs(static_cast<double>(d));
+        const double term =
+            squared ? static_cast<double>(d) * d : std::fabs(static_cast<double>(d));
         loss += term;
         if (g) g[i] = squared ? 2.f * d * scale : (d > 0.f ? scale : (d < 0.f ? -scale : 0.f));
 #if GRUWB_BATCHED_KERNELS

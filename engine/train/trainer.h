@@ -171,7 +171,7 @@ class Trainer {
 #if GRUWB_BATCHED_KERNELS
   float* row_losses_ = nullptr;  // accumulate_rows/evaluate_rows: each sample's loss
 #endif
-  double loss_sum_ = 0.0;    // over pending samples, for StepMetrics
+  double loss_sum_ = 0.0;  // over pending samples, for StepMetrics
   int64_t hits_ = 0;
   int64_t metric_rows_ = 0;
   TrainingObserver* observer_ = nullptr;
