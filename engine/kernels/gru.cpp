@@ -156,8 +156,12 @@ Status prepare(OpContext& ctx) {
     backward_floats = gru_batch_backward_scratch_floats(l.units, l.batch);
   }
 #endif
+#if GRUWB_BATCHED_KERNELS  // batch rows make the sizes large enough to check
   size_t scratch_bytes = 0;
   GRUWB_RETURN_IF_ERROR(float_bytes(scratch_floats, "GRU scratch", &scratch_bytes));
+#else
+  const size_t scratch_bytes = sizeof(float) * static_cast<size_t>(scratch_floats);
+#endif
   GRUWB_RETURN_IF_ERROR(ctx.request_scratch(scratch_bytes, &slot));
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
@@ -168,9 +172,13 @@ Status prepare(OpContext& ctx) {
     GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(l.batch) *
                                            static_cast<size_t>(l.time) *
                                            static_cast<size_t>(gru_tape_floats(l.units))));
+#if GRUWB_BATCHED_KERNELS
     size_t backward_bytes = 0;
     GRUWB_RETURN_IF_ERROR(
         float_bytes(backward_floats + l.time, "GRU backward scratch", &backward_bytes));
+#else
+    const size_t backward_bytes = sizeof(float) * static_cast<size_t>(backward_floats + l.time);
+#endif
     GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(backward_bytes, &slot));
   }
   return Status();

@@ -194,8 +194,12 @@ Status prepare(OpContext& ctx) {
     backward_floats = gru_batch_backward_scratch_floats(units, layout.batch);
   }
 #endif
+#if GRUWB_BATCHED_KERNELS  // batch rows make the sizes large enough to check
   size_t scratch_bytes = 0;
   GRUWB_RETURN_IF_ERROR(float_bytes(scratch_floats, "GRUWB_GRU scratch", &scratch_bytes));
+#else
+  const size_t scratch_bytes = sizeof(float) * static_cast<size_t>(scratch_floats);
+#endif
   GRUWB_RETURN_IF_ERROR(ctx.request_scratch(scratch_bytes, &slot));
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
@@ -207,9 +211,14 @@ Status prepare(OpContext& ctx) {
     GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(layout.batch) *
                                            static_cast<size_t>(layout.time) *
                                            static_cast<size_t>(gru_tape_floats(units))));
+#if GRUWB_BATCHED_KERNELS
     size_t backward_bytes = 0;
     GRUWB_RETURN_IF_ERROR(
         float_bytes(backward_floats + layout.time, "GRUWB_GRU backward scratch", &backward_bytes));
+#else
+    const size_t backward_bytes =
+        sizeof(float) * static_cast<size_t>(backward_floats + layout.time);
+#endif
     GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(backward_bytes, &slot));
   }
   return Status();
