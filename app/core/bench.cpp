@@ -288,12 +288,20 @@ int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
 
   const int64_t per_sample = data.sample_elements();
   int64_t next = 0;
+  // Batched passes (the session's default for batch > 1): the batch's samples
+  // fill the input's rows and one pass trains them; else one pass per sample.
+  const int rows = trainer.batch_rows();
+  const int64_t label_width = trainer.label_count() / rows;
   const auto train_batch = [&]() {
     for (int b = 0; b < batch_size; ++b, next = (next + 1) % kTrainingSamples) {
-      std::memcpy(trainer.input(0)->data, data.inputs.data() + next * per_sample,
+      const int row = b % rows;
+      std::memcpy(trainer.input(0)->f32() + row * per_sample,
+                  data.inputs.data() + next * per_sample,
                   static_cast<size_t>(per_sample) * sizeof(float));
-      std::fill(trainer.label(), trainer.label() + trainer.label_count(), 0.f);
-      trainer.label()[data.labels[static_cast<size_t>(next)]] = 1.f;  // one row of `classes`
+      float* label = trainer.label() + row * label_width;
+      std::fill(label, label + label_width, 0.f);
+      label[data.labels[static_cast<size_t>(next)]] = 1.f;  // one row of `classes`
+      if (row + 1 < rows) continue;
       const Status step = trainer.train_sample(nullptr);
       if (!step.ok()) {
         *error = loaded.path + ": training: " + step.message();

@@ -798,6 +798,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         ts.config.optimizer = stage.optimizer;
         ts.config.learning_rate = stage.learning_rate;
         ts.config.batch_size = stage.batch_size;
+        ts.batched_passes = spec.batched_passes;
         ts.config.clip_norm = stage.clip_norm;
         ts.as_written = spec.as_written;
         const bool train_stage = stage.scope != "init";

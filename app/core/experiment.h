@@ -47,6 +47,10 @@ struct ExperimentSpec {
   // automatic (choose_loss_output). Model files only: built models have one.
   std::string loss_output;
   std::string data_path;
+  // Batch > 1: one batched pass per batch (TrainingRunSpec::batched_passes), equal to single
+  // samples within float rounding; false: single-sample passes as a board trains, so that a board
+  // run of the same stage gives the same weights bit for bit.
+  bool batched_passes = true;
   // Data preparation (dataset.h). timesteps 0: the model's T (file) or the
   // data's length (build spec).
   int timesteps = 0;

@@ -524,6 +524,7 @@ bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& t
   has_val_ = val != nullptr;
   if (val) val_ = *val;
 
+  if (spec_.batched_passes && spec_.config.batch_size > 1) spec_.config.one_pass_batches = true;
   // A generous first arena learns the exact size; the run then uses exactly
   // that, as a board would.
   size_t probe = size_t{4} << 20;
@@ -569,15 +570,18 @@ bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& t
   return true;
 }
 
-bool TrainingSession::fill_sample(const TrainingData& data, int64_t i, std::string* error) {
+bool TrainingSession::fill_sample(const TrainingData& data, int64_t i, std::string* error,
+                                  int32_t row) {
   Trainer& t = state_->trainer;
-  for (int s = 1; s < t.input_count(); ++s) std::memset(t.input(s)->data, 0, t.input(s)->bytes);
+  if (row == 0) {
+    for (int s = 1; s < t.input_count(); ++s) std::memset(t.input(s)->data, 0, t.input(s)->bytes);
+  }
   Tensor* input = t.input(0);
   const int64_t per_sample = data.sample_elements();
-  std::memcpy(input->data, data.inputs.data() + i * per_sample,
+  std::memcpy(input->f32() + row * per_sample, data.inputs.data() + i * per_sample,
               static_cast<size_t>(per_sample) * sizeof(float));
-  float* label = t.label();
-  const int64_t width = t.label_count();
+  const int64_t width = t.label_count() / t.batch_rows();  // one sample's labels
+  float* label = t.label() + row * width;
   if (spec_.config.loss == Loss::kSparseCategoricalCrossEntropy) {
     label[0] = static_cast<float>(data.class_of(i));
   } else if (!data.labels.empty()) {
@@ -599,19 +603,26 @@ bool TrainingSession::evaluate(const TrainingData& data, double* loss, ClassMetr
   std::vector<std::vector<int64_t>> confusion = empty_confusion(classes_);
   double sum = 0.0;
   const int64_t n = data.count();
-  for (int64_t i = 0; i < n; ++i) {
-    if (!fill_sample(data, i, error)) return false;
-    float sample_loss = 0.f;
-    int32_t prediction = 0;
-    Status status = t.evaluate(&sample_loss, &prediction);
+  // As many samples per pass as the trainer has batch rows.
+  const int64_t rows = t.batch_rows();
+  std::vector<float> losses(static_cast<size_t>(rows));
+  for (int64_t i0 = 0; i0 < n; i0 += rows) {
+    const int32_t count = static_cast<int32_t>(std::min(rows, n - i0));
+    for (int32_t k = 0; k < count; ++k) {
+      if (!fill_sample(data, i0 + k, error, k)) return false;
+    }
+    Status status = t.evaluate_rows(count, losses.data());
     if (!status.ok()) {
-      *error = data.inputs_label + ": sample " + std::to_string(i) + ": " + status_text(status);
+      *error = data.inputs_label + ": sample " + std::to_string(i0) + ": " + status_text(status);
       return false;
     }
-    sum += sample_loss;
-    const int32_t truth = data.class_of(i);
-    if (truth >= 0 && truth < classes_ && prediction >= 0 && prediction < classes_) {
-      ++confusion[static_cast<size_t>(truth)][static_cast<size_t>(prediction)];
+    for (int32_t k = 0; k < count; ++k) {
+      sum += losses[static_cast<size_t>(k)];
+      const int32_t truth = data.class_of(i0 + k);
+      const int32_t prediction = t.predicted_class(k);
+      if (truth >= 0 && truth < classes_ && prediction >= 0 && prediction < classes_) {
+        ++confusion[static_cast<size_t>(truth)][static_cast<size_t>(prediction)];
+      }
     }
   }
   *loss = n > 0 ? sum / static_cast<double>(n) : 0.0;
@@ -625,16 +636,37 @@ bool TrainingSession::gradients(const TrainingData& data, double* loss,
   t.clear_gradients();
   double sum = 0.0;
   const int64_t n = data.count();
-  for (int64_t i = 0; i < n; ++i) {
-    if (!fill_sample(data, i, error)) return false;
-    float sample_loss = 0.f;
-    Status status = t.accumulate(&sample_loss);
+  // Batched passes give each pass's mean gradient: `summed` adds them up
+  // weighted by their rows (single samples sum in the trainer).
+  const int64_t rows = t.batch_rows();
+  std::vector<std::vector<double>> summed;
+  if (rows > 1) {
+    for (int w = 0; w < t.weight_count(); ++w) {
+      summed.emplace_back(static_cast<size_t>(t.weight_gradient(w)->elements()), 0.0);
+    }
+  }
+  std::vector<float> losses(static_cast<size_t>(rows));
+  for (int64_t i0 = 0; i0 < n; i0 += rows) {
+    const int32_t count = static_cast<int32_t>(std::min(rows, n - i0));
+    for (int32_t k = 0; k < count; ++k) {
+      if (!fill_sample(data, i0 + k, error, k)) return false;
+    }
+    Status status = t.accumulate_rows(count, losses.data());
     if (!status.ok()) {
-      *error = data.inputs_label + ": sample " + std::to_string(i) + ": " + status_text(status);
+      *error = data.inputs_label + ": sample " + std::to_string(i0) + ": " + status_text(status);
       t.clear_gradients();
       return false;
     }
-    sum += sample_loss;
+    for (int32_t k = 0; k < count; ++k) sum += losses[static_cast<size_t>(k)];
+    if (rows == 1) continue;
+    for (int w = 0; w < t.weight_count(); ++w) {
+      const Tensor* g = t.weight_gradient(w);
+      std::vector<double>& total = summed[static_cast<size_t>(w)];
+      for (int64_t e = 0; e < g->elements(); ++e) {
+        total[static_cast<size_t>(e)] += static_cast<double>(g->f32()[e]) * count;
+      }
+    }
+    t.clear_gradients();
   }
   *loss = n > 0 ? sum / static_cast<double>(n) : 0.0;
   out->clear();
@@ -646,7 +678,9 @@ bool TrainingSession::gradients(const TrainingData& data, double* loss,
     gradient.values.resize(static_cast<size_t>(g->elements()));
     double norm2 = 0.0;
     for (int64_t e = 0; e < g->elements(); ++e) {
-      const float v = static_cast<float>(g->f32()[e] * mean);
+      const double value = rows > 1 ? summed[static_cast<size_t>(w)][static_cast<size_t>(e)]
+                                    : static_cast<double>(g->f32()[e]);
+      const float v = static_cast<float>(value * mean);
       gradient.values[static_cast<size_t>(e)] = v;
       norm2 += static_cast<double>(v) * v;
     }
@@ -715,6 +749,12 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
   double batch_loss = 0.0;
   EpochStep step;
   std::string error;
+  // One pass per batch when the trainer takes batch rows (batched_passes),
+  // else one per sample; either way the figures are per sample.
+  const bool batched = t.batch_rows() > 1;
+  std::vector<EpochStep> steps(static_cast<size_t>(t.batch_rows()));
+  std::vector<int32_t> truths(steps.size());
+  std::vector<float> row_losses(steps.size());
   while (!step.epoch_end) {
     if (cancel && cancel->load(std::memory_order_relaxed)) {
       t.clear_gradients();  // an unfinished batch never reaches the weights
@@ -722,23 +762,35 @@ bool TrainingSession::run_epoch(int epoch, const TrainingCallback& callback,
       *cancelled = true;
       return true;
     }
-    const int64_t i = loop.sample();
-    if (!fill_sample(train_, i, &error)) {
-      result_.error = error;
-      return false;
+    const uint32_t count = batched ? loop.pass_samples(t) : 1;
+    for (uint32_t k = 0; k < count; ++k) {
+      const int64_t i = batched ? loop.sample_at(k) : loop.sample();
+      if (!fill_sample(train_, i, &error, static_cast<int32_t>(k))) {
+        result_.error = error;
+        return false;
+      }
+      truths[k] = train_.class_of(i);
     }
-    const int32_t truth = train_.class_of(i);
-    Status status = loop.accumulate(t, truth, &step);
+    const int64_t first = loop.sample();
+    Status status =
+        batched ? loop.accumulate_rows(t, truths.data(), count, row_losses.data(), steps.data())
+                : loop.accumulate(t, truths[0], &steps[0]);
     if (!status.ok()) {
       result_.error = train_.inputs_label + ": epoch " + std::to_string(epoch) + ", sample " +
-                      std::to_string(i) + ": " + status_text(status);
+                      std::to_string(first) + (count > 1 ? " and the batch after it" : "") + ": " +
+                      status_text(status);
       loop = EpochLoop();
       return false;
     }
-    if (truth >= 0 && truth < classes_ && step.predicted >= 0 && step.predicted < classes_) {
-      ++confusion[static_cast<size_t>(truth)][static_cast<size_t>(step.predicted)];
+    for (uint32_t k = 0; k < count; ++k) {
+      const int32_t truth = truths[k];
+      const int32_t predicted = steps[k].predicted;
+      if (truth >= 0 && truth < classes_ && predicted >= 0 && predicted < classes_) {
+        ++confusion[static_cast<size_t>(truth)][static_cast<size_t>(predicted)];
+      }
+      batch_loss += steps[k].loss;
     }
-    batch_loss += step.loss;
+    step = steps[count - 1];
     const int pending = t.pending_samples();
     if (step.update && spec_.gradient_statistics) {
       const float mean = 1.f / static_cast<float>(pending);

@@ -17,6 +17,7 @@
 #include "engine/kernels/matmul.h"
 #include "engine/kernels/op_cost.h"
 #include "engine/kernels/quant_util.h"
+#include "engine/kernels/recurrent_util.h"
 
 namespace gruwb {
 namespace {
@@ -291,6 +292,18 @@ Status backward(OpContext& ctx) {
   const int32_t depth = weights->shape.dims[1];
   const int64_t batches = input->elements() / depth;
   const float* w = weights->f32();
+#if GRUWB_BATCHED_KERNELS
+  // A batch without activation: each gradient is one matrix product over the rows.
+  if (activation == Activation::NONE && batches > 1 && batches <= INT32_MAX) {
+    const int32_t rows = static_cast<int32_t>(batches);
+    const float* g = dy->f32();
+    const float* x = input->f32();
+    if (dx) gemm_accumulate(rows, depth, units, g, units, 1, w, depth, dx->f32(), depth);
+    if (dw) gemm_accumulate(units, depth, rows, g, 1, units, x, depth, dw->f32(), depth);
+    if (db) add_rows(db->f32(), units, g, units, rows);
+    return Status();
+  }
+#endif
   for (int64_t n = 0; n < batches; ++n) {
     const float* g = dy->f32() + n * units;
     const float* y = output->f32() + n * units;

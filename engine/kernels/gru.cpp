@@ -39,6 +39,23 @@ GruLayout layout_of(OpContext& ctx) {
                    ctx.input(kRecurrentKernel)->shape.dims[1]};
 }
 
+#if GRUWB_BATCHED_KERNELS
+// B > 1 rows with float weights run as matrix products (gru_sequence_batch).
+bool batched(const GruLayout& l, bool hybrid) { return l.batch > 1 && !hybrid; }
+
+// Time-major [T,B,I] in, [T,B,H] or [B,H] out.
+GruBatchLayout batch_layout(const GruLayout& l, bool return_sequences) {
+  GruBatchLayout b;
+  b.batch = l.batch;
+  b.time = l.time;
+  b.x_row = l.input_size;
+  b.x_step = static_cast<int64_t>(l.batch) * l.input_size;
+  b.out_row = l.units;
+  b.out_step = return_sequences ? static_cast<int64_t>(l.batch) * l.units : 0;
+  return b;
+}
+#endif
+
 // Full-integer models: int32 biases [3H], the shared integer GRU
 // (gru_integer.h); the output keeps the file's shape when its size fits.
 Status prepare_integer(OpContext& ctx, const GruLayout& l, bool return_sequences) {
@@ -129,12 +146,23 @@ Status prepare(OpContext& ctx) {
                                               : make_shape({l.batch, l.units}));
   }
   int slot = 0;
-  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
-      sizeof(float) * static_cast<size_t>(gru_scratch_floats(
-                          l.input_size, l.units,
-                          ctx.input(kInputKernel)->type == TensorType::INT8 ||
-                              ctx.input(kRecurrentKernel)->type == TensorType::INT8)),
-      &slot));
+  const bool hybrid = ctx.input(kInputKernel)->type == TensorType::INT8 ||
+                      ctx.input(kRecurrentKernel)->type == TensorType::INT8;
+  int64_t scratch_floats = gru_scratch_floats(l.input_size, l.units, hybrid);
+  int64_t backward_floats = gru_backward_scratch_floats(l.units);
+#if GRUWB_BATCHED_KERNELS
+  if (batched(l, hybrid)) {
+    scratch_floats = gru_batch_scratch_floats(l.input_size, l.units, l.batch);
+    backward_floats = gru_batch_backward_scratch_floats(l.units, l.batch);
+  }
+#endif
+#if GRUWB_BATCHED_KERNELS  // batch rows make the sizes large enough to check
+  size_t scratch_bytes = 0;
+  GRUWB_RETURN_IF_ERROR(float_bytes(scratch_floats, "GRU scratch", &scratch_bytes));
+#else
+  const size_t scratch_bytes = sizeof(float) * static_cast<size_t>(scratch_floats);
+#endif
+  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(scratch_bytes, &slot));
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
         recurrent_kernel->type != TensorType::FLOAT32) {
@@ -144,8 +172,14 @@ Status prepare(OpContext& ctx) {
     GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(l.batch) *
                                            static_cast<size_t>(l.time) *
                                            static_cast<size_t>(gru_tape_floats(l.units))));
-    GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(
-        sizeof(float) * static_cast<size_t>(gru_backward_scratch_floats(l.units) + l.time), &slot));
+#if GRUWB_BATCHED_KERNELS
+    size_t backward_bytes = 0;
+    GRUWB_RETURN_IF_ERROR(
+        float_bytes(backward_floats + l.time, "GRU backward scratch", &backward_bytes));
+#else
+    const size_t backward_bytes = sizeof(float) * static_cast<size_t>(backward_floats + l.time);
+#endif
+    GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(backward_bytes, &slot));
   }
   return Status();
 }
@@ -173,16 +207,22 @@ Status eval(OpContext& ctx) {
   float* out = ctx.output(0)->f32();
   const float* x = ctx.input(kX)->f32();
   const int64_t state_size = static_cast<int64_t>(l.batch) * l.units;
-  // Time-major [T,B,I]: consecutive steps of one batch row are B rows apart.
-  // Return-last keeps the running state in the output row (stride 0).
-  for (int32_t b = 0; b < l.batch; ++b) {
-    const int64_t row = static_cast<int64_t>(b) * l.units;
-    float* tape = static_cast<float*>(ctx.tape());
-    if (tape) tape += static_cast<int64_t>(b) * l.time * gru_tape_floats(l.units);
-    gru_sequence(cell, x + static_cast<int64_t>(b) * l.input_size,
-                 static_cast<int64_t>(l.batch) * l.input_size, l.time, state->f32() + row,
-                 out + row, return_sequences ? state_size : 0, scratch, tape);
-  }
+#if GRUWB_BATCHED_KERNELS
+  if (batched(l, cell.input_kernel.i8 || cell.recurrent_kernel.i8)) {
+    gru_sequence_batch(cell, batch_layout(l, return_sequences), x, state->f32(), out, scratch,
+                       static_cast<float*>(ctx.tape()));
+  } else
+#endif
+    // Time-major [T,B,I]: consecutive steps of one batch row are B rows apart.
+    // Return-last keeps the running state in the output row (stride 0).
+    for (int32_t b = 0; b < l.batch; ++b) {
+      const int64_t row = static_cast<int64_t>(b) * l.units;
+      float* tape = static_cast<float*>(ctx.tape());
+      if (tape) tape += static_cast<int64_t>(b) * l.time * gru_tape_floats(l.units);
+      gru_sequence(cell, x + static_cast<int64_t>(b) * l.input_size,
+                   static_cast<int64_t>(l.batch) * l.input_size, l.time, state->f32() + row,
+                   out + row, return_sequences ? state_size : 0, scratch, tape);
+    }
   const float* last = return_sequences && l.time > 0 ? out + (l.time - 1) * state_size : out;
   if (state->kind == TensorKind::kVariable && l.time > 0) {
     memcpy(state->f32(), last, sizeof(float) * static_cast<size_t>(state_size));
@@ -219,6 +259,17 @@ Status backward(OpContext& ctx) {
   Tensor* dstate = ctx.gradient(ctx.input(kState));
   const int64_t state_size = static_cast<int64_t>(l.batch) * l.units;
   float* scratch = static_cast<float*>(ctx.backward_scratch(0));
+#if GRUWB_BATCHED_KERNELS
+  if (batched(l, false)) {
+    float* squares = begin_state_gradients(
+        ctx, scratch + gru_batch_backward_scratch_floats(l.units, l.batch), l.time);
+    gru_sequence_batch_backward(cell, batch_layout(l, return_sequences), ctx.input(kX)->f32(), tape,
+                                dout->f32(), dx ? dx->f32() : nullptr,
+                                dstate ? dstate->f32() : nullptr, grads, scratch, squares);
+    report_state_gradients(ctx, squares, l.time);
+    return Status();
+  }
+#endif
   float* squares =
       begin_state_gradients(ctx, scratch + gru_backward_scratch_floats(l.units), l.time);
   for (int32_t b = 0; b < l.batch; ++b) {

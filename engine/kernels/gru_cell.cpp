@@ -265,6 +265,226 @@ void gru_sequence_backward(const GruCell& cell, const float* x, int64_t x_stride
   }
 }
 
+#if GRUWB_BATCHED_KERNELS
+GRUWB_HOT_LOOP
+void gru_sequence_batch(const GruCell& cell, const GruBatchLayout& layout, const float* x,
+                        const float* h0, float* out, float* scratch, float* tape) {
+  const int32_t units = cell.units;
+  const int32_t gates = 3 * units;
+  const int32_t in = cell.input_size;
+  const int32_t batch = layout.batch;
+  const int64_t tape_floats = gru_tape_floats(units);
+  const int64_t tape_row = layout.time * tape_floats;
+  const size_t unit_bytes = sizeof(float) * static_cast<size_t>(units);
+  float* wxt = scratch;                                                      // [I, 3H]
+  float* wht = wxt + static_cast<int64_t>(in) * gates;                       // [H, 3H]
+  float* input_part = wht + static_cast<int64_t>(units) * gates;             // [B, 3H] W_x x + b_x
+  float* recurrent_part = input_part + static_cast<int64_t>(batch) * gates;  // [B, 3H]
+  float* h = recurrent_part + static_cast<int64_t>(batch) * gates;           // [B, H] state
+  transpose_matrix(cell.input_kernel.f32, gates, in, wxt);
+  transpose_matrix(cell.recurrent_kernel.f32, gates, units, wht);
+  for (int32_t b = 0; b < batch; ++b) {
+    float* hb = h + static_cast<int64_t>(b) * units;
+    if (h0) {
+      memcpy(hb, h0 + static_cast<int64_t>(b) * units, unit_bytes);
+    } else {
+      for (int32_t i = 0; i < units; ++i) hb[i] = 0.f;
+    }
+  }
+  // Rows [B, width] of `part` (ldc 3H) set to `bias` or zeros.
+  auto set_rows = [&](float* part, const float* bias, int32_t width) {
+    for (int32_t b = 0; b < batch; ++b) {
+      float* row = part + static_cast<int64_t>(b) * gates;
+      if (bias) {
+        memcpy(row, bias, sizeof(float) * static_cast<size_t>(width));
+      } else {
+        memset(row, 0, sizeof(float) * static_cast<size_t>(width));
+      }
+    }
+  };
+  const int32_t recurrent_rows = cell.reset_after ? gates : 2 * units;
+  for (int32_t t = 0; t < layout.time; ++t) {
+    set_rows(input_part, cell.input_bias, gates);
+    gemm_accumulate(batch, gates, in, x + t * layout.x_step, layout.x_row, 1, wxt, gates,
+                    input_part, gates);
+    set_rows(recurrent_part, cell.reset_after ? cell.recurrent_bias : nullptr, recurrent_rows);
+    gemm_accumulate(batch, recurrent_rows, units, h, units, 1, wht, gates, recurrent_part, gates);
+    for (int32_t b = 0; b < batch; ++b) {
+      float* step_tape = tape ? tape + b * tape_row + t * tape_floats : nullptr;
+      const float* hb = h + static_cast<int64_t>(b) * units;
+      float* z = input_part + static_cast<int64_t>(b) * gates;
+      float* r = z + units;
+      float* candidate = r + units;
+      float* rec = recurrent_part + static_cast<int64_t>(b) * gates;
+      if (step_tape) memcpy(step_tape, hb, unit_bytes);
+      add_to(z, rec, 2 * units);
+      gate_activation(cell.recurrent_activation, z, 2 * units);
+      if (cell.reset_after) {
+        const float* recurrent_candidate = rec + 2 * units;
+        if (step_tape) memcpy(step_tape + 4 * units, recurrent_candidate, unit_bytes);
+        add_product_to(candidate, r, recurrent_candidate, units);
+      } else {
+        for (int32_t i = 0; i < units; ++i) rec[i] = r[i] * hb[i];  // r * h, over consumed z
+      }
+    }
+    if (!cell.reset_after) {  // candidate += U_h (r * h) for all rows
+      gemm_accumulate(batch, units, units, recurrent_part, gates, 1, wht + 2 * units, gates,
+                      input_part + 2 * units, gates);
+    }
+    for (int32_t b = 0; b < batch; ++b) {
+      float* hb = h + static_cast<int64_t>(b) * units;
+      float* z = input_part + static_cast<int64_t>(b) * gates;
+      float* candidate = z + 2 * units;
+      candidate_activation(cell.activation, candidate, units);
+      if (tape) memcpy(tape + b * tape_row + t * tape_floats + units, z, 3 * unit_bytes);
+      blend_state(z, hb, candidate, hb, units);
+      if (layout.out_step != 0) {
+        memcpy(out + b * layout.out_row + t * layout.out_step, hb, unit_bytes);
+      }
+    }
+  }
+  if (layout.out_step == 0) {
+    for (int32_t b = 0; b < batch; ++b) {
+      memcpy(out + b * layout.out_row, h + static_cast<int64_t>(b) * units, unit_bytes);
+    }
+  }
+}
+
+GRUWB_HOT_LOOP
+void gru_sequence_batch_backward(const GruCell& cell, const GruBatchLayout& layout, const float* x,
+                                 const float* tape, const float* dout, float* dx, float* dh0,
+                                 const GruGradients& grads, float* scratch,
+                                 float* state_gradient_squares) {
+  const int32_t units = cell.units;
+  const int32_t gates = 3 * units;
+  const int32_t in = cell.input_size;
+  const int32_t batch = layout.batch;
+  const int64_t tape_floats = gru_tape_floats(units);
+  const int64_t tape_row = layout.time * tape_floats;
+  const float* wx = cell.input_kernel.f32;
+  const float* wh = cell.recurrent_kernel.f32;
+  const int64_t bh = static_cast<int64_t>(batch) * units;
+  float* dh = scratch;                          // [B, H] dL/dh_t
+  float* dh_prev = dh + bh;                     // [B, H] dL/dh_{t-1}
+  float* d_input = dh_prev + bh;                // [B, 3H] of W_x x + b_x
+  float* d_recurrent = d_input + 3 * bh;        // [B, 3H] of U h (+ b_h)
+  float* d_reset_state = d_recurrent + 3 * bh;  // [B, H] (reset_after false)
+  float* reset_state = d_reset_state + bh;      // [B, H] r * h_prev
+  for (int32_t b = 0; b < batch; ++b) {
+    float* d = dh + static_cast<int64_t>(b) * units;
+    const float* g = dout + b * layout.out_row;
+    for (int32_t i = 0; i < units; ++i) d[i] = layout.out_step == 0 && layout.time > 0 ? g[i] : 0.f;
+  }
+  const bool want_recurrent = grads.recurrent_kernel || grads.recurrent_bias;
+  const bool keras_defaults = cell.reset_after &&
+                              cell.recurrent_activation == GruGateActivation::kSigmoid &&
+                              cell.activation == GruActivation::kTanh;
+  for (int32_t t = layout.time - 1; t >= 0; --t) {
+    for (int32_t b = 0; b < batch; ++b) {
+      float* d = dh + static_cast<int64_t>(b) * units;
+      if (layout.out_step != 0) {
+        const float* g = dout + b * layout.out_row + t * layout.out_step;
+        for (int32_t i = 0; i < units; ++i) d[i] += g[i];
+      }
+      if (state_gradient_squares) {
+        float sum = 0.f;
+        for (int32_t i = 0; i < units; ++i) sum += d[i] * d[i];
+        state_gradient_squares[t] += sum;
+      }
+      const float* step = tape + b * tape_row + t * tape_floats;
+      const float* h_prev = step;
+      const float* z = step + units;
+      const float* r = z + units;
+      const float* n = r + units;
+      const float* recurrent_candidate = n + units;  // reset_after only
+      float* di = d_input + static_cast<int64_t>(b) * gates;
+      float* dg = d_recurrent + static_cast<int64_t>(b) * gates;
+      float* dp = dh_prev + static_cast<int64_t>(b) * units;
+      float* dz = di;
+      float* dr = di + units;
+      float* dn = di + 2 * units;
+      int32_t first = 0;
+      if (keras_defaults) {  // sigmoid gates, tanh candidate: blocks of 8 the compiler vectorizes
+        for (; first + 8 <= units; first += 8) {
+          for (int32_t j = first; j < first + 8; ++j) {
+            dz[j] = d[j] * (h_prev[j] - n[j]) * (z[j] * (1.f - z[j]));
+            dn[j] = d[j] * (1.f - z[j]) * (1.f - n[j] * n[j]);
+            dp[j] = d[j] * z[j];
+            dr[j] = dn[j] * recurrent_candidate[j] * (r[j] * (1.f - r[j]));
+            dg[2 * units + j] = dn[j] * r[j];
+          }
+        }
+      }
+      for (int32_t i = first; i < units; ++i) {
+        dz[i] = d[i] * (h_prev[i] - n[i]) * gate_derivative(cell.recurrent_activation, z[i]);
+        dn[i] = d[i] * (1.f - z[i]) * candidate_derivative(cell.activation, n[i]);
+        dp[i] = d[i] * z[i];
+        if (cell.reset_after) {
+          dr[i] = dn[i] * recurrent_candidate[i] * gate_derivative(cell.recurrent_activation, r[i]);
+          dg[2 * units + i] = dn[i] * r[i];
+        }
+      }
+      if (cell.reset_after) memcpy(dg, di, sizeof(float) * static_cast<size_t>(2 * units));
+    }
+    const float* h_prevs = tape + t * tape_floats;  // row b at b * tape_row
+    if (cell.reset_after) {
+      gemm_accumulate(batch, units, gates, d_recurrent, gates, 1, wh, units, dh_prev, units);
+    } else {
+      // candidate = W_n x + b_n + U_n (r * h_prev)
+      for (int64_t i = 0; i < bh; ++i) d_reset_state[i] = 0.f;
+      gemm_accumulate(batch, units, units, d_input + 2 * units, gates, 1,
+                      wh + static_cast<int64_t>(2 * units) * units, units, d_reset_state, units);
+      for (int32_t b = 0; b < batch; ++b) {
+        const float* h_prev = h_prevs + b * tape_row;
+        const float* r = h_prev + 2 * units;
+        const float* drs = d_reset_state + static_cast<int64_t>(b) * units;
+        float* dr = d_input + static_cast<int64_t>(b) * gates + units;
+        float* dp = dh_prev + static_cast<int64_t>(b) * units;
+        float* rh = reset_state + static_cast<int64_t>(b) * units;
+        for (int32_t i = 0; i < units; ++i) {
+          dr[i] = drs[i] * h_prev[i] * gate_derivative(cell.recurrent_activation, r[i]);
+          dp[i] += drs[i] * r[i];
+          rh[i] = r[i] * h_prev[i];
+        }
+      }
+      gemm_accumulate(batch, units, 2 * units, d_input, gates, 1, wh, units, dh_prev, units);
+    }
+    if (dx) {
+      gemm_accumulate(batch, in, gates, d_input, gates, 1, wx, in, dx + t * layout.x_step,
+                      layout.x_row);
+    }
+    // Weight gradients of step t over the B rows: dW += dgates^T [3H, B] x inputs [B, .].
+    if (grads.input_kernel) {
+      gemm_accumulate(gates, in, batch, d_input, 1, gates, x + t * layout.x_step, layout.x_row,
+                      grads.input_kernel, in);
+    }
+    if (grads.input_bias) add_rows(grads.input_bias, gates, d_input, gates, batch);
+    if (want_recurrent) {
+      if (cell.reset_after) {
+        if (grads.recurrent_kernel) {
+          gemm_accumulate(gates, units, batch, d_recurrent, 1, gates, h_prevs, tape_row,
+                          grads.recurrent_kernel, units);
+        }
+        if (grads.recurrent_bias) add_rows(grads.recurrent_bias, gates, d_recurrent, gates, batch);
+      } else if (grads.recurrent_kernel) {
+        gemm_accumulate(2 * units, units, batch, d_input, 1, gates, h_prevs, tape_row,
+                        grads.recurrent_kernel, units);
+        gemm_accumulate(units, units, batch, d_input + 2 * units, 1, gates, reset_state, units,
+                        grads.recurrent_kernel + static_cast<int64_t>(2 * units) * units, units);
+      }
+    }
+    memcpy(dh, dh_prev, sizeof(float) * static_cast<size_t>(bh));
+  }
+  if (dh0) {
+    for (int32_t b = 0; b < batch; ++b) {
+      for (int32_t i = 0; i < units; ++i) {
+        dh0[static_cast<int64_t>(b) * units + i] += dh[static_cast<int64_t>(b) * units + i];
+      }
+    }
+  }
+}
+#endif
+
 }  // namespace gruwb
 
 // ---- Integer GRU ----

@@ -87,6 +87,40 @@ void gru_sequence_backward(const GruCell& cell, const float* x, int64_t x_stride
                            float* dh0, const GruGradients& grads, float* scratch,
                            float* state_gradient_squares = nullptr);
 
+#if GRUWB_BATCHED_KERNELS
+// ---- Batched GRU (GRUWB_BATCHED: hosts) ----
+// All B batch rows through each time step together: the step's input products of the B rows
+// are one [B, I] x [I, 3H] product, the recurrent ones one [B, H] x [H, 3H] product (over
+// transposed copies of W_x and W_h in scratch, made once per pass), and in backward dL/dh_{t-1}
+// is one [B, 3H] x [3H, H] product and each weight gradient one product over the B rows per
+// step. Float weights only. Results equal B calls of gru_sequence/gru_sequence_backward within
+// float rounding; the tape has their layout (row b's step t at (b * time + t) * 5H).
+struct GruBatchLayout {
+  int32_t batch = 0;
+  int32_t time = 0;
+  int64_t x_row = 0, x_step = 0;      // floats between batch rows / time steps of x (and dx)
+  int64_t out_row = 0, out_step = 0;  // of the output (and its gradient); out_step 0: the
+                                      // last state only, row b at out + b * out_row
+};
+
+inline int64_t gru_batch_scratch_floats(int32_t input_size, int32_t units, int32_t batch) {
+  return 3 * static_cast<int64_t>(units) * (input_size + units) +
+         static_cast<int64_t>(batch) * 7 * units;
+}
+// h0 == nullptr: zeros; else row b at h0 + b * units.
+void gru_sequence_batch(const GruCell& cell, const GruBatchLayout& layout, const float* x,
+                        const float* h0, float* out, float* scratch, float* tape);
+
+inline int64_t gru_batch_backward_scratch_floats(int32_t units, int32_t batch) {
+  return static_cast<int64_t>(batch) * 10 * units;
+}
+// dx (layout of x), dh0 (row b at dh0 + b * units) and grads accumulate; each may be nullptr.
+void gru_sequence_batch_backward(const GruCell& cell, const GruBatchLayout& layout, const float* x,
+                                 const float* tape, const float* dout, float* dx, float* dh0,
+                                 const GruGradients& grads, float* scratch,
+                                 float* state_gradient_squares = nullptr);
+#endif
+
 // ---- Integer GRU (full-integer models; docs/fused-gru-op.md "Integer GRU") ----
 // reset_after = true, sigmoid gates, tanh candidate. x int8 (zero point),
 // weights int8 symmetric with one scale per row, int32 biases, state h int16

@@ -37,6 +37,7 @@ struct Options {
   bool return_sequences = false;
   bool time_major = false;
   bool asymmetric_quantize_inputs = false;  // hybrid kernels only
+  bool batched = false;  // B > 1 float rows as matrix products (gru_sequence_batch)
   GruActivation activation = GruActivation::kTanh;
   GruGateActivation recurrent_activation = GruGateActivation::kSigmoid;
 };
@@ -182,12 +183,24 @@ Status prepare(OpContext& ctx) {
   set_output_shape(output, options->return_sequences ? sequence_shape(layout, units)
                                                      : make_shape({layout.batch, units}));
   int slot = 0;
-  GRUWB_RETURN_IF_ERROR(
-      ctx.request_scratch(sizeof(float) * static_cast<size_t>(gru_scratch_floats(
-                                              input_size, units,
-                                              ctx.input(kInputKernel)->type == TensorType::INT8 ||
-                                                  recurrent_kernel->type == TensorType::INT8)),
-                          &slot));
+  const bool hybrid = ctx.input(kInputKernel)->type == TensorType::INT8 ||
+                      recurrent_kernel->type == TensorType::INT8;
+  int64_t scratch_floats = gru_scratch_floats(input_size, units, hybrid);
+  int64_t backward_floats = gru_backward_scratch_floats(units);
+#if GRUWB_BATCHED_KERNELS
+  options->batched = layout.batch > 1 && !hybrid;
+  if (options->batched) {
+    scratch_floats = gru_batch_scratch_floats(input_size, units, layout.batch);
+    backward_floats = gru_batch_backward_scratch_floats(units, layout.batch);
+  }
+#endif
+#if GRUWB_BATCHED_KERNELS  // batch rows make the sizes large enough to check
+  size_t scratch_bytes = 0;
+  GRUWB_RETURN_IF_ERROR(float_bytes(scratch_floats, "GRUWB_GRU scratch", &scratch_bytes));
+#else
+  const size_t scratch_bytes = sizeof(float) * static_cast<size_t>(scratch_floats);
+#endif
+  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(scratch_bytes, &slot));
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
         recurrent_kernel->type != TensorType::FLOAT32) {
@@ -198,9 +211,15 @@ Status prepare(OpContext& ctx) {
     GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(layout.batch) *
                                            static_cast<size_t>(layout.time) *
                                            static_cast<size_t>(gru_tape_floats(units))));
-    GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(
-        sizeof(float) * static_cast<size_t>(gru_backward_scratch_floats(units) + layout.time),
-        &slot));
+#if GRUWB_BATCHED_KERNELS
+    size_t backward_bytes = 0;
+    GRUWB_RETURN_IF_ERROR(
+        float_bytes(backward_floats + layout.time, "GRUWB_GRU backward scratch", &backward_bytes));
+#else
+    const size_t backward_bytes =
+        sizeof(float) * static_cast<size_t>(backward_floats + layout.time);
+#endif
+    GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(backward_bytes, &slot));
   }
   return Status();
 }
@@ -223,6 +242,24 @@ GruCell make_cell(OpContext& ctx, const Options& options) {
   return cell;
 }
 
+#if GRUWB_BATCHED_KERNELS
+GruBatchLayout batch_layout(const SequenceLayout& layout, const GruCell& cell,
+                            const Options& options) {
+  GruBatchLayout l;
+  l.batch = layout.batch;
+  l.time = layout.time;
+  l.x_row = layout.offset(1, 0, cell.input_size) - layout.offset(0, 0, cell.input_size);
+  l.x_step = layout.offset(0, 1, cell.input_size) - layout.offset(0, 0, cell.input_size);
+  if (options.return_sequences) {
+    l.out_row = layout.offset(1, 0, cell.units) - layout.offset(0, 0, cell.units);
+    l.out_step = layout.offset(0, 1, cell.units) - layout.offset(0, 0, cell.units);
+  } else {
+    l.out_row = cell.units;
+  }
+  return l;
+}
+#endif
+
 Status eval(OpContext& ctx) {
   const Options& options = *static_cast<const Options*>(ctx.user_data());
   if (GRUWB_INTEGER_FORM(GRUWB_GRU) && options.integer) {
@@ -241,6 +278,20 @@ Status eval(OpContext& ctx) {
   const int64_t x_stride =
       layout.offset(0, 1, cell.input_size) - layout.offset(0, 0, cell.input_size);
   const int64_t out_stride = layout.offset(0, 1, units) - layout.offset(0, 0, units);
+#if GRUWB_BATCHED_KERNELS
+  if (options.batched) {
+    const GruBatchLayout batch = batch_layout(layout, cell, options);
+    gru_sequence_batch(cell, batch, x->f32(), state ? state->f32() : nullptr, out, scratch,
+                       static_cast<float*>(ctx.tape()));
+    if (state && state->kind == TensorKind::kVariable && layout.time > 0) {
+      for (int32_t b = 0; b < layout.batch; ++b) {
+        const float* last = out + b * batch.out_row + (layout.time - 1) * batch.out_step;
+        memcpy(state->f32() + static_cast<int64_t>(b) * units, last, state_bytes);
+      }
+    }
+    return Status();
+  }
+#endif
   for (int32_t b = 0; b < layout.batch; ++b) {
     const float* initial = state ? state->f32() + static_cast<int64_t>(b) * units : nullptr;
     // Return-last keeps the running state in its output row (stride 0).
@@ -285,6 +336,17 @@ Status backward(OpContext& ctx) {
       layout.offset(0, 1, cell.input_size) - layout.offset(0, 0, cell.input_size);
   const int64_t out_stride = layout.offset(0, 1, units) - layout.offset(0, 0, units);
   float* scratch = static_cast<float*>(ctx.backward_scratch(0));
+#if GRUWB_BATCHED_KERNELS
+  if (options.batched) {
+    float* squares = begin_state_gradients(
+        ctx, scratch + gru_batch_backward_scratch_floats(units, layout.batch), layout.time);
+    gru_sequence_batch_backward(cell, batch_layout(layout, cell, options), x->f32(), tape,
+                                dout->f32(), dx ? dx->f32() : nullptr,
+                                dstate ? dstate->f32() : nullptr, grads, scratch, squares);
+    report_state_gradients(ctx, squares, layout.time);
+    return Status();
+  }
+#endif
   float* squares =
       begin_state_gradients(ctx, scratch + gru_backward_scratch_floats(units), layout.time);
   for (int32_t b = 0; b < layout.batch; ++b) {

@@ -76,6 +76,66 @@ GRUWB_AVX512 void matvec_blocks(const float* w, int32_t rows, int32_t cols, cons
   }
 }
 
+#if GRUWB_BATCHED_KERNELS
+// One tile of gemm_accumulate: kRows rows of C x kVectors 16-lane vectors (the last masked to
+// `tail`), accumulated in registers over all of k: per k, kVectors loads of B's row, kRows
+// broadcasts of A and kRows x kVectors FMAs.
+template <int kRows, int kVectors>
+GRUWB_AVX512 void gemm_tile(int32_t depth, const float* a, int64_t a_row, int64_t a_col,
+                            const float* b, int64_t ldb, float* c, int64_t ldc, __mmask16 tail) {
+  __m512 acc[kRows][kVectors];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_setzero_ps();
+  }
+  for (int32_t k = 0; k < depth; ++k) {
+    const float* bk = b + k * ldb;
+    __m512 bv[kVectors];
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) {
+      bv[v] = v == kVectors - 1 ? _mm512_maskz_loadu_ps(tail, bk + 16 * v)
+                                : _mm512_loadu_ps(bk + 16 * v);
+    }
+    const float* ak = a + k * a_col;
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) {
+      const __m512 ai = _mm512_set1_ps(ak[i * a_row]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+    float* ci = c + i * ldc;
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) {
+      const __mmask16 m = v == kVectors - 1 ? tail : static_cast<__mmask16>(0xffff);
+      const __m512 old = _mm512_maskz_loadu_ps(m, ci + 16 * v);
+      _mm512_mask_storeu_ps(ci + 16 * v, m, _mm512_add_ps(old, acc[i][v]));
+    }
+  }
+}
+
+using GemmTile = void (*)(int32_t, const float*, int64_t, int64_t, const float*, int64_t, float*,
+                          int64_t, __mmask16);
+
+// Rows per tile: 6 x 4 vectors = 24 accumulators (of 32 zmm registers), 8 for narrower tiles.
+constexpr int kTileRows = 6;
+
+template <int kVectors>
+GemmTile gemm_tile_for(int rows) {
+  switch (rows) {
+    case 1: return gemm_tile<1, kVectors>;
+    case 2: return gemm_tile<2, kVectors>;
+    case 3: return gemm_tile<3, kVectors>;
+    case 4: return gemm_tile<4, kVectors>;
+    case 5: return gemm_tile<5, kVectors>;
+    default: return gemm_tile<6, kVectors>;
+  }
+}
+#endif
+
 }  // namespace
 
 bool cpu_has_avx512() {
@@ -98,6 +158,26 @@ GRUWB_AVX512 void matvec_rows_avx512(const float* w, int32_t rows, int32_t cols,
     default: matvec_rows_portable(w, rows, cols, x, bias, accumulate, out); break;
   }
 }
+
+#if GRUWB_BATCHED_KERNELS
+GRUWB_AVX512 void gemm_accumulate_avx512(int32_t rows, int32_t cols, int32_t depth, const float* a,
+                                         int64_t a_row, int64_t a_col, const float* b, int64_t ldb,
+                                         float* c, int64_t ldc) {
+  for (int32_t n0 = 0; n0 < cols; n0 += 64) {
+    const int32_t width = cols - n0 < 64 ? cols - n0 : 64;
+    const int vectors = (width + 15) / 16;
+    const __mmask16 tail = static_cast<__mmask16>((1u << (width - 16 * (vectors - 1))) - 1u);
+    for (int32_t i0 = 0; i0 < rows; i0 += kTileRows) {
+      const int tile_rows = rows - i0 < kTileRows ? rows - i0 : kTileRows;
+      GemmTile tile = vectors == 1   ? gemm_tile_for<1>(tile_rows)
+                      : vectors == 2 ? gemm_tile_for<2>(tile_rows)
+                      : vectors == 3 ? gemm_tile_for<3>(tile_rows)
+                                     : gemm_tile_for<4>(tile_rows);
+      tile(depth, a + i0 * a_row, a_row, a_col, b + n0, ldb, c + i0 * ldc + n0, ldc, tail);
+    }
+  }
+}
+#endif
 
 }  // namespace gruwb
 #endif

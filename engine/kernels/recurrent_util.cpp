@@ -185,6 +185,49 @@ void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, con
 #endif
 }
 
+#if GRUWB_BATCHED_KERNELS
+// The portable product (cloned for AVX2 on x86-64 Linux): one C row at a time, each A value
+// broadcast over a row of B in blocks of 8 (GCC's -O2 vectorizes only fixed-count blocks).
+GRUWB_HOT_LOOP
+void gemm_accumulate_portable(int32_t rows, int32_t cols, int32_t depth, const float* a,
+                              int64_t a_row, int64_t a_col, const float* b, int64_t ldb, float* c,
+                              int64_t ldc) {
+  const int32_t full = cols - cols % 8;
+  for (int32_t i = 0; i < rows; ++i) {
+    float* __restrict row = c + i * ldc;
+    for (int32_t k = 0; k < depth; ++k) {
+      const float ak = a[i * a_row + k * a_col];
+      const float* __restrict bk = b + k * ldb;
+      for (int32_t n = 0; n < full; n += 8) {
+        for (int32_t j = 0; j < 8; ++j) row[n + j] += ak * bk[n + j];
+      }
+      for (int32_t n = full; n < cols; ++n) row[n] += ak * bk[n];
+    }
+  }
+}
+
+void gemm_accumulate(int32_t rows, int32_t cols, int32_t depth, const float* a, int64_t a_row,
+                     int64_t a_col, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  if (rows <= 0 || cols <= 0 || depth <= 0) return;
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  static const bool avx512 = cpu_has_avx512();
+  if (avx512) {
+    gemm_accumulate_avx512(rows, cols, depth, a, a_row, a_col, b, ldb, c, ldc);
+    return;
+  }
+#endif
+  gemm_accumulate_portable(rows, cols, depth, a, a_row, a_col, b, ldb, c, ldc);
+}
+
+void transpose_matrix(const float* src, int32_t rows, int32_t cols, float* dst) {
+  for (int32_t r = 0; r < rows; ++r) {
+    for (int32_t k = 0; k < cols; ++k) {
+      dst[static_cast<int64_t>(k) * rows + r] = src[static_cast<int64_t>(r) * cols + k];
+    }
+  }
+}
+#endif
+
 GRUWB_HOT_LOOP
 void project_steps(const DenseWeights& w, const float* x, int64_t x_stride, int32_t steps,
                    const float* bias, float* xt, float* out) {

@@ -165,6 +165,29 @@ constexpr int32_t kTimeBlock = 8;
 void project_steps(const DenseWeights& w, const float* x, int64_t x_stride, int32_t steps,
                    const float* bias, float* xt, float* out);
 
+// Batched recurrent kernels (CMake GRUWB_BATCHED, ON on hosts, OFF in firmware): B > 1 batch
+// rows run each time step as matrix-matrix products instead of B matrix-vector products.
+#ifndef GRUWB_BATCHED_KERNELS
+#define GRUWB_BATCHED_KERNELS 0
+#endif
+#if GRUWB_BATCHED_KERNELS
+// C[i, n] += sum over k < depth of A(i, k) * B[k * ldb + n] for i < rows, n < cols, with
+// A(i, k) = a[i * a_row + k * a_col] (a strided A is a transposed one: weight gradients) and C's
+// rows ldc apart. Register-tiled: a tile of C rows x 64 columns stays in registers over all k.
+void gemm_accumulate(int32_t rows, int32_t cols, int32_t depth, const float* a, int64_t a_row,
+                     int64_t a_col, const float* b, int64_t ldb, float* c, int64_t ldc);
+void gemm_accumulate_portable(int32_t rows, int32_t cols, int32_t depth, const float* a,
+                              int64_t a_row, int64_t a_col, const float* b, int64_t ldb, float* c,
+                              int64_t ldc);
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+void gemm_accumulate_avx512(int32_t rows, int32_t cols, int32_t depth, const float* a,
+                            int64_t a_row, int64_t a_col, const float* b, int64_t ldb, float* c,
+                            int64_t ldc);
+#endif
+// dst [cols, rows] = src [rows, cols] transposed.
+void transpose_matrix(const float* src, int32_t rows, int32_t cols, float* dst);
+#endif
+
 // Where step t of batch row b starts in a [B,T,F] (batch-major) or [T,B,F]
 // (time-major) sequence.
 struct SequenceLayout {

@@ -50,6 +50,37 @@ Status EpochLoop::accumulate(Trainer& trainer, int32_t true_class, EpochStep* st
   return Status();
 }
 
+uint32_t EpochLoop::pass_samples(const Trainer& trainer) const {
+  const uint32_t batch = static_cast<uint32_t>(plan_.batch_size > 1 ? plan_.batch_size : 1);
+  uint32_t count = batch - static_cast<uint32_t>(trainer.pending_samples()) % batch;
+  const uint32_t rows = static_cast<uint32_t>(trainer.batch_rows());
+  count = count < rows ? count : rows;
+  const uint32_t left = plan_.samples - position_;
+  return count < left ? count : left;
+}
+
+Status EpochLoop::accumulate_rows(Trainer& trainer, const int32_t* true_classes, uint32_t count,
+                                  float* row_losses, EpochStep* steps) {
+  GRUWB_RETURN_IF_ERROR(trainer.accumulate_rows(static_cast<int32_t>(count), row_losses));
+  for (uint32_t k = 0; k < count; ++k) {
+    EpochStep* step = &steps[k];
+    step->loss = row_losses[k];
+    step->predicted = trainer.predicted_class(k);
+    step->correct = true_classes[k] >= 0 && step->predicted == true_classes[k];
+    loss_sum_ += step->loss;
+    hits_ += step->correct ? 1 : 0;
+    step->epoch = epoch_;
+    step->samples = position_ + k + 1;
+    step->loss_sum = loss_sum_;
+    step->hits = hits_;
+    step->epoch_end = step->samples == plan_.samples;
+    step->update =
+        k + 1 == count && (step->epoch_end || trainer.pending_samples() >= plan_.batch_size);
+  }
+  position_ += count - 1;  // finish() of the last step moves past the pass
+  return Status();
+}
+
 Status EpochLoop::finish(Trainer& trainer, EpochStep* step) {
   if (step->update) GRUWB_RETURN_IF_ERROR(trainer.apply_update());
   if (!step->epoch_end) {

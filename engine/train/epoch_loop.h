@@ -73,6 +73,18 @@ class EpochLoop {
   // Applies the update when step->update, moves on to the next sample (at an
   // epoch end, to the next epoch and its order).
   Status finish(Trainer& trainer, EpochStep* step);
+
+  // Batched passes (Trainer::batch_rows() > 1, hosts): the samples the next
+  // pass takes, to the end of the batch or of the epoch, whichever is first;
+  // sample_at(k) is the dataset index to write into row k.
+  uint32_t pass_samples(const Trainer& trainer) const;
+  uint32_t sample_at(uint32_t k) const { return order_[position_ + k]; }
+  // Trains rows 0..count-1 (count = pass_samples()) in one pass and fills
+  // steps[k] as accumulate() would for each of those samples in turn, so the
+  // epoch's figures are the per-sample ones; the last step's finish() applies
+  // the update and moves past them all.
+  Status accumulate_rows(Trainer& trainer, const int32_t* true_classes, uint32_t count,
+                         float* row_losses, EpochStep* steps);
   // Continues a run at (epoch, position) with the epoch's sums so far (a
   // checkpoint); the order is recomputed.
   void restore(uint32_t epoch, uint32_t position, uint32_t hits, double loss_sum);

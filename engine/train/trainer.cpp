@@ -466,6 +466,9 @@ Status Trainer::compute_loss(float* loss_out) {
                                  static_cast<long long>(r), static_cast<int>(classes - 1));
           }
         }
+#if GRUWB_BATCHED_KERNELS
+        const double loss_before_row = loss;
+#endif
         const float* pr = p + r * classes;
         const float* yr = sparse ? nullptr : y + r * classes;
         auto target = [&](int32_t i) { return sparse ? (i == label_class ? 1.f : 0.f) : yr[i]; };
@@ -493,6 +496,13 @@ Status Trainer::compute_loss(float* loss_out) {
             if (g) g[r * classes + i] = -t / q * scale;
           }
         }
+#if GRUWB_BATCHED_KERNELS
+        if (row_losses_) {  // a sample's loss: the mean over its output rows
+          const int64_t per_sample = rows_ / batch_rows_;
+          if (r % per_sample == 0) row_losses_[r / per_sample] = 0.f;
+          row_losses_[r / per_sample] += static_cast<float>((loss - loss_before_row) / per_sample);
+        }
+#endif
       }
       loss /= static_cast<double>(active_rows_);
       break;
@@ -507,8 +517,17 @@ Status Trainer::compute_loss(float* loss_out) {
       }
       for (int64_t i = 0; i < active; ++i) {
         const float d = p[i] - y[i];
-        loss += squared ? static_cast<double>(d) * d : std::fabs(static_cast<double>(d));
+        const double term =
+            squared ? static_cast<double>(d) * d : std::fabs(static_cast<double>(d));
+        loss += term;
         if (g) g[i] = squared ? 2.f * d * scale : (d > 0.f ? scale : (d < 0.f ? -scale : 0.f));
+#if GRUWB_BATCHED_KERNELS
+        if (row_losses_) {  // a sample's loss: the mean over its values
+          const int64_t per_sample = n / batch_rows_;
+          if (i % per_sample == 0) row_losses_[i / per_sample] = 0.f;
+          row_losses_[i / per_sample] += static_cast<float>(term / per_sample);
+        }
+#endif
       }
       loss /= static_cast<double>(active);
       break;
@@ -577,6 +596,48 @@ Status Trainer::train_sample(float* loss) {
   GRUWB_RETURN_IF_ERROR(accumulate(loss));
   if (pending_ >= config_.batch_size) return apply_update();
   return Status();
+}
+
+Status Trainer::accumulate_rows(int32_t rows, float* row_losses) {
+  return run_rows(rows, row_losses, true);
+}
+
+Status Trainer::evaluate_rows(int32_t rows, float* row_losses) {
+  return run_rows(rows, row_losses, false);
+}
+
+Status Trainer::run_rows(int32_t rows, float* row_losses, bool train) {
+  if (rows < 1 || rows > batch_rows_) {
+    return Status::error(StatusCode::kInvalidArgument, "pass of %d rows (1..%d)",
+                         static_cast<int>(rows), static_cast<int>(batch_rows_));
+  }
+  float loss = 0.f;
+#if GRUWB_BATCHED_KERNELS
+  row_losses_ = row_losses;
+#endif
+  active_rows_ = rows_ / batch_rows_ * rows;
+  Status status;
+  if (train) {
+    status = accumulate(&loss);
+  } else {
+    status = with_flushed_denormals([this, &loss] {
+      GRUWB_RETURN_IF_ERROR(interpreter_.invoke());
+      return compute_loss(&loss);
+    });
+  }
+  active_rows_ = rows_;
+#if GRUWB_BATCHED_KERNELS
+  row_losses_ = nullptr;
+#else
+  if (row_losses && status.ok()) {
+    if (rows > 1) {
+      return Status::error(StatusCode::kUnsupported,
+                           "per-row losses of a batched pass need GRUWB_BATCHED_KERNELS");
+    }
+    row_losses[0] = loss;
+  }
+#endif
+  return status;
 }
 
 Status Trainer::train_batch(int32_t samples, float* loss) {

@@ -95,6 +95,14 @@ class Trainer {
   // One-pass mode: trains on the first `samples` rows (a short last batch;
   // the other rows add nothing) and applies the update.
   Status train_batch(int32_t samples, float* loss);
+  // Batched passes as the epoch loop runs them: forward, loss and backward
+  // over rows 0..rows-1 (1 <= rows <= batch_rows(); the other rows add
+  // nothing), gradients added, no update; row_losses (may be nullptr) gets
+  // each row's loss. Per-row losses need the batched kernels
+  // (GRUWB_BATCHED_KERNELS, hosts); without them rows must be 1.
+  Status accumulate_rows(int32_t rows, float* row_losses);
+  // Forward and loss only over rows 0..rows-1; gradients are untouched.
+  Status evaluate_rows(int32_t rows, float* row_losses);
 
   // ---- Observer (engine/train/observer.h) ----
   // nullptr = none (zero cost). Kept across prepare(). Gets on_step and
@@ -126,6 +134,7 @@ class Trainer {
   Status compute_loss(float* loss);
   // accumulate and apply_update without the denormal flushing around them.
   Status accumulate_pass(float* loss);
+  Status run_rows(int32_t rows, float* row_losses, bool train);
   Status update_weights();
   int64_t count_hits() const;
   void report_gradients(float scale);
@@ -159,7 +168,10 @@ class Trainer {
   uint8_t checkpoint_count_[4] = {};
   int32_t batch_rows_ = 1;
   int64_t active_rows_ = 0;  // output rows the loss uses (all but a short batch's tail)
-  double loss_sum_ = 0.0;    // over pending samples, for StepMetrics
+#if GRUWB_BATCHED_KERNELS
+  float* row_losses_ = nullptr;  // accumulate_rows/evaluate_rows: each sample's loss
+#endif
+  double loss_sum_ = 0.0;  // over pending samples, for StepMetrics
   int64_t hits_ = 0;
   int64_t metric_rows_ = 0;
   TrainingObserver* observer_ = nullptr;

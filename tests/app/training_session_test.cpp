@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "app/core/dataset.h"
 #include "app/core/inference_eval.h"
 #include "app/core/train.h"
 #include "engine/tools/initializers.h"
@@ -355,6 +356,78 @@ TEST(TrainingSessionTest, ResumedFromACheckpointEqualsUninterruptedTraining) {
   TrainingSession session;
   EXPECT_FALSE(session.prepare(spec, train, nullptr, &error));
   EXPECT_NE(error.find("saved with seed 6"), std::string::npos) << error;
+}
+
+// Batched passes (each batch one pass of B rows through the batched GRU and FC
+// kernels) train the reference model on real data like single-sample passes
+// accumulated over the batch: the same per-epoch loss, accuracy and validation
+// figures and the same weights, within float rounding (docs/training-design.md,
+// "Batched training"). 40 samples in batches of 16: two full batches and a
+// short one of 8 per epoch.
+TEST(TrainingSessionTest, BatchedPassesTrainLikeSingleSamples) {
+  const std::string samples = std::string(GRUWB_SOURCE_DIR) + "/resources/samples/";
+  Dataset ds;
+  std::string error;
+  ASSERT_TRUE(load_ts(samples + "BasicMotionsAcc60_TRAIN.ts", &ds, &error)) << error;
+  ASSERT_EQ(ds.size(), 40);
+  TrainingData data;
+  data.sample_shape = {60, 3};
+  for (int i = 0; i < ds.size(); ++i) {
+    ASSERT_EQ(ds.lengths[static_cast<size_t>(i)], 60);
+    const std::vector<float>& series = ds.series[static_cast<size_t>(i)];
+    data.inputs.insert(data.inputs.end(), series.begin(), series.end());
+    data.labels.push_back(ds.labels[static_cast<size_t>(i)]);
+  }
+  std::vector<uint8_t> model;
+  ASSERT_TRUE(tools::read_file_bytes(samples + "gesture_gru_fused.tflite", &model, &error))
+      << error;
+  struct Run {
+    TrainingSession session;
+    TrainingResult result;
+  };
+  Run runs[2];
+  for (int batched = 0; batched < 2; ++batched) {
+    TrainingRunSpec spec;
+    spec.model_bytes = model;
+    spec.config.loss = Loss::kSparseCategoricalCrossEntropy;
+    spec.config.optimizer = Optimizer::kAdam;
+    spec.config.learning_rate = 3e-3f;
+    spec.config.batch_size = 16;
+    spec.epochs = 3;
+    spec.seed = 5;
+    spec.batched_passes = batched == 1;
+    Run& run = runs[batched];
+    ASSERT_TRUE(run.session.prepare(spec, data, &data, &error)) << error;
+    EXPECT_EQ(run.session.trainer().batch_rows(), batched ? 16 : 1);
+    run.result = run.session.run();
+    ASSERT_EQ(run.result.outcome, TrainingOutcome::kCompleted) << run.result.error;
+  }
+  const TrainingResult& one = runs[0].result;
+  const TrainingResult& many = runs[1].result;
+  ASSERT_EQ(one.epochs.size(), many.epochs.size());
+  EXPECT_EQ(one.steps, 9);
+  EXPECT_EQ(many.steps, one.steps);
+  for (size_t e = 0; e < one.epochs.size(); ++e) {
+    const EpochMetrics& a = one.epochs[e];
+    const EpochMetrics& b = many.epochs[e];
+    EXPECT_NEAR(b.train_loss, a.train_loss, 1e-5 * a.train_loss) << "epoch " << e;
+    EXPECT_NEAR(b.val_loss, a.val_loss, 1e-5 * a.val_loss) << "epoch " << e;
+    EXPECT_EQ(b.train_accuracy, a.train_accuracy) << "epoch " << e;
+    EXPECT_EQ(b.val_accuracy, a.val_accuracy) << "epoch " << e;
+  }
+  EXPECT_LT(one.epochs.back().train_loss, one.epochs.front().train_loss);
+  Trainer& a = runs[0].session.trainer();
+  Trainer& b = runs[1].session.trainer();
+  ASSERT_EQ(a.weight_count(), b.weight_count());
+  for (int w = 0; w < a.weight_count(); ++w) {
+    const Tensor* x = a.weight(w);
+    const Tensor* y = b.weight(w);
+    float largest = 0.f;
+    for (int64_t i = 0; i < x->elements(); ++i) largest = std::max(largest, std::fabs(x->f32()[i]));
+    for (int64_t i = 0; i < x->elements(); ++i) {
+      ASSERT_NEAR(y->f32()[i], x->f32()[i], 1e-5f * largest) << x->name << " element " << i;
+    }
+  }
 }
 
 TEST(TrainingSessionTest, ClassMetricsFromAConfusionMatrix) {

@@ -63,6 +63,9 @@ TEST(ExperimentVersusBoard, TheSameStageGivesTheSameCurveAndWeights) {
   spec.validation_fraction = 0.25;  // a seeded split both sides must draw alike
   spec.first_seed = 5;
   spec.stages = {stage};
+  // Single-sample passes, as the board trains: the same weights bit for bit. (The batched
+  // Experiments default is checked against the board at the end.)
+  spec.batched_passes = false;
   const app::ExperimentResult experiment = app::run_experiment(spec, nullptr, nullptr);
   ASSERT_EQ(experiment.status, app::ExperimentStatus::kCompleted) << experiment.error;
   ASSERT_EQ(experiment.runs.size(), 1u);
@@ -101,19 +104,23 @@ TEST(ExperimentVersusBoard, TheSameStageGivesTheSameCurveAndWeights) {
       << error;
 
   // The Experiments curve as the METRICs a board sends at its epoch ends.
-  ReferenceRun reference;
-  for (const app::EpochMetrics& e : desktop.training.epochs) {
-    if (e.epoch == 0) continue;
-    Metric m;
-    m.epoch = static_cast<uint32_t>(e.epoch - 1);
-    m.samples = m.epoch_samples = static_cast<uint32_t>(experiment.train_count);
-    m.step = static_cast<uint32_t>(e.steps);
-    m.loss = static_cast<float>(e.train_loss);
-    m.accuracy = static_cast<float>(e.train_accuracy);
-    m.flags = kMetricEpochEnd;
-    reference.metrics.push_back(m);
-  }
-  reference.weights = weights_blob(desktop.trained_model, settings.config);
+  const auto reference_of = [&](const app::ExperimentResult& run) {
+    ReferenceRun reference;
+    for (const app::EpochMetrics& e : run.runs[0].training.epochs) {
+      if (e.epoch == 0) continue;
+      Metric m;
+      m.epoch = static_cast<uint32_t>(e.epoch - 1);
+      m.samples = m.epoch_samples = static_cast<uint32_t>(run.train_count);
+      m.step = static_cast<uint32_t>(e.steps);
+      m.loss = static_cast<float>(e.train_loss);
+      m.accuracy = static_cast<float>(e.train_accuracy);
+      m.flags = kMetricEpochEnd;
+      reference.metrics.push_back(m);
+    }
+    reference.weights = weights_blob(run.runs[0].trained_model, settings.config);
+    return reference;
+  };
+  const ReferenceRun reference = reference_of(experiment);
   RunAgreement agreement;
   ASSERT_TRUE(compare_runs(board.metrics, board.weights, reference, &agreement, &error)) << error;
   std::printf("Experiments stage vs board, %d samples x %d epochs: %s\n", experiment.train_count,
@@ -134,6 +141,23 @@ TEST(ExperimentVersusBoard, TheSameStageGivesTheSameCurveAndWeights) {
   EXPECT_EQ(board.metrics.back().step, 21u);
   // The run learnt something (a test that cannot fail is no test): the loss fell.
   EXPECT_LT(board.metrics.back().loss, board.metrics.front().loss);
+
+  // The Experiments default, one batched pass per batch of 4: the same curve within rounding
+  // (losses within 1e-4 relative, accuracies equal). The weights agree less closely: Adam divides
+  // each gradient by its running RMS, so elements whose gradient is rounding noise step by up to
+  // the learning rate either way (docs/training-design.md, "Batched training"); measured 0.0074
+  // relative after 21 steps at lr 0.002.
+  spec.batched_passes = true;
+  const app::ExperimentResult batched = app::run_experiment(spec, nullptr, nullptr);
+  ASSERT_EQ(batched.status, app::ExperimentStatus::kCompleted) << batched.error;
+  RunAgreement rounding;
+  ASSERT_TRUE(compare_runs(board.metrics, board.weights, reference_of(batched), &rounding, &error))
+      << error;
+  std::printf("batched Experiments stage vs board: %s\n", rounding.summary().c_str());
+  EXPECT_EQ(rounding.epoch_ends_matched, 3u);
+  EXPECT_LE(rounding.loss, kRunTolerance);
+  EXPECT_EQ(rounding.accuracy_samples, 0);
+  EXPECT_LE(rounding.weights, 0.02);
 }
 
 }  // namespace

@@ -156,22 +156,23 @@ TEST(TrainBackward, GruwbGruBpttAllVariants) {
   }
 }
 
+// Two batch rows: on hosts they run through the batched kernel (gru_sequence_batch).
 TEST(TrainBackward, CircleGruBptt) {
-  const int T = 4, I = 3, H = 3;
+  const int T = 4, I = 3, H = 3, B = 2;
   OpModelBuilder b;
-  int x = b.input("x", {T, 1, I});
+  int x = b.input("x", {T, B, I});
   int wx = b.constant("wx", {3 * H, I}, random_floats(3 * H * I, 0.7f, 20));
   int bx = b.constant("bx", {3 * H}, random_floats(3 * H, 0.3f, 21));
   int wh = b.constant("wh", {3 * H, H}, random_floats(3 * H * H, 0.7f, 22));
   int bh = b.constant("bh", {3 * H}, random_floats(3 * H, 0.3f, 23));
-  int state = b.input("state", {1, H});
+  int state = b.input("state", {B, H});
   int y = b.output("y");
   b.op(static_cast<int32_t>(BuiltinOperator::GRU), {x, wx, bx, wh, bh, state}, {y});
   Session s;
   ASSERT_TRUE(s.prepare(b, mse_config(), ModelFormat::kCircle));
   EXPECT_EQ(s.trainer.weight_count(), 4);
-  check_gradients(s, {random_floats(T * I, 1.f, 24), random_floats(H, 0.5f, 25)},
-                  random_floats(H, 1.f, 26), "Circle GRU");
+  check_gradients(s, {random_floats(T * B * I, 1.f, 24), random_floats(B * H, 0.5f, 25)},
+                  random_floats(B * H, 1.f, 26), "Circle GRU");
 }
 
 // ---- PyTorch goldens ---------------------------------------------------------------

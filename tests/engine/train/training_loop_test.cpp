@@ -24,8 +24,9 @@
 namespace gruwb::test {
 namespace {
 
-std::vector<uint8_t> small_fused_gru() {
+std::vector<uint8_t> small_fused_gru(bool reset_after = true) {
   tools::BuildSpec spec;
+  spec.reset_after = reset_after;
   spec.timesteps = 5;
   spec.features = 3;
   spec.units = 4;
@@ -72,10 +73,15 @@ void expect_same_weights(Trainer& a, Trainer& b, float tolerance, const std::str
   }
 }
 
-TEST(OnePassBatches, SameUpdateAsAccumulatedSamples) {
+// On hosts the B rows run through the batched GRU kernels (GRUWB_BATCHED_KERNELS): GRUWB_GRU
+// with reset_after true and false. (The builder's Circle model does not take a batch dimension:
+// its one-pass mode falls back to single samples.)
+class OnePassBatches : public ::testing::TestWithParam<int> {};
+
+TEST_P(OnePassBatches, SameUpdateAsAccumulatedSamples) {
   const int B = 4;
   Session one, many;
-  one.bytes = small_fused_gru();
+  one.bytes = small_fused_gru(GetParam() == 0);
   many.bytes = one.bytes;
   ASSERT_TRUE(one.prepare_bytes(config(B, true)));
   ASSERT_TRUE(many.prepare_bytes(config(B, false)));
@@ -120,7 +126,12 @@ TEST(OnePassBatches, SameUpdateAsAccumulatedSamples) {
   }
 }
 
-TEST(OnePassBatches, FallsBackToSamplesForLoops) {
+INSTANTIATE_TEST_SUITE_P(GruForms, OnePassBatches, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string(info.param == 0 ? "ResetAfter" : "ResetBefore");
+                         });
+
+TEST(OnePassBatchesLoops, FallsBackToSamplesForLoops) {
   tools::BuildSpec spec;
   spec.timesteps = 4;
   spec.features = 3;
