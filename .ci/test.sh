@@ -441,15 +441,17 @@ firmware_qemu() {
 }
 
 # The Debian package as a user installs it (issue 22): a Release build of its own (build-pkg/,
-# ccache), the .deb, then tests/packaging/installed_package_test.sh unpacks it and runs the
-# installed programs, checks the man pages, completion, MIME types, AppStream and lintian.
-# 67 s with a warm ccache in a fresh build-pkg/ (2026-12-03); the Release objects share nothing
-# with build-asan/, so a change to a widely included header costs its compile twice (a cold
-# build-pkg/ took 21 minutes on 2 busy cores).
+# ccache, no tests) with every board's firmware image, the .deb, then
+# tests/packaging/installed_package_test.sh installs it with apt into a clean Debian root and
+# runs the installed programs there (CLI, board-sim, firmware images, the GUI under Xvfb), and
+# checks man pages, completion, MIME types, AppStream and lintian.
 package_check() {
-  cmake -S . -B build-pkg -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRUWB_BUILD_TESTS=OFF >/dev/null
+  cmake -S . -B build-pkg -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRUWB_BUILD_TESTS=OFF \
+    -DGRUWB_FIRMWARE_IMAGES=ON >/dev/null
   rm -f build-pkg/gru-workbench*.deb build-pkg/gru-workbench*.ddeb
+  local start=$SECONDS
   cmake --build build-pkg -j "$jobs" --target package
+  echo "--- package built in $((SECONDS - start)) s"
   tests/packaging/installed_package_test.sh build-pkg/gru-workbench_*_amd64.deb
 }
 
@@ -461,7 +463,7 @@ run_stage firmware "firmware: every board's image trains under QEMU (build-firmw
 run_stage fuzz "fuzz: reader, invoke, training step, fuser (build-fuzz/)" fuzz_engine
 run_stage fuzz "fuzz: dataset readers and the board's message handler (build-fuzz/)" fuzz_inputs
 run_stage census "census: mutated models through every gruwb command, ASan + UBSan (build-asan/)" census
-run_stage package "package: the Release .deb unpacked and run, AppStream, lintian (build-pkg/)" package_check
+run_stage package "package: the Release .deb installed in a clean Debian root and run, AppStream, lintian (build-pkg/)" package_check
 
 echo
 echo "=== summary (total $SECONDS s)"
