@@ -21,6 +21,13 @@ foreach(list IN LISTS board_lists)
     message(FATAL_ERROR "${boards_dir}/${list}: gruwb_add_firmware names no CPU")
   endif()
   set(cpu ${CMAKE_MATCH_1})
+  # Boards of one CPU one after the other, so each later one finds the engine objects in ccache
+  # (the same relative paths: firmware-build/<board> is equally deep for all).
+  set(after "")
+  if(previous_board_of_${cpu})
+    set(after DEPENDS ${previous_board_of_${cpu}})
+  endif()
+  set(previous_board_of_${cpu} firmware_${board})
   set(out ${GRUWB_BUILD_FIRMWARE_DIR}/${board})
   set(image <BINARY_DIR>/serial/firmware/boards/${board}/gruwb_fw_${board})
   ExternalProject_Add(firmware_${board}
@@ -29,12 +36,13 @@ foreach(list IN LISTS board_lists)
     CMAKE_ARGS -DCMAKE_TOOLCHAIN_FILE=${PROJECT_SOURCE_DIR}/engine/${cpu}.cmake
                -DCMAKE_BUILD_TYPE=MinSizeRel -DGRUWB_ENGINE_ONLY=ON -DGRUWB_FIRMWARE=ON
                -DGRUWB_BOARD=${board} -DGRUWB_FW_OPS=all
-    # One job: ninja counts this step as one of its -j jobs, beside the host build's.
+    ${after}
+    # One job each: ninja counts a board's build as one of its -j jobs, so -j2 runs two boards,
+    # or a board beside the host build, never more than two compilers.
     BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> -j 1 --target gruwb_fw_${board}
     INSTALL_COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
     COMMAND ${CMAKE_COMMAND} -E copy_if_different ${image}.elf ${image}.bin ${image}.json ${out}
-    BUILD_ALWAYS ON
-    USES_TERMINAL_BUILD ON)
+    BUILD_ALWAYS ON)
   install(DIRECTORY ${out} DESTINATION ${GRUWB_INSTALL_FIRMWARE_DIR})
   set_property(GLOBAL APPEND PROPERTY GRUWB_FIRMWARE_BOARDS ${board})
 endforeach()

@@ -44,12 +44,14 @@ if [[ $mode == clean-root ]]; then
   debs=${GRUWB_PACKAGE_TEST_DEBS:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/gru-workbench/package-test-debs}
   mkdir -p "$debs"
   start=$SECONDS
-  # Debian's mirrors as apt has them here; dpkg without fsync (the root is thrown away).
+  # Debian's mirrors as apt has them here; dpkg without fsync (the root is thrown away); the
+  # automount hook puts the .deb at the same path inside, where dpkg (chrooted) reads it.
   mmdebstrap --variant=essential --dpkgopt=force-unsafe-io --skip=essential/unlink \
+    --hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
     --setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
     --setup-hook="sync-in $debs /var/cache/apt/archives/" \
     --customize-hook="sync-out /var/cache/apt/archives $debs" \
-    --include="$deb,xvfb,xauth" bookworm "$root" >"$log" 2>&1 ||
+    --include="$deb" --include=xvfb,xauth bookworm "$root" >"$log" 2>&1 ||
     fail "mmdebstrap could not install the package into a clean root: $( (grep -E '^E:' "$log" || tail -3 "$log") | head -3)"
   rm -f "$debs"/gru-workbench_*.deb  # Debian's packages only: ours changes every build
   ok "installed with its dependencies into a clean Debian 12 root ($((SECONDS - start)) s, $(du -sm "$root" | cut -f1) MB)"
@@ -101,7 +103,7 @@ for command in $commands; do
 done
 pages=("$usr"/share/man/man1/gruwb-*.1.gz)
 [[ ${#pages[@]} == $(wc -w <<<"$commands") ]] || fail "${#pages[@]} gruwb-COMMAND man pages for $(wc -w <<<"$commands") commands"
-for page in "$usr"/share/man/man1/*.1.gz; do
+for page in "$usr"/share/man/man1/{gruwb,gruwb-*,gru-workbench}.1.gz; do
   warnings=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$page" 2>&1 >/dev/null) ||
     fail "man cannot format $(basename "$page")"
   [[ -z $warnings ]] || fail "$(basename "$page"): $warnings"

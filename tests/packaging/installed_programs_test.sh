@@ -81,7 +81,7 @@ if [[ -d $firmware ]]; then
   done
   ok "firmware images of ${#boards[@]} boards (${boards[*]}), found installed by gruwb board fit and flash"
 else
-  echo "note: no firmware images in the package (built without arm-none-eabi-g++)"
+  echo "note: no firmware images in this package (its description says why)"
 fi
 
 gui=("$usr/bin/gru-workbench" --screenshot "$work/gui.png" --size 1024x700
