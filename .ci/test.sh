@@ -12,7 +12,7 @@
 #   GRUWB_CI_STAGES="layers test slurm portability firmware fuzz census package"   the stages to run
 #     (all by default)
 #   GRUWB_PACKAGE_FIRMWARE=OFF  ON: the package stage's .deb also holds every board's firmware
-#     image (cross-built for each CPU: about 12 more minutes on an empty ccache, so not by default)
+#     image (cross-built for each CPU: about 10 more minutes on an empty ccache, so not by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -446,8 +446,8 @@ firmware_qemu() {
 # ccache, no tests), the .deb, then tests/packaging/installed_package_test.sh installs it with apt
 # into a clean Debian root and runs the installed programs there (CLI, board-sim, the GUI under
 # Xvfb; the firmware images when built with them), and checks man pages, completion, MIME types,
-# AppStream and lintian. On an empty ccache the Release build is about 16.5 CPU-minutes (its
-# objects share nothing with build-asan/); the firmware images would add about 24 more, which is
+# AppStream and lintian. On an empty ccache the Release build is about 18 CPU-minutes (its
+# objects share nothing with build-asan/); the firmware images would add about 18 more, which is
 # why they are in only with GRUWB_PACKAGE_FIRMWARE=ON (the firmware stage builds and runs every
 # board's image; tests/app/gruwb_board_flash_test.cpp checks an installed gruwb finds them).
 package_check() {
