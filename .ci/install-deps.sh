@@ -23,8 +23,9 @@ packages=(
   xvfb xauth imagemagick
   # `gruwb sweep --slurm` on a one-node cluster (tests/app/sweep_slurm_test.sh); jq compares results
   slurmctld slurmd slurm-client munge jq
-  # the installed-package test (tests/packaging/installed_package_test.sh): gio reads MIME types
-  lintian appstream libglib2.0-bin
+  # the installed-package test (tests/packaging/installed_package_test.sh): the clean Debian root
+  # it installs the package into, and gio reads MIME types
+  lintian appstream libglib2.0-bin mmdebstrap
 )
 
 # One dpkg-query for all packages keeps re-runs fast; "ii" = installed and configured.

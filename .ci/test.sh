@@ -3,14 +3,16 @@
 # everything with ASan + UBSan and runs the whole test suite, checks that the engine cross-compiles
 # for a Cortex-M4F without exceptions/Qt/iostream, trains and benches the firmware under QEMU,
 # fuzzes the model reader, invoke, training, the fuser, the dataset readers and the board's message
-# handler for a bounded time, and sends mutated models through every gruwb command (the census).
+# handler for a bounded time, sends mutated models through every gruwb command (the census), and
+# installs the Release .deb into a clean Debian root and runs it there (the package).
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
 #   GRUWB_FUZZ_SECONDS=120  each engine fuzzer's run time (reader, invoke, training step, fuser) (0: build the fuzzers, do not run them)
 #   GRUWB_FUZZ_INPUTS_SECONDS=90  each dataset-reader and board-handler fuzzer's (0: build only)
 #   GRUWB_CENSUS_MUTANTS=10  mutants per seed model in the census
-#   GRUWB_CI_STAGES="layers test slurm portability firmware fuzz census"   the stages to run (these by
-#     default; add `package` for the Release .deb and its installed-package test: its Release
-#     objects share no ccache entries with build-asan/, 20 minutes more on a cold cache)
+#   GRUWB_CI_STAGES="layers test slurm portability firmware fuzz census package"   the stages to run
+#     (all by default)
+#   GRUWB_PACKAGE_FIRMWARE=OFF  ON: the package stage's .deb also holds every board's firmware
+#     image (cross-built for each CPU: about 10 more minutes on an empty ccache, so not by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -23,7 +25,7 @@ export QT_QPA_PLATFORM=offscreen
 
 failed=()
 summary=()
-stages=" ${GRUWB_CI_STAGES:-layers test slurm portability firmware fuzz census} "
+stages=" ${GRUWB_CI_STAGES:-layers test slurm portability firmware fuzz census package} "
 rm -f build-fuzz/executions-this-run  # the fuzz stages add their totals (issue 17: 10 M a run)
 run_stage() {
   local key=$1 name=$2
@@ -441,15 +443,20 @@ firmware_qemu() {
 }
 
 # The Debian package as a user installs it (issue 22): a Release build of its own (build-pkg/,
-# ccache), the .deb, then tests/packaging/installed_package_test.sh unpacks it and runs the
-# installed programs, checks the man pages, completion, MIME types, AppStream and lintian.
-# 67 s with a warm ccache in a fresh build-pkg/ (2026-12-03); the Release objects share nothing
-# with build-asan/, so a change to a widely included header costs its compile twice (a cold
-# build-pkg/ took 21 minutes on 2 busy cores).
+# ccache, no tests), the .deb, then tests/packaging/installed_package_test.sh installs it with apt
+# into a clean Debian root and runs the installed programs there (CLI, board-sim, the GUI under
+# Xvfb; the firmware images when built with them), and checks man pages, completion, MIME types,
+# AppStream and lintian. On an empty ccache the Release build is about 18 CPU-minutes (its
+# objects share nothing with build-asan/); the firmware images would add about 18 more, which is
+# why they are in only with GRUWB_PACKAGE_FIRMWARE=ON (the firmware stage builds and runs every
+# board's image; tests/app/gruwb_board_flash_test.cpp checks an installed gruwb finds them).
 package_check() {
-  cmake -S . -B build-pkg -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRUWB_BUILD_TESTS=OFF >/dev/null
+  cmake -S . -B build-pkg -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRUWB_BUILD_TESTS=OFF \
+    -DGRUWB_FIRMWARE_IMAGES="${GRUWB_PACKAGE_FIRMWARE:-OFF}" >/dev/null
   rm -f build-pkg/gru-workbench*.deb build-pkg/gru-workbench*.ddeb
+  local start=$SECONDS
   cmake --build build-pkg -j "$jobs" --target package
+  echo "--- package built in $((SECONDS - start)) s"
   tests/packaging/installed_package_test.sh build-pkg/gru-workbench_*_amd64.deb
 }
 
@@ -461,7 +468,7 @@ run_stage firmware "firmware: every board's image trains under QEMU (build-firmw
 run_stage fuzz "fuzz: reader, invoke, training step, fuser (build-fuzz/)" fuzz_engine
 run_stage fuzz "fuzz: dataset readers and the board's message handler (build-fuzz/)" fuzz_inputs
 run_stage census "census: mutated models through every gruwb command, ASan + UBSan (build-asan/)" census
-run_stage package "package: the Release .deb unpacked and run, AppStream, lintian (build-pkg/)" package_check
+run_stage package "package: the Release .deb installed in a clean Debian root and run, AppStream, lintian (build-pkg/)" package_check
 
 echo
 echo "=== summary (total $SECONDS s)"

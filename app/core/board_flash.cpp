@@ -64,11 +64,13 @@ std::vector<std::string> firmware_folders() {
   // /proc/self/exe: gruwb has no QCoreApplication, which applicationDirPath() needs.
   const QString binary_dir = QFileInfo(QFileInfo("/proc/self/exe").symLinkTarget()).path();
   if (!binary_dir.isEmpty()) {
-    // Installed: bin/gruwb and share/gru-workbench/firmware; built: build/app/cli/gruwb (or
-    // build/views/...) and build/firmware.
+    // Installed: <prefix>/bin/gruwb and <prefix>/share/gru-workbench/firmware, wherever the
+    // prefix is (a package unpacked elsewhere finds its own images).
     folders.push_back(
-        QDir::cleanPath(binary_dir + "/../share/gru-workbench/firmware").toStdString());
-    folders.push_back(QDir::cleanPath(binary_dir + "/../../firmware").toStdString());
+        QDir::cleanPath(binary_dir + "/" GRUWB_INSTALLED_FIRMWARE_FROM_BINDIR).toStdString());
+    // A gruwb or gru-workbench run from its build tree: the images that build made.
+    if (QDir::cleanPath(binary_dir).startsWith(QStringLiteral(GRUWB_BUILD_DIR "/")))
+      folders.push_back(GRUWB_BUILD_FIRMWARE_DIR);
   }
   return folders;
 }

@@ -34,8 +34,9 @@ struct FirmwareImage {
 };
 
 // The folders searched for <board>/gruwb_fw_<board>.json: $GRUWB_FIRMWARE_DIR alone when set,
-// else the installed share/gru-workbench/firmware beside the binary, then the build tree's
-// firmware/ (first match wins).
+// else the installed <prefix>/share/gru-workbench/firmware of the binary's <prefix>/bin, then,
+// for a binary run from its build tree, that build's firmware/ (first match wins). `gruwb
+// board flash` and `board fit` find images only through this.
 std::vector<std::string> firmware_folders();
 // "a, b, c" ("none" when empty): boards, folders and tools in messages.
 std::string joined(const std::vector<std::string>& items);

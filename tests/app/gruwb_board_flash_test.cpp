@@ -7,6 +7,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -203,6 +204,38 @@ TEST_F(BoardFlashTest, AnImageOfAnotherBoardIsRefused) {
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_TRUE(run.err.contains("is the firmware of nucleo_f446re, not mps2_an386"))
       << run.err.toStdString();
+}
+
+// A gruwb installed under a prefix (as the package puts it: PREFIX/bin/gruwb and
+// PREFIX/share/gru-workbench/firmware/BOARD/) finds its images there, wherever the prefix is,
+// and, run outside its build tree, searches nothing else.
+TEST_F(BoardFlashTest, AnInstalledGruwbFindsTheImagesOfItsPrefix) {
+  qunsetenv("GRUWB_FIRMWARE_DIR");
+  const QString prefix = dir_.path() + "/usr";
+  const QString firmware = prefix + "/share/gru-workbench/firmware";
+  QDir().mkpath(prefix + "/bin");
+  const QString gruwb = prefix + "/bin/gruwb";
+  ASSERT_TRUE(QFile::copy(QStringLiteral(GRUWB_CLI), gruwb));
+  QFile::setPermissions(gruwb, QFile::permissions(gruwb) | QFile::ExeOwner);
+  add_board(firmware, "nucleo_f446re", "0x08000000", R"("st-flash")", R"("-M", "netduinoplus2")");
+  const auto run_installed = [&](const QStringList& args) {
+    QProcess process;
+    process.start(gruwb, args);
+    EXPECT_TRUE(process.waitForFinished(60000));
+    return std::make_pair(process.exitCode(), QString::fromUtf8(process.readAllStandardOutput() +
+                                                                process.readAllStandardError()));
+  };
+
+  const auto [code, out] =
+      run_installed({"board", "flash", "--board", "nucleo_f446re", "--dry-run"});
+  EXPECT_EQ(code, 0) << out.toStdString();
+  EXPECT_EQ(out.trimmed(), "st-flash --reset write " + firmware +
+                               "/nucleo_f446re/gruwb_fw_nucleo_f446re.bin " + "0x08000000");
+
+  const auto [missing_code, missing] = run_installed({"board", "flash", "--board", "stm32"});
+  EXPECT_EQ(missing_code, 2);
+  EXPECT_TRUE(missing.contains("(images: nucleo_f446re; searched " + firmware + ")"))
+      << missing.toStdString();
 }
 
 }  // namespace

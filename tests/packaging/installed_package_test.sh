@@ -1,42 +1,85 @@
 #!/usr/bin/env bash
 # The Debian package as a user gets it (issue 22):
-#   tests/packaging/installed_package_test.sh build-pkg/gru-workbench_<version>_amd64.deb
-# Unpacks it into a temporary root (dpkg-deb -x: a chroot would take minutes), then runs the
-# installed programs from there: gruwb --version against the package version, inspect on an
-# installed sample, a one-epoch experiment, the installed plugins found next to the binary,
-# the GUI taking a screenshot (under Xvfb when there is one). Checks the man pages, the bash
-# completion, the MIME definitions, the .desktop file and the AppStream metainfo
-# (appstreamcli validate), and runs lintian: any E: fails.
-# Prints one line per check; exits 1 at the first failure, 2 for bad usage.
+#   tests/packaging/installed_package_test.sh [--unpack] build-pkg/gru-workbench_<version>_amd64.deb
+# Installs it with apt into a clean Debian 12 root (mmdebstrap: Essential packages, then the
+# package with the dependencies it declares, and xvfb) and runs installed_programs_test.sh
+# there: the programs as installed in /usr, with only what the package depends on. --unpack
+# (no root, or no Debian mirror) unpacks it with dpkg-deb -x instead and runs them from there.
+# Then checks, from outside: files in place, programs stripped, the man pages, the bash
+# completion, the MIME definitions, the .desktop file, the AppStream metainfo (appstreamcli
+# validate) and lintian: any E: fails. The GUI's screenshot is kept beside the package
+# (installed-screenshot.png). Prints one line per check; exits 1 at the first failure, 2 for
+# bad usage. The root's packages are kept in $GRUWB_PACKAGE_TEST_DEBS (default
+# ~/.cache/gru-workbench/package-test-debs), so later runs download only what changed.
 set -euo pipefail
 
+mode=clean-root
+if [[ ${1:-} == --unpack ]]; then
+  mode=unpack
+  shift
+fi
 deb=${1:-}
 if [[ -z $deb || ! -f $deb ]]; then
-  echo "usage: $0 PACKAGE.deb" >&2
+  echo "usage: $0 [--unpack] PACKAGE.deb" >&2
   exit 2
 fi
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
+deb=$(realpath "$deb")
+here=$(dirname "$(realpath "$0")")
 fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
 ok() { echo "ok: $*"; }
 
-dpkg-deb -x "$deb" "$root"
+root=$(mktemp -d)
+log=$(mktemp)
+trap 'rm -rf --one-file-system "$root" "$log"' EXIT
 version=$(dpkg-deb -f "$deb" Version)
 installed_kb=$(dpkg-deb -f "$deb" Installed-Size)
-ok "unpacked $(basename "$deb"): $(stat -c %s "$deb") bytes, installed $installed_kb KiB"
+ok "$(basename "$deb"): $(stat -c %s "$deb") bytes, installed $installed_kb KiB"
+
+if [[ $mode == clean-root ]]; then
+  [[ $(id -u) == 0 ]] || fail "a clean root needs root (mmdebstrap, chroot); --unpack runs without"
+  command -v mmdebstrap >/dev/null || fail "mmdebstrap missing (apt install mmdebstrap); --unpack runs without"
+  debs=${GRUWB_PACKAGE_TEST_DEBS:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/gru-workbench/package-test-debs}
+  mkdir -p "$debs"
+  start=$SECONDS
+  # Debian's mirrors as apt has them here; dpkg without fsync (the root is thrown away); the
+  # automount hook puts the .deb at the same path inside, where dpkg (chrooted) reads it.
+  mmdebstrap --variant=essential --dpkgopt=force-unsafe-io --skip=essential/unlink \
+    --hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
+    --setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
+    --setup-hook="sync-in $debs /var/cache/apt/archives/" \
+    --customize-hook="sync-out /var/cache/apt/archives $debs" \
+    --include="$deb" --include=xvfb,xauth bookworm "$root" >"$log" 2>&1 ||
+    fail "mmdebstrap could not install the package into a clean root: $( (grep -E '^E:' "$log" || tail -3 "$log") | head -3)"
+  rm -f "$debs"/gru-workbench_*.deb  # Debian's packages only: ours changes every build
+  ok "installed with its dependencies into a clean Debian 12 root ($((SECONDS - start)) s, $(du -sm "$root" | cut -f1) MB)"
+  # The checks run in the root: its own /proc (the programs find their files from
+  # /proc/self/exe) and the host's /dev (ptys for board-sim), in a mount namespace of their own
+  # so nothing stays mounted after.
+  cp "$here/installed_programs_test.sh" "$root/installed_programs_test.sh"
+  mkdir -m 700 "$root/tmp/runtime"
+  unshare --mount --pid --fork --kill-child -- bash -c '
+    mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" &&
+    exec chroot "$0" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
+      XDG_RUNTIME_DIR=/tmp/runtime bash /installed_programs_test.sh /usr "$1" /tmp/work' \
+    "$root" "$version" || fail "the installed programs (above)"
+  work=$root/tmp/work
+else
+  dpkg-deb -x "$deb" "$root"
+  # The user's own plugins and settings stay out of it.
+  export HOME=$root/home XDG_DATA_HOME=$root/home/data XDG_CONFIG_HOME=$root/home/config
+  export XDG_RUNTIME_DIR=$root/run
+  mkdir -p "$HOME" && mkdir -m 700 "$XDG_RUNTIME_DIR"
+  work=$root/work
+  bash "$here/installed_programs_test.sh" "$root/usr" "$version" "$work" ||
+    fail "the installed programs (above)"
+fi
+cp "$work/gui.png" "$(dirname "$deb")/installed-screenshot.png"
 
 usr=$root/usr
 gruwb=$usr/bin/gruwb
-# The user's own plugins and settings stay out of it.
-export HOME=$root/home XDG_DATA_HOME=$root/home/data XDG_CONFIG_HOME=$root/home/config
-export XDG_RUNTIME_DIR=$root/run
-mkdir -p "$HOME" && mkdir -m 700 "$XDG_RUNTIME_DIR"
-work=$root/work
-mkdir -p "$work"
-
 for file in bin/gruwb bin/gru-workbench share/applications/gru-workbench.desktop \
   share/mime/packages/gru-workbench.xml share/icons/hicolor/scalable/apps/gru-workbench.svg \
   share/icons/hicolor/48x48/apps/gru-workbench.png share/icons/hicolor/256x256/apps/gru-workbench.png \
@@ -53,62 +96,6 @@ for program in gruwb gru-workbench; do
 done
 ok "programs stripped ($(stat -c %s "$gruwb") and $(stat -c %s "$usr/bin/gru-workbench") bytes)"
 
-[[ $("$gruwb" --version) == "gruwb $version" ]] || fail "gruwb --version says '$("$gruwb" --version)', the package '$version'"
-ok "gruwb --version: $version"
-
-"$gruwb" inspect "$usr/share/gru-workbench/samples/gesture_gru_fused.tflite" >"$work/inspect.txt" ||
-  fail "gruwb inspect on the installed sample"
-grep -q "Subgraph#0" "$work/inspect.txt" || fail "gruwb inspect printed no subgraph"
-ok "gruwb inspect on an installed sample"
-
-"$gruwb" experiment --build cell=gru,units=4 --data "$usr/share/gru-workbench/samples/BasicMotions_TRAIN.ts" \
-  --stages init,fc --epochs 1 --json "$work/experiment.json" >"$work/experiment.txt" ||
-  fail "gruwb experiment: $(tail -1 "$work/experiment.txt")"
-grep -q '"stages"' "$work/experiment.json" || fail "gruwb experiment wrote no stages"
-ok "gruwb experiment (one epoch on the installed BasicMotions sample)"
-
-# Plugins installed beside the programs are found from there (app/core/plugin_manager.cpp).
-for plugin in "$usr"/lib/gru-workbench/plugins/*.so; do
-  name=$(basename "$plugin" .so)
-  "$gruwb" plugins | grep -qF "path: $plugin" || fail "gruwb plugins did not load the installed $name"
-done
-ok "gruwb plugins lists the installed plugins"
-
-# A package built with GRUWB_FIRMWARE_IMAGES=ON: `gruwb board flash` finds each installed image
-# (share/gru-workbench/firmware/BOARD) from the installed binary; boards without a flashing
-# tool (QEMU only) just need their image and manifest.
-firmware=$usr/share/gru-workbench/firmware
-if [[ -d $firmware ]]; then
-  boards=0
-  for folder in "$firmware"/*/; do
-    board=$(basename "$folder")
-    [[ -f $folder/gruwb_fw_$board.elf && -f $folder/gruwb_fw_$board.json ]] ||
-      fail "firmware/$board has no image or manifest"
-    if ! grep -q '"tools": \[\]' "$folder/gruwb_fw_$board.json"; then
-      "$gruwb" board flash --board "$board" --dry-run >"$work/flash.txt" 2>&1 ||
-        fail "gruwb board flash --board $board --dry-run: $(tail -1 "$work/flash.txt")"
-      grep -qF "$folder" "$work/flash.txt" || grep -qF "${folder%/}" "$work/flash.txt" ||
-        fail "gruwb board flash --board $board does not use the installed image"
-    fi
-    boards=$((boards + 1))
-  done
-  ok "firmware images of $boards boards, found by gruwb board flash"
-else
-  echo "note: no firmware images in the package (built without GRUWB_FIRMWARE_IMAGES=ON)"
-fi
-
-gui=("$usr/bin/gru-workbench" --screenshot "$work/gui.png" --size 1024x700
-  "$usr/share/gru-workbench/samples/gesture_gru_fused.tflite")
-if command -v xvfb-run >/dev/null; then
-  QT_QPA_PLATFORM=xcb xvfb-run -a "${gui[@]}" || fail "gru-workbench under Xvfb"
-  platform=Xvfb
-else
-  QT_QPA_PLATFORM=offscreen "${gui[@]}" || fail "gru-workbench (offscreen)"
-  platform=offscreen
-fi
-[[ -s $work/gui.png ]] || fail "gru-workbench wrote no screenshot"
-ok "gru-workbench screenshot ($platform, $(stat -c %s "$work/gui.png") bytes)"
-
 # A man page for gruwb, each command `gruwb --help` lists, and gru-workbench; groff quiet.
 commands=$("$gruwb" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF > 1 {print $1}')
 for command in $commands; do
@@ -116,7 +103,7 @@ for command in $commands; do
 done
 pages=("$usr"/share/man/man1/gruwb-*.1.gz)
 [[ ${#pages[@]} == $(wc -w <<<"$commands") ]] || fail "${#pages[@]} gruwb-COMMAND man pages for $(wc -w <<<"$commands") commands"
-for page in "$usr"/share/man/man1/*.1.gz; do
+for page in "$usr"/share/man/man1/{gruwb,gruwb-*,gru-workbench}.1.gz; do
   warnings=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$page" 2>&1 >/dev/null) ||
     fail "man cannot format $(basename "$page")"
   [[ -z $warnings ]] || fail "$(basename "$page"): $warnings"
