@@ -373,10 +373,10 @@ TEST(DatasetNumpyCsv, NpzWithAnImpossibleDeflateSizeIsRefused) {
   };
   const std::string name = "x.npy";
   const uint64_t claimed = 1u << 30;
-  u32(0x04034b50);                                  // local header
-  for (uint32_t v : {20, 0, 8, 0, 0}) u16(v);       // version, flags, deflate, time, date
+  u32(0x04034b50);                             // local header
+  for (uint32_t v : {20, 0, 8, 0, 0}) u16(v);  // version, flags, deflate, time, date
   for (uint64_t v : {uint64_t{0}, uint64_t{4}, claimed}) u32(v);  // crc, sizes
-  for (uint32_t v : {5, 0}) u16(v);                 // name, extra
+  for (uint32_t v : {5, 0}) u16(v);                               // name, extra
   zip += name;
   zip += std::string("\x03\x00\x00\x00", 4);  // 4 bytes of deflate data
   const uint32_t directory_at = static_cast<uint32_t>(zip.size());
