@@ -295,39 +295,44 @@ TEST(DatasetNumpyCsv, NonFiniteLabelsAndInfiniteInputsAreNamed) {
       << error;
 }
 
+// A hand-made zip file: little-endian fields and raw bytes.
+struct ZipBytes {
+  std::string bytes;
+  void u16(uint32_t v) {
+    bytes += static_cast<char>(v & 0xff);
+    bytes += static_cast<char>((v >> 8) & 0xff);
+  }
+  void u32(uint64_t v) {
+    u16(static_cast<uint32_t>(v & 0xffff));
+    u16(static_cast<uint32_t>((v >> 16) & 0xffff));
+  }
+};
+
 // A zip64 local-header offset near 2^64 wrapped the bounds check: the reader read before its
 // buffer.
 TEST(DatasetNumpyCsv, NpzWithAWrappingMemberOffsetIsRefused) {
-  std::string zip;
-  const auto u16 = [&](uint32_t v) {
-    zip += static_cast<char>(v & 0xff);
-    zip += static_cast<char>((v >> 8) & 0xff);
-  };
-  const auto u32 = [&](uint64_t v) {
-    u16(static_cast<uint32_t>(v & 0xffff));
-    u16(static_cast<uint32_t>((v >> 16) & 0xffff));
-  };
+  ZipBytes zip;
   const std::string name = "x.npy";
-  u32(0x02014b50);                                 // central directory entry
-  for (uint32_t v : {20, 20, 0, 0, 0, 0}) u16(v);  // versions, flags, stored, time, date
-  for (uint64_t v : {0, 4, 4}) u32(v);             // crc, sizes
-  for (uint32_t v : {5, 12, 0, 0, 0}) u16(v);      // name, extra, comment, disk, attributes
-  u32(0);
-  u32(0xffffffffu);  // local header offset: in the zip64 extra
-  zip += name;
-  u16(1);  // zip64 extra: offset 2^64 - 16
-  u16(8);
-  u32(0xfffffff0u);
-  u32(0xffffffffu);
-  const uint32_t directory_bytes = static_cast<uint32_t>(zip.size());
-  u32(0x06054b50);  // end of central directory: 1 entry at offset 0
-  for (uint32_t v : {0, 0, 1, 1}) u16(v);
-  u32(directory_bytes);
-  u32(0);
-  u16(0);
+  zip.u32(0x02014b50);                                 // central directory entry
+  for (uint32_t v : {20, 20, 0, 0, 0, 0}) zip.u16(v);  // versions, flags, stored, time, date
+  for (uint64_t v : {0, 4, 4}) zip.u32(v);             // crc, sizes
+  for (uint32_t v : {5, 12, 0, 0, 0}) zip.u16(v);      // name, extra, comment, disk, attributes
+  zip.u32(0);
+  zip.u32(0xffffffffu);  // local header offset: in the zip64 extra
+  zip.bytes += name;
+  zip.u16(1);  // zip64 extra: offset 2^64 - 16
+  zip.u16(8);
+  zip.u32(0xfffffff0u);
+  zip.u32(0xffffffffu);
+  const uint32_t directory_bytes = static_cast<uint32_t>(zip.bytes.size());
+  zip.u32(0x06054b50);  // end of central directory: 1 entry at offset 0
+  for (uint32_t v : {0, 0, 1, 1}) zip.u16(v);
+  zip.u32(directory_bytes);
+  zip.u32(0);
+  zip.u16(0);
   QTemporaryDir dir;
   const std::string path = dir.path().toStdString() + "/wrapped.npz";
-  write(path, zip);
+  write(path, zip.bytes);
   DatasetFiles files;
   std::string error;
   EXPECT_FALSE(load_dataset(path, &files, &error));
@@ -362,40 +367,32 @@ TEST(DatasetNumpyCsv, NpzWithAWrappingZip64DirectoryIsRefused) {
 // Found by dataset_npz_fuzz in CI: a deflated member of 4 bytes that claimed a size near the memory
 // budget made the reader allocate and zero it (2.2 GB resident) before inflate failed.
 TEST(DatasetNumpyCsv, NpzWithAnImpossibleDeflateSizeIsRefused) {
-  std::string zip;
-  const auto u16 = [&](uint32_t v) {
-    zip += static_cast<char>(v & 0xff);
-    zip += static_cast<char>((v >> 8) & 0xff);
-  };
-  const auto u32 = [&](uint64_t v) {
-    u16(static_cast<uint32_t>(v & 0xffff));
-    u16(static_cast<uint32_t>((v >> 16) & 0xffff));
-  };
+  ZipBytes zip;
   const std::string name = "x.npy";
   const uint64_t claimed = 1u << 30;
-  u32(0x04034b50);                             // local header
-  for (uint32_t v : {20, 0, 8, 0, 0}) u16(v);  // version, flags, deflate, time, date
-  for (uint64_t v : {uint64_t{0}, uint64_t{4}, claimed}) u32(v);  // crc, sizes
-  for (uint32_t v : {5, 0}) u16(v);                               // name, extra
-  zip += name;
-  zip += std::string("\x03\x00\x00\x00", 4);  // 4 bytes of deflate data
-  const uint32_t directory_at = static_cast<uint32_t>(zip.size());
-  u32(0x02014b50);                                 // central directory entry
-  for (uint32_t v : {20, 20, 0, 8, 0, 0}) u16(v);  // versions, flags, deflate, time, date
-  for (uint64_t v : {uint64_t{0}, uint64_t{4}, claimed}) u32(v);
-  for (uint32_t v : {5, 0, 0, 0, 0}) u16(v);  // name, extra, comment, disk, attributes
-  u32(0);
-  u32(0);  // local header offset
-  zip += name;
-  const uint32_t directory_bytes = static_cast<uint32_t>(zip.size()) - directory_at;
-  u32(0x06054b50);  // end of central directory: 1 entry
-  for (uint32_t v : {0, 0, 1, 1}) u16(v);
-  u32(directory_bytes);
-  u32(directory_at);
-  u16(0);
+  zip.u32(0x04034b50);                             // local header
+  for (uint32_t v : {20, 0, 8, 0, 0}) zip.u16(v);  // version, flags, deflate, time, date
+  for (uint64_t v : {uint64_t{0}, uint64_t{4}, claimed}) zip.u32(v);  // crc, sizes
+  for (uint32_t v : {5, 0}) zip.u16(v);                               // name, extra
+  zip.bytes += name;
+  zip.bytes += std::string("\x03\x00\x00\x00", 4);  // 4 bytes of deflate data
+  const uint32_t directory_at = static_cast<uint32_t>(zip.bytes.size());
+  zip.u32(0x02014b50);                                 // central directory entry
+  for (uint32_t v : {20, 20, 0, 8, 0, 0}) zip.u16(v);  // versions, flags, deflate, time, date
+  for (uint64_t v : {uint64_t{0}, uint64_t{4}, claimed}) zip.u32(v);
+  for (uint32_t v : {5, 0, 0, 0, 0}) zip.u16(v);  // name, extra, comment, disk, attributes
+  zip.u32(0);
+  zip.u32(0);  // local header offset
+  zip.bytes += name;
+  const uint32_t directory_bytes = static_cast<uint32_t>(zip.bytes.size()) - directory_at;
+  zip.u32(0x06054b50);  // end of central directory: 1 entry
+  for (uint32_t v : {0, 0, 1, 1}) zip.u16(v);
+  zip.u32(directory_bytes);
+  zip.u32(directory_at);
+  zip.u16(0);
   QTemporaryDir dir;
   const std::string path = dir.path().toStdString() + "/bomb.npz";
-  write(path, zip);
+  write(path, zip.bytes);
   DatasetFiles files;
   std::string error;
   EXPECT_FALSE(load_dataset(path, &files, &error));
