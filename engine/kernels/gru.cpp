@@ -148,38 +148,22 @@ Status prepare(OpContext& ctx) {
   int slot = 0;
   const bool hybrid = ctx.input(kInputKernel)->type == TensorType::INT8 ||
                       ctx.input(kRecurrentKernel)->type == TensorType::INT8;
-  int64_t scratch_floats = gru_scratch_floats(l.input_size, l.units, hybrid);
-  int64_t backward_floats = gru_backward_scratch_floats(l.units);
+  bool batched_rows = false;
 #if GRUWB_BATCHED_KERNELS
-  if (batched(l, hybrid)) {
-    scratch_floats = gru_batch_scratch_floats(l.input_size, l.units, l.batch);
-    backward_floats = gru_batch_backward_scratch_floats(l.units, l.batch);
-  }
+  batched_rows = batched(l, hybrid);
 #endif
-#if GRUWB_BATCHED_KERNELS  // batch rows make the sizes large enough to check
-  size_t scratch_bytes = 0;
-  GRUWB_RETURN_IF_ERROR(float_bytes(scratch_floats, "GRU scratch", &scratch_bytes));
-#else
-  const size_t scratch_bytes = sizeof(float) * static_cast<size_t>(scratch_floats);
-#endif
-  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(scratch_bytes, &slot));
+  GruArenaBytes bytes;
+  GRUWB_RETURN_IF_ERROR(
+      gru_arena_bytes(l.input_size, l.units, l.batch, l.time, hybrid, batched_rows, &bytes));
+  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(bytes.scratch, &slot));
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
         recurrent_kernel->type != TensorType::FLOAT32) {
       return Status::error(StatusCode::kUnsupported,
                            "training through a GRU needs float32 kernels (hybrid INT8 here)");
     }
-    GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(l.batch) *
-                                           static_cast<size_t>(l.time) *
-                                           static_cast<size_t>(gru_tape_floats(l.units))));
-#if GRUWB_BATCHED_KERNELS
-    size_t backward_bytes = 0;
-    GRUWB_RETURN_IF_ERROR(
-        float_bytes(backward_floats + l.time, "GRU backward scratch", &backward_bytes));
-#else
-    const size_t backward_bytes = sizeof(float) * static_cast<size_t>(backward_floats + l.time);
-#endif
-    GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(backward_bytes, &slot));
+    GRUWB_RETURN_IF_ERROR(ctx.request_tape(bytes.tape));
+    GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(bytes.backward_scratch, &slot));
   }
   return Status();
 }

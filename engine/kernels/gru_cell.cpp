@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "engine/model/checked_size.h"
+
 namespace gruwb {
 namespace {
 
@@ -24,6 +26,28 @@ void candidate_activation(GruActivation activation, float* x, int32_t n) {
 }
 
 }  // namespace
+
+Status gru_arena_bytes(int32_t input_size, int32_t units, int32_t batch, int32_t time, bool hybrid,
+                       bool batched, GruArenaBytes* out) {
+  int64_t scratch = gru_scratch_floats(input_size, units, hybrid);
+  int64_t backward = gru_backward_scratch_floats(units);
+#if GRUWB_BATCHED_KERNELS
+  if (batched) {
+    scratch = gru_batch_scratch_floats(input_size, units, batch);
+    backward = gru_batch_backward_scratch_floats(units, batch);
+  }
+#else
+  (void)batched;
+#endif
+  int64_t steps = 0, tape = 0;
+  if (!checked_mul(int64_t{batch}, time, &steps) ||
+      !checked_mul(steps, int64_t{gru_tape_floats(units)}, &tape)) {
+    tape = -1;  // float_bytes refuses it
+  }
+  GRUWB_RETURN_IF_ERROR(float_bytes(scratch, "GRU scratch", &out->scratch));
+  GRUWB_RETURN_IF_ERROR(float_bytes(tape, "GRU tape", &out->tape));
+  return float_bytes(backward + time, "GRU backward scratch", &out->backward_scratch);
+}
 
 namespace {
 

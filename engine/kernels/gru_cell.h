@@ -43,9 +43,9 @@ struct GruCell {
 
 // Floats of scratch gru_sequence needs; `hybrid` (INT8 kernels) adds room for
 // the quantized x and h, one byte per value.
-inline int32_t gru_scratch_floats(int32_t input_size, int32_t units, bool hybrid) {
-  const int32_t quantized_rows = hybrid ? (input_size + units + 3) / 4 : 0;
-  return kTimeBlock * (3 * units + input_size) + 7 * units + quantized_rows;
+inline int64_t gru_scratch_floats(int32_t input_size, int32_t units, bool hybrid) {
+  const int64_t quantized_rows = hybrid ? (int64_t{input_size} + units + 3) / 4 : 0;
+  return kTimeBlock * (3 * int64_t{units} + input_size) + 7 * int64_t{units} + quantized_rows;
 }
 
 // Runs one batch row through `steps` steps. Step s reads x + s * x_stride and
@@ -64,8 +64,8 @@ inline int32_t gru_tape_floats(int32_t units) { return 5 * units; }
 // Weight gradients are summed over blocks of kGruGradientBlock steps (one
 // pass over each gradient row per block instead of one per step).
 constexpr int32_t kGruGradientBlock = 8;
-inline int32_t gru_backward_scratch_floats(int32_t units) {
-  return 3 * units + kGruGradientBlock * 7 * units;
+inline int64_t gru_backward_scratch_floats(int32_t units) {
+  return (3 + kGruGradientBlock * 7) * int64_t{units};
 }
 
 // Where gru_sequence_backward ACCUMULATES weight gradients (nullptr: frozen).
@@ -120,6 +120,18 @@ void gru_sequence_batch_backward(const GruCell& cell, const GruBatchLayout& layo
                                  const GruGradients& grads, float* scratch,
                                  float* state_gradient_squares = nullptr);
 #endif
+
+// What one fused GRU op (Circle GRU or GRUWB_GRU) asks of the arena, in bytes: the forward
+// scratch and, for training, the tape and the backward scratch (with one float per step for the
+// state-gradient observer). `batched`: the batched kernels' sizes (hosts only). Computed with
+// overflow checks, so a hostile shape gets an error instead of a wrapped size.
+struct GruArenaBytes {
+  size_t scratch = 0;
+  size_t tape = 0;
+  size_t backward_scratch = 0;
+};
+Status gru_arena_bytes(int32_t input_size, int32_t units, int32_t batch, int32_t time, bool hybrid,
+                       bool batched, GruArenaBytes* out);
 
 // ---- Integer GRU (full-integer models; docs/fused-gru-op.md "Integer GRU") ----
 // reset_after = true, sigmoid gates, tanh candidate. x int8 (zero point),

@@ -185,22 +185,16 @@ Status prepare(OpContext& ctx) {
   int slot = 0;
   const bool hybrid = ctx.input(kInputKernel)->type == TensorType::INT8 ||
                       recurrent_kernel->type == TensorType::INT8;
-  int64_t scratch_floats = gru_scratch_floats(input_size, units, hybrid);
-  int64_t backward_floats = gru_backward_scratch_floats(units);
 #if GRUWB_BATCHED_KERNELS
   options->batched = layout.batch > 1 && !hybrid;
-  if (options->batched) {
-    scratch_floats = gru_batch_scratch_floats(input_size, units, layout.batch);
-    backward_floats = gru_batch_backward_scratch_floats(units, layout.batch);
-  }
-#endif
-#if GRUWB_BATCHED_KERNELS  // batch rows make the sizes large enough to check
-  size_t scratch_bytes = 0;
-  GRUWB_RETURN_IF_ERROR(float_bytes(scratch_floats, "GRUWB_GRU scratch", &scratch_bytes));
+  const bool batched_rows = options->batched;
 #else
-  const size_t scratch_bytes = sizeof(float) * static_cast<size_t>(scratch_floats);
+  const bool batched_rows = false;
 #endif
-  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(scratch_bytes, &slot));
+  GruArenaBytes bytes;
+  GRUWB_RETURN_IF_ERROR(
+      gru_arena_bytes(input_size, units, layout.batch, layout.time, hybrid, batched_rows, &bytes));
+  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(bytes.scratch, &slot));
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
         recurrent_kernel->type != TensorType::FLOAT32) {
@@ -208,18 +202,8 @@ Status prepare(OpContext& ctx) {
                            "training through a GRU needs float32 kernels (hybrid INT8 here)");
     }
     // Backpropagation through time reads every step's gates and states.
-    GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(layout.batch) *
-                                           static_cast<size_t>(layout.time) *
-                                           static_cast<size_t>(gru_tape_floats(units))));
-#if GRUWB_BATCHED_KERNELS
-    size_t backward_bytes = 0;
-    GRUWB_RETURN_IF_ERROR(
-        float_bytes(backward_floats + layout.time, "GRUWB_GRU backward scratch", &backward_bytes));
-#else
-    const size_t backward_bytes =
-        sizeof(float) * static_cast<size_t>(backward_floats + layout.time);
-#endif
-    GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(backward_bytes, &slot));
+    GRUWB_RETURN_IF_ERROR(ctx.request_tape(bytes.tape));
+    GRUWB_RETURN_IF_ERROR(ctx.request_backward_scratch(bytes.backward_scratch, &slot));
   }
   return Status();
 }

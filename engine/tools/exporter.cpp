@@ -39,13 +39,6 @@ uint32_t opcode(ModelDef* def, Op code, const std::string& custom) {
   return static_cast<uint32_t>(def->operator_codes.size() - 1);
 }
 
-const std::vector<uint8_t>* constant_data(const ModelDef& def, const fb::SubGraphT& sg, int t) {
-  if (t < 0 || static_cast<size_t>(t) >= sg.tensors.size()) return nullptr;
-  uint32_t b = sg.tensors[static_cast<size_t>(t)]->buffer;
-  if (b == 0 || b >= def.buffers.size() || def.buffers[b]->data.empty()) return nullptr;
-  return &def.buffers[b]->data;
-}
-
 std::string state_out_name(const fb::SubGraphT& sg, int output) {
   return sg.tensors[static_cast<size_t>(output)]->name + "/shape";
 }

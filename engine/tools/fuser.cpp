@@ -34,11 +34,10 @@ bool is_last_step_slice(const ModelDef& def, const fb::SubGraphT& sg, const fb::
     return false;
   }
   auto values = [&](int t, std::vector<int32_t>* v) {
-    if (t < 0) return false;
-    uint32_t b = sg.tensors[static_cast<size_t>(t)]->buffer;
-    if (b == 0 || b >= def.buffers.size() || def.buffers[b]->data.size() != 12) return false;
+    const std::vector<uint8_t>* data = constant_data(def, sg, t);
+    if (!data || data->size() != 12) return false;
     v->resize(3);
-    std::memcpy(v->data(), def.buffers[b]->data.data(), 12);
+    std::memcpy(v->data(), data->data(), 12);
     return true;
   };
   std::vector<int32_t> begin, end, strides;
@@ -165,10 +164,8 @@ void replace_uses(ModelDef* def, int subgraph, int from, int to) {
 }
 
 bool all_zero_buffer(const ModelDef& def, const fb::SubGraphT& sg, int t) {
-  uint32_t b = sg.tensors[static_cast<size_t>(t)]->buffer;
-  if (b == 0 || b >= def.buffers.size() || def.buffers[b]->data.empty()) return false;
-  const auto& d = def.buffers[b]->data;
-  return std::all_of(d.begin(), d.end(), [](uint8_t v) { return v == 0; });
+  const std::vector<uint8_t>* d = constant_data(def, sg, t);
+  return d && std::all_of(d->begin(), d->end(), [](uint8_t v) { return v == 0; });
 }
 
 // A zero initial state: a constant of zeros, or FILL(dims, 0.0), which the
@@ -199,10 +196,10 @@ void choose_input(const ModelDef& def, const fb::SubGraphT& sg, const Uses& uses
   for (const auto& o : sg.operators) {
     if (std::find(o->outputs.begin(), o->outputs.end(), seq) == o->outputs.end()) continue;
     if (code_of(def, *o) != Op::TRANSPOSE || o->inputs.size() != 2) return;
-    uint32_t b = sg.tensors[static_cast<size_t>(o->inputs[1])]->buffer;
-    if (b == 0 || def.buffers[b]->data.size() != 12) return;
+    const std::vector<uint8_t>* permutation = constant_data(def, sg, o->inputs[1]);
+    if (!permutation || permutation->size() != 12) return;
     int32_t perm[3];
-    std::memcpy(perm, def.buffers[b]->data.data(), 12);
+    std::memcpy(perm, permutation->data(), 12);
     if (perm[0] != 1 || perm[1] != 0 || perm[2] != 2) return;
     plan->input = o->inputs[0];
     plan->time_major = false;

@@ -326,4 +326,11 @@ ModelFormat format_for_path(const std::string& path) {
   return tail == kCircleExtension ? ModelFormat::kCircle : ModelFormat::kTflite;
 }
 
+const std::vector<uint8_t>* constant_data(const ModelDef& def, const fb::SubGraphT& sg, int t) {
+  if (t < 0 || static_cast<size_t>(t) >= sg.tensors.size()) return nullptr;
+  uint32_t b = sg.tensors[static_cast<size_t>(t)]->buffer;
+  if (b == 0 || b >= def.buffers.size() || def.buffers[b]->data.empty()) return nullptr;
+  return &def.buffers[b]->data;
+}
+
 }  // namespace gruwb::tools

@@ -52,4 +52,9 @@ bool save_model(const ModelDef& model, ModelFormat format, const std::string& pa
 // kCircle for paths ending in ".circle" (any case), else kTflite.
 ModelFormat format_for_path(const std::string& path);
 
+// The bytes of tensor `t` of `sg` when it is a constant with data; nullptr for an index out of
+// range (-1: an omitted input), a tensor without a buffer, a buffer index out of range or an
+// empty buffer. What the host tools read constants through, so a hostile index is no crash.
+const std::vector<uint8_t>* constant_data(const ModelDef& def, const fb::SubGraphT& sg, int t);
+
 }  // namespace gruwb::tools
