@@ -123,7 +123,16 @@ QWidget* BoardPanel::createConnectionBox() {
       emit connectRequested(portSettings());
     }
   });
-  form->addRow(connect_);
+  flash_ = new QPushButton(tr("Flash firmware..."));
+  flash_->setObjectName("boardFlash");
+  flash_->setToolTip(
+      tr("Write GRU Workbench's firmware to a board (openocd, st-flash or "
+         "stm32flash), as gruwb board flash does"));
+  connect(flash_, &QPushButton::clicked, this, &BoardPanel::flashRequested);
+  auto* connect_row = new QHBoxLayout;
+  connect_row->addWidget(connect_, 1);
+  connect_row->addWidget(flash_);
+  form->addRow(connect_row);
   capabilities_ = new QTableWidget(0, 2);
   capabilities_->setObjectName("boardCapabilities");
   capabilities_->horizontalHeader()->setVisible(false);
@@ -402,6 +411,7 @@ void BoardPanel::updateButtons() {
   dtr_->setEnabled(!connected_ && idle);
   refresh_->setEnabled(!connected_ && idle);
   connect_->setEnabled(idle || connected_);  // Disconnect also stops a run
+  flash_->setEnabled(idle);
   upload_->setEnabled(connected_ && idle);
   train_->setEnabled(connected_ && idle);
   download_->setEnabled(connected_ && idle);

@@ -100,6 +100,7 @@ class BoardPanel : public QWidget {
   void stopRequested();
   void downloadRequested();
   void benchRequested();
+  void flashRequested();  // write a firmware image to a board (Board > Flash firmware)
   void stageFromExperimentsRequested();
 
  private:
@@ -112,6 +113,7 @@ class BoardPanel : public QWidget {
   QCheckBox* dtr_ = nullptr;
   QPushButton* refresh_ = nullptr;
   QPushButton* connect_ = nullptr;
+  QPushButton* flash_ = nullptr;
   QTableWidget* capabilities_ = nullptr;
   QLabel* files_ = nullptr;
   QComboBox* stage_ = nullptr;

@@ -16,12 +16,12 @@
 #include "app/core/inspect.h"
 
 namespace gruwb::app {
-namespace {
 
-// Where a missing tool comes from on Debian.
 std::string debian_package(const std::string& tool) {
   return tool == "st-flash" ? "stlink-tools" : tool;  // openocd and stm32flash are their own
 }
+
+namespace {
 
 // A tool's line that says what went wrong.
 const QRegularExpression kProblem("error|fail|couldn't|cannot|unable|not found",

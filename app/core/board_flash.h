@@ -45,6 +45,9 @@ std::vector<FirmwareImage> find_firmware_images();
 // Reads one manifest; false with *err naming the file and the problem.
 bool read_firmware_manifest(const std::string& json_path, FirmwareImage* image, std::string* err);
 
+// The Debian package that installs a flash tool (st-flash: stlink-tools).
+std::string debian_package(const std::string& tool);
+
 struct FlashRequest {
   std::string board;  // a board name, or "" with `image`
   std::string image;  // an explicit gruwb_fw_<board>.elf (its manifest beside it)

@@ -9,12 +9,15 @@
 #include <QMainWindow>
 #include <QMetaObject>
 #include <QScrollArea>
+#include <QStandardPaths>
 #include <QThread>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 
 #include "app/core/board.h"
+#include "app/core/board_flash.h"
+#include "app/core/inspect.h"
 #include "app/gui/model_export.h"
 #include "engine/tools/model_file.h"
 #include "serial/link/board_client.h"
@@ -23,6 +26,7 @@
 #include "serial/link/transport.h"
 #include "views/curve_plot.h"
 #include "views/experiment_panel.h"
+#include "views/firmware_flash_dialog.h"
 #include "views/scrollable.h"
 
 namespace gruwb::gui {
@@ -174,6 +178,7 @@ void BoardWorkspace::createPanel() {
   connect(panel_, &views::BoardPanel::uploadRequested, this, &BoardWorkspace::uploadModel);
   connect(panel_, &views::BoardPanel::trainRequested, this, &BoardWorkspace::train);
   connect(panel_, &views::BoardPanel::benchRequested, this, [this] { bench(); });
+  connect(panel_, &views::BoardPanel::flashRequested, this, &BoardWorkspace::chooseAndFlash);
   connect(panel_, &views::BoardPanel::stopRequested, this, &BoardWorkspace::stop);
   connect(panel_, &views::BoardPanel::stageFromExperimentsRequested, this,
           &BoardWorkspace::copyExperimentSettings);
@@ -512,6 +517,58 @@ void BoardWorkspace::downloadModel(const QString& path) {
       return on_port(port, "download: " + error);
     poster.batch().message =
         QString("saved the trained model to %1 (%2 bytes)").arg(path).arg(bytes);
+    return QString();
+  });
+}
+
+void BoardWorkspace::chooseAndFlash() {
+  const QString folders = q(app::joined(app::firmware_folders()));
+  QVector<views::FirmwareChoice> choices;
+  for (const app::FirmwareImage& image : app::find_firmware_images()) {
+    views::FirmwareChoice choice;
+    choice.board = q(image.board);
+    choice.cpu = q(image.cpu);
+    choice.flash_kb = image.flash_kb;
+    choice.ram_kb = image.ram_kb;
+    for (const std::string& tool : image.tools) {
+      choice.tools << q(tool);
+      choice.packages << q(app::debian_package(tool));
+      if (!QStandardPaths::findExecutable(q(tool)).isEmpty()) choice.installed << q(tool);
+    }
+    choices << choice;
+  }
+  if (choices.isEmpty()) {
+    panel_->showError(tr("no firmware images in %1 (the package installs them; a build from "
+                         "source makes them with -DGRUWB_FIRMWARE_IMAGES=ON)")
+                          .arg(folders));
+    return;
+  }
+  views::FirmwareFlashDialog dialog(choices, folders, panel_);
+  if (dialog.exec() != QDialog::Accepted) return;
+  flash(dialog.board(), dialog.tool(), dialog.port());
+}
+
+void BoardWorkspace::flash(const QString& board, const QString& tool, const QString& port) {
+  // stm32flash talks to the bootloader over a serial port, which the link may hold.
+  if (panel_->isConnected() && !port.isEmpty() && port == port_settings_.port) {
+    panel_->showError(tr("%1 is connected: disconnect before stm32flash uses it").arg(port));
+    return;
+  }
+  app::FlashRequest request;
+  request.board = board.toStdString();
+  request.tool = tool.toStdString();
+  request.port = port.toStdString();
+  start("flashing", [request](BoardPoster& poster) -> QString {
+    std::string out, error;
+    const int code = app::board_flash(
+        request,
+        [&poster](const std::string& line) {
+          poster.batch().message = q(line);
+          poster.maybeFlush();
+        },
+        &out, &error);
+    if (code != app::kExitOk) return q(error);
+    poster.batch().message = q(out).trimmed();
     return QString();
   });
 }

@@ -50,6 +50,13 @@ class BoardWorkspace : public QObject {
   // result (app::board_bench_line) goes to the status line.
   void bench(int runs = 100);
 
+  // Board > Flash firmware: the images `gruwb board flash` finds, in a dialog; then flash().
+  void chooseAndFlash();
+  // Writes `board`'s installed image with `tool` ("" = the first installed one of the board's
+  // tools) through app::board_flash on the worker thread; its lines go to the status line and
+  // the result (or the tool's own reason it failed) too. `port`: stm32flash's serial port.
+  void flash(const QString& board, const QString& tool, const QString& port = QString());
+
   // A cell comparison borrows the connected board for its BENCHes (one process owns a port):
   // lendPort() closes the link when the board is connected and idle and returns its port
   // ("" otherwise); takeBackPort() connects again with the same settings.

@@ -284,6 +284,14 @@ Status prepare_integer_lstm(OpContext& ctx) {
                          "int8 LSTM: intermediate 4 (the hidden state's quantization) has no "
                          "scale");
   }
+  // The hidden state is int8 whatever type the intermediate declares; its zero point is
+  // subtracted in int32.
+  if (hidden_q.zero_point < INT8_MIN || hidden_q.zero_point > INT8_MAX) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "int8 LSTM: intermediate 4 '%s': zero point %d is outside int8's "
+                         "[-128, 127]",
+                         hidden->name, static_cast<int>(hidden_q.zero_point));
+  }
   lstm->hidden_zero_point = hidden_q.zero_point;
   lstm->output_state_zero_point = h_q.zero_point;
   for (int g = 0; g < 4; ++g) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -136,6 +137,7 @@ bool counter_step(const Graph& body, int index) {
   int add = body.produced_by(out, Op::ADD);
   if (add < 0) return false;
   const auto& in = body.op(add).inputs;
+  if (in.size() != 2) return false;
   const int var = sg.inputs[static_cast<size_t>(index)];
   return (in[0] == var && body.scalar_is(in[1], 1)) || (in[1] == var && body.scalar_is(in[0], 1));
 }
@@ -158,17 +160,23 @@ int trip_count(const ModelDef& def, const EngineFacts& facts, const Graph& main,
   for (int p : lesses) {
     if (p < 0 || cond.code(p) != Op::LESS) return -1;
     const auto& in = cond.op(p).inputs;
+    if (in.size() != 2) return -1;
+    // The cond's inputs are the loop values (a cond with more is no loop of ours).
     auto pos = std::find(cond.sg().inputs.begin(), cond.sg().inputs.end(), in[0]);
     if (pos == cond.sg().inputs.end()) return -1;
     const size_t k = static_cast<size_t>(pos - cond.sg().inputs.begin());
-    if (roles[k] != LoopRole::kCounter || !main.scalar_is(loop.inputs[k], 0)) return -1;
+    if (k >= roles.size() || roles[k] != LoopRole::kCounter || !main.scalar_is(loop.inputs[k], 0))
+      return -1;
     double limit = 0;
     if (!cond.scalar(in[1], &limit)) {
       auto lp = std::find(cond.sg().inputs.begin(), cond.sg().inputs.end(), in[1]);
       if (lp == cond.sg().inputs.end()) return -1;
       const size_t j = static_cast<size_t>(lp - cond.sg().inputs.begin());
-      if (roles[j] != LoopRole::kInvariant || !main.scalar(loop.inputs[j], &limit)) return -1;
+      if (j >= roles.size() || roles[j] != LoopRole::kInvariant ||
+          !main.scalar(loop.inputs[j], &limit))
+        return -1;
     }
+    if (!(limit >= 0 && limit <= INT32_MAX)) return -1;  // also NaN
     trips = trips < 0 ? static_cast<int>(limit) : std::min(trips, static_cast<int>(limit));
   }
   return trips;

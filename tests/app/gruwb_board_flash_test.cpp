@@ -13,46 +13,12 @@
 #include <QTemporaryDir>
 
 #include "tests/app/cli_test_util.h"
+#include "tests/app/firmware_fixture.h"
 
 namespace {
 
 using gruwb::test::CliResult;
 using gruwb::test::run_gruwb;
-
-void write_file(const QString& path, const QByteArray& bytes, bool executable = false) {
-  QFile file(path);
-  ASSERT_TRUE(file.open(QIODevice::WriteOnly)) << path.toStdString();
-  file.write(bytes);
-  file.close();
-  if (executable) file.setPermissions(file.permissions() | QFile::ExeOwner);
-}
-
-// One board folder as the firmware build leaves it: image, raw binary, manifest.
-void add_board(const QString& root, const QString& board, const QString& origin,
-               const QString& tools, const QString& qemu) {
-  QDir(root).mkpath(board);
-  const QString base = root + "/" + board + "/gruwb_fw_" + board;
-  write_file(base + ".elf",
-             "\x7f"
-             "ELF stand-in");
-  write_file(base + ".bin", "image bytes");
-  write_file(base + ".json", QString(R"({
-  "board": "%1",
-  "cpu": "cortex-m4f",
-  "image": "gruwb_fw_%1.elf",
-  "binary": "gruwb_fw_%1.bin",
-  "flash_origin": "%2",
-  "flash_kb": 512,
-  "ram_origin": "0x20000000",
-  "ram_kb": 128,
-  "tools": [%3],
-  "openocd_config": "board/st_nucleo_f4.cfg",
-  "qemu": [%4]
-}
-)")
-                                 .arg(board, origin, tools, qemu)
-                                 .toUtf8());
-}
 
 class BoardFlashTest : public ::testing::Test {
  protected:
@@ -61,9 +27,11 @@ class BoardFlashTest : public ::testing::Test {
     firmware_ = dir_.path() + "/firmware";
     tools_ = dir_.path() + "/bin";
     QDir().mkpath(tools_);
-    add_board(firmware_, "nucleo_f446re", "0x08000000", R"("openocd", "st-flash", "stm32flash")",
-              R"("-M", "netduinoplus2")");
-    add_board(firmware_, "mps2_an386", "0x00000000", "", R"("-M", "mps2-an386", "-serial", "pty")");
+    ASSERT_TRUE(gruwb::test::add_firmware_board(firmware_, "nucleo_f446re", "0x08000000",
+                                                R"("openocd", "st-flash", "stm32flash")",
+                                                R"("-M", "netduinoplus2")"));
+    ASSERT_TRUE(gruwb::test::add_firmware_board(firmware_, "mps2_an386", "0x00000000", "",
+                                                R"("-M", "mps2-an386", "-serial", "pty")"));
     old_path_ = qgetenv("PATH");
     qputenv("GRUWB_FIRMWARE_DIR", firmware_.toUtf8());
     qputenv("PATH", tools_.toUtf8());  // only the stand-ins below
@@ -77,18 +45,10 @@ class BoardFlashTest : public ::testing::Test {
   }
   // A stand-in flash tool: records its arguments one per line, prints `say`, exits `code`.
   void fake_tool(const QString& name, int code, const QString& say) {
-    write_file(tools_ + "/" + name,
-               QString("#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done > '%1/%2.args'\n"
-                       "echo '%3'\nexit %4\n")
-                   .arg(dir_.path(), name, say)
-                   .arg(code)
-                   .toUtf8(),
-               true);
+    ASSERT_TRUE(gruwb::test::add_fake_tool(tools_, dir_.path(), name, code, say));
   }
   QStringList recorded_args(const QString& name) const {
-    QFile file(dir_.path() + "/" + name + ".args");
-    if (!file.open(QIODevice::ReadOnly)) return {};
-    return QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
+    return gruwb::test::fake_tool_args(dir_.path(), name);
   }
 
   QTemporaryDir dir_;
@@ -217,7 +177,8 @@ TEST_F(BoardFlashTest, AnInstalledGruwbFindsTheImagesOfItsPrefix) {
   const QString gruwb = prefix + "/bin/gruwb";
   ASSERT_TRUE(QFile::copy(QStringLiteral(GRUWB_CLI), gruwb));
   QFile::setPermissions(gruwb, QFile::permissions(gruwb) | QFile::ExeOwner);
-  add_board(firmware, "nucleo_f446re", "0x08000000", R"("st-flash")", R"("-M", "netduinoplus2")");
+  ASSERT_TRUE(gruwb::test::add_firmware_board(firmware, "nucleo_f446re", "0x08000000",
+                                              R"("st-flash")", R"("-M", "netduinoplus2")"));
   const auto run_installed = [&](const QStringList& args) {
     QProcess process;
     process.start(gruwb, args);

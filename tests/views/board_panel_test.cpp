@@ -8,6 +8,8 @@
 #include <qcustomplot.h>
 
 #include <QComboBox>
+#include <QDir>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -23,8 +25,10 @@
 #include "engine/tools/model_file.h"
 #include "serial/firmware/boards/host_pty/host_pty_board.h"
 #include "serial/protocol/frame.h"
+#include "tests/app/firmware_fixture.h"
 #include "views/comparison_table.h"
 #include "views/curve_plot.h"
+#include "views/firmware_flash_dialog.h"
 
 using gruwb::gui::BoardWorkspace;
 
@@ -62,6 +66,8 @@ class BoardPanelTest : public QObject {
   void trainsOnTheSimulatedBoardBesideTheHost();
   void cellComparisonBorrowsTheConnectedBoard();
   void wrongPortIsNamed();
+  void flashesAnInstalledImageWithTheChosenTool();
+  void flashDialogSaysWhyItCannotFlash();
 };
 
 // Compare cells with a board connected in the Board dock: the dock lends its port to the
@@ -231,6 +237,90 @@ void BoardPanelTest::wrongPortIsNamed() {
            qPrintable(workspace.lastError()));
   QVERIFY(workspace.panel()->statusText().contains("/dev/gruwb-no-such-port"));
   QVERIFY(!workspace.panel()->isConnected());
+}
+
+// Images where `gruwb board flash` looks (GRUWB_FIRMWARE_DIR) and stand-in tools on PATH.
+struct FirmwareSetup {
+  FirmwareSetup() {
+    firmware = dir.path() + "/firmware";
+    bin = dir.path() + "/bin";
+    QDir().mkpath(bin);
+    ok = gruwb::test::add_firmware_board(firmware, "nucleo_f446re", "0x08000000",
+                                         R"("openocd", "st-flash", "stm32flash")",
+                                         R"("-M", "netduinoplus2")") &&
+         gruwb::test::add_firmware_board(firmware, "mps2_an386", "0x00000000", "",
+                                         R"("-M", "mps2-an386")");
+    old_path = qgetenv("PATH");
+    qputenv("GRUWB_FIRMWARE_DIR", firmware.toUtf8());
+    qputenv("PATH", bin.toUtf8());
+  }
+  ~FirmwareSetup() {
+    qputenv("PATH", old_path);
+    qunsetenv("GRUWB_FIRMWARE_DIR");
+  }
+  QTemporaryDir dir;
+  QString firmware, bin;
+  QByteArray old_path;
+  bool ok = false;
+};
+
+// The dock's Flash firmware runs the chosen tool on the installed image, off the GUI thread,
+// and shows the tool's result; a tool that fails is named with its reason.
+void BoardPanelTest::flashesAnInstalledImageWithTheChosenTool() {
+  FirmwareSetup setup;
+  QVERIFY(setup.ok);
+  QVERIFY(
+      gruwb::test::add_fake_tool(setup.bin, setup.dir.path(), "openocd", 0, "** Verified OK **"));
+  BoardWorkspace workspace;
+  auto* button = workspace.panel()->findChild<QPushButton*>("boardFlash");
+  QVERIFY(button && button->isEnabled());
+  workspace.flash("nucleo_f446re", "openocd");
+  QVERIFY(workspace.waitForIdle(20000));
+  QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+  const QString elf = setup.firmware + "/nucleo_f446re/gruwb_fw_nucleo_f446re.elf";
+  QCOMPARE(
+      gruwb::test::fake_tool_args(setup.dir.path(), "openocd"),
+      QStringList({"-f", "board/st_nucleo_f4.cfg", "-c", "program " + elf + " verify reset exit"}));
+  QVERIFY2(workspace.panel()->statusText().contains("flashed nucleo_f446re with openocd"),
+           qPrintable(workspace.panel()->statusText()));
+
+  QVERIFY(gruwb::test::add_fake_tool(setup.bin, setup.dir.path(), "st-flash", 255,
+                                     "Found 0 stlink programmers"));
+  workspace.flash("nucleo_f446re", "st-flash");
+  QVERIFY(workspace.waitForIdle(20000));
+  QVERIFY2(workspace.lastError().contains("st-flash failed (exit 255)") &&
+               workspace.lastError().contains("Found 0 stlink programmers"),
+           qPrintable(workspace.lastError()));
+  QVERIFY(workspace.panel()->statusText().contains("Found 0 stlink programmers"));
+}
+
+// The dialog offers the installed tools first and disables Flash, saying why, for a QEMU-only
+// board, a tool that is not installed (with its Debian package) and stm32flash without a port.
+void BoardPanelTest::flashDialogSaysWhyItCannotFlash() {
+  gruwb::views::FirmwareChoice nucleo;
+  nucleo.board = "nucleo_f446re";
+  nucleo.cpu = "cortex-m4f";
+  nucleo.tools = QStringList{"openocd", "st-flash", "stm32flash"};
+  nucleo.packages = QStringList{"openocd", "stlink-tools", "stm32flash"};
+  nucleo.installed = QStringList{"stm32flash"};
+  gruwb::views::FirmwareChoice qemu;
+  qemu.board = "mps2_an386";
+  gruwb::views::FirmwareFlashDialog dialog({nucleo, qemu}, "/usr/share/gru-workbench/firmware");
+  auto* flash = dialog.findChild<QPushButton*>("flashButton");
+  QVERIFY(flash);
+  QCOMPARE(dialog.tool(), QString("stm32flash"));  // the installed one first
+  QVERIFY(!flash->isEnabled());
+  QVERIFY2(dialog.problem().contains("port"), qPrintable(dialog.problem()));
+  dialog.findChild<QLineEdit*>("flashPort")->setText("/dev/ttyUSB0");
+  QVERIFY(flash->isEnabled());
+  QCOMPARE(dialog.port(), QString("/dev/ttyUSB0"));
+  dialog.select("nucleo_f446re", "st-flash");
+  QVERIFY(!flash->isEnabled());
+  QVERIFY2(dialog.problem().contains("apt install stlink-tools"), qPrintable(dialog.problem()));
+  QCOMPARE(dialog.port(), QString());  // only stm32flash takes one
+  dialog.select("mps2_an386");
+  QVERIFY(!flash->isEnabled());
+  QVERIFY2(dialog.problem().contains("QEMU"), qPrintable(dialog.problem()));
 }
 
 QTEST_MAIN(BoardPanelTest)
