@@ -156,8 +156,8 @@ TrainingWorkspace::TrainingWorkspace(QMainWindow* window) : QObject(window), win
     window->addDockWidget(area, dock);
     return dock;
   };
-  QDockWidget* experiments = add_dock(views::scrollable(panel_), tr("Experiments"),
-                                      "experimentsDock", Qt::LeftDockWidgetArea);
+  QDockWidget* experiments = add_dock(views::scrollable(panel_, panel_->takeActionBar()),
+                                      tr("Experiments"), "experimentsDock", Qt::LeftDockWidgetArea);
   // A tab beside the model dock: stacked, the two need more height than a
   // 1366x768 screen has.
   if (auto* model = window->findChild<QDockWidget*>("modelDock", Qt::FindDirectChildrenOnly)) {
