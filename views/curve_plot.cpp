@@ -437,7 +437,16 @@ void CurvePlot::setSmoothingControlVisible(bool visible) {
 void CurvePlot::placeLegend() {
   QCPLegend* legend = plot_->legend;
   QCPLayoutGrid* grid = plot_->plotLayout();
-  const bool show = legend_wanted_ && legend->itemCount() > 0;
+  // A wrapped grid has empty cells: item(i) is null there.
+  int items = 0;
+  int widest = 1;
+  for (int i = 0; i < legend->itemCount(); ++i) {
+    if (const QCPAbstractLegendItem* item = legend->item(i)) {
+      ++items;
+      widest = std::max(widest, item->minimumOuterSizeHint().width());
+    }
+  }
+  const bool show = legend_wanted_ && items > 0;
   const bool placed = legend->layout() != nullptr;
   if (show && !placed) {
     grid->addElement(grid->rowCount(), 0, legend);  // below the title and the axis rect
@@ -449,12 +458,8 @@ void CurvePlot::placeLegend() {
   legend->setVisible(show);
   if (!show) return;
   // As many columns as fit across the plot.
-  int widest = 1;
-  for (int i = 0; i < legend->itemCount(); ++i) {
-    widest = std::max(widest, legend->item(i)->minimumOuterSizeHint().width());
-  }
   const int across = std::max(1, plot_->width() - 16) / (widest + legend->columnSpacing());
-  legend->setWrap(std::clamp(across, 1, legend->itemCount()));
+  legend->setWrap(std::clamp(across, 1, items));
   legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
 }
 

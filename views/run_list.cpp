@@ -109,6 +109,9 @@ RunList::RunList(QWidget* parent) : QWidget(parent) {
   layout->addWidget(filter_edit_);
   layout->addWidget(filter_note_);
   layout->addWidget(list_, 1);
+  auto* line_styles = new QLabel(tr("solid: training, dashed: validation"));
+  line_styles->setEnabled(false);  // a caption, greyed
+  layout->addWidget(line_styles);
   layout->addLayout(buttons);
 
   connect(filter_edit_, &QLineEdit::textChanged, this, &RunList::setFilter);
