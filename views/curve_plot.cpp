@@ -440,13 +440,27 @@ void CurvePlot::placeLegend() {
   // A wrapped grid has empty cells: item(i) is null there.
   int items = 0;
   int widest = 1;
+  int tallest = 1;
   for (int i = 0; i < legend->itemCount(); ++i) {
     if (const QCPAbstractLegendItem* item = legend->item(i)) {
       ++items;
       widest = std::max(widest, item->minimumOuterSizeHint().width());
+      tallest = std::max(tallest, item->minimumOuterSizeHint().height());
     }
   }
-  const bool show = legend_wanted_ && items > 0;
+  // As many columns as fit across the plot; a legend that would take more
+  // than a third of the height (a sweep's many runs) is left out instead of
+  // squashing the axes: the hover text names every curve.
+  const int columns = std::clamp(
+      std::max(1, plot_->width() - 16) / (widest + legend->columnSpacing()), 1, std::max(1, items));
+  const int rows = (items + columns - 1) / columns;
+  const bool fits = rows * (tallest + legend->rowSpacing()) <= plot_->height() / 3;
+  legend_box_->setToolTip(
+      fits || !legend_wanted_
+          ? tr("Show the legend below the plot (click an entry to hide its curve).")
+          : tr("%1 curves: too many for a legend here; hover the plot for their values.")
+                .arg(items));
+  const bool show = legend_wanted_ && items > 0 && fits;
   const bool placed = legend->layout() != nullptr;
   if (show && !placed) {
     grid->addElement(grid->rowCount(), 0, legend);  // below the title and the axis rect
@@ -457,9 +471,7 @@ void CurvePlot::placeLegend() {
   }
   legend->setVisible(show);
   if (!show) return;
-  // As many columns as fit across the plot.
-  const int across = std::max(1, plot_->width() - 16) / (widest + legend->columnSpacing());
-  legend->setWrap(std::clamp(across, 1, items));
+  legend->setWrap(columns);
   legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
 }
 

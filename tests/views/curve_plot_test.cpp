@@ -322,6 +322,17 @@ class CurvePlotTest : public QObject {
     plot.removeSeries("gesture 3 / all val");
     plot.flush();
     QCOMPARE(legendEntries(legend), 11);
+    // More curves than a third of the height can list (a sweep's runs): no legend rather than
+    // squashed axes.
+    for (int run = 0; run < 60; ++run) plot.addPoint(QStringLiteral("sweep run %1").arg(run), 0, 1);
+    plot.flush();
+    plot.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY(!legend->visible());
+    QVERIFY(plot.plot()->axisRect()->rect().height() > plot.plot()->height() / 2);
+    for (int run = 0; run < 60; ++run) plot.removeSeries(QStringLiteral("sweep run %1").arg(run));
+    plot.flush();
+    plot.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY(legend->visible());
     // Toggled off, the axis rect takes the room back.
     const int with_legend = data.height();
     plot.legendBox()->click();

@@ -311,6 +311,28 @@ class TrainingWorkspaceTest : public QObject {
     QCOMPARE(runs->color("beta / fc"), QColor(Qt::red));
   }
 
+  // A run deleted while it trains keeps collecting its points: Undo brings back every step.
+  void deletedRunStillTrainingComesBackWhole() {
+    TrainingWorkspace workspace;
+    ExperimentSettings s = gestureOnBasicMotions("long", 40);
+    s.stages = QStringList{"fc"};
+    workspace.startExperiment(s);
+    const QString series = "long / fc train";
+    QTRY_VERIFY_WITH_TIMEOUT(workspace.lossPlot()->values(series).size() >= 2, 60000);
+    workspace.runList()->removeRun("long / fc");
+    const bool deleted_while_running = workspace.isRunning();
+    QVERIFY(!workspace.lossPlot()->seriesNames().contains(series));
+    QVERIFY2(workspace.waitForIdle(120000), "experiment did not finish in 120 s");
+    QVERIFY(!workspace.lossPlot()->seriesNames().contains(series));
+    QVERIFY(workspace.runList()->undoRemove());
+    const QVector<double> steps = workspace.lossPlot()->steps(series);
+    QVERIFY(deleted_while_running);
+    // Step 0 (the initial evaluation), then every optimizer step, none missing.
+    for (int i = 0; i < steps.size(); ++i) QCOMPARE(steps[i], double(i));
+    QVERIFY(steps.size() > 40);
+    QCOMPARE(workspace.accuracyPlot()->values("long / fc val").size(), 41);  // epochs 0..40
+  }
+
   void stopKeepsResultsAndOthersRunOn() {
     TrainingWorkspace workspace;
     const int slow = workspace.startExperiment(gestureOnBasicMotions("long", 200));
