@@ -185,7 +185,10 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
             if (!plottable_item) return;
             for (Series& s : series_) {
               if (s.smooth == plottable_item->plottable()) {
-                setSeriesVisible(s.name, !s.visible);
+                const QString name = s.name;
+                const bool visible = !s.visible;
+                setSeriesVisible(name, visible);
+                emit seriesToggled(name, visible);
                 return;
               }
             }

@@ -158,6 +158,8 @@ class CurvePlot : public QWidget {
 
  signals:
   void replotted();
+  // The user switched a series on or off by clicking its legend entry.
+  void seriesToggled(const QString& series, bool visible);
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;

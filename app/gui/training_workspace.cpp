@@ -292,6 +292,14 @@ void TrainingWorkspace::createWidgets() {
   curves_panel_->setStretchFactor(1, 1);
   curves_panel_->setSizes({230, 1000});
   connect(run_list_, &views::RunList::runsChanged, this, &TrainingWorkspace::applyRuns);
+  for (views::CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
+    // A legend click is the run's tick box: both splits, both plots.
+    connect(plot, &views::CurvePlot::seriesToggled, this,
+            [this](const QString& series, bool visible) {
+              const QString run = series_run_.value(series);
+              if (!run.isEmpty()) run_list_->setChecked(run, visible);
+            });
+  }
   connect(run_list_, &views::RunList::runRemoved, this, &TrainingWorkspace::takeRun);
   connect(run_list_, &views::RunList::runRestored, this, &TrainingWorkspace::putRunBack);
   connect(run_list_, &views::RunList::xAxisChanged, this, [this](views::CurveXAxis axis) {

@@ -215,6 +215,18 @@ class TrainingWorkspaceTest : public QObject {
       runs->setChecked("alpha / fc", true);
       flush();
       QVERIFY(graphNamed(accuracy, "alpha / fc train")->visible());
+      // A click on a legend entry is the run's tick box.
+      loss->setLegendVisible(true);
+      flush();
+      QCPAbstractLegendItem* entry =
+          loss->plot()->legend->itemWithPlottable(graphNamed(loss, "alpha / fc train"));
+      QVERIFY(entry);
+      emit loss->plot()->legendClick(loss->plot()->legend, entry, nullptr);
+      QVERIFY(!runs->isChecked("alpha / fc"));
+      flush();
+      QVERIFY(!graphNamed(accuracy, "alpha / fc val")->visible());
+      runs->setChecked("alpha / fc", true);
+      loss->setLegendVisible(false);
 
       // Rename: the plots' names follow, underscores and all.
       runs->rename("beta / fc", "beta_lr0.01");
