@@ -31,11 +31,6 @@ const QColor kPalette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
                            QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f),
                            QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf)};
 
-double clampWeight(double weight) {
-  if (!(weight > 0)) return 0;  // also NaN
-  return std::min(weight, CurvePlot::kMaxSmoothing);
-}
-
 QString formatValue(double value) { return QString::number(value, 'g', 5); }
 
 // A log axis cannot show values <= 0: they become gaps instead of dragging
@@ -92,11 +87,27 @@ double EmaState::push(double value) {
 
 std::vector<double> smooth_ema(const std::vector<double>& values, double weight) {
   EmaState ema;
-  ema.weight = clampWeight(weight);
+  ema.weight = clamp_smoothing(weight);
   std::vector<double> out;
   out.reserve(values.size());
   for (double v : values) out.push_back(ema.push(v));
   return out;
+}
+
+double clamp_smoothing(double weight) {
+  if (!(weight > 0)) return 0;  // also NaN
+  return std::min(weight, CurvePlot::kMaxSmoothing);
+}
+
+double show_smoothing(QSlider* slider, QLabel* label, double weight) {
+  weight = clamp_smoothing(weight);
+  label->setText(QString::number(weight, 'f', 3));
+  const int slider_value = qRound(weight * 1000);
+  if (slider->value() != slider_value) {
+    const QSignalBlocker block(slider);
+    slider->setValue(slider_value);
+  }
+  return weight;
 }
 
 CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* parent)
@@ -377,13 +388,7 @@ void CurvePlot::resmooth(Series& s) {
 }
 
 void CurvePlot::setSmoothing(double weight) {
-  weight = clampWeight(weight);
-  smoothing_label_->setText(QString::number(weight, 'f', 3));
-  const int slider_value = qRound(weight * 1000);
-  if (smoothing_slider_->value() != slider_value) {
-    const QSignalBlocker block(smoothing_slider_);
-    smoothing_slider_->setValue(slider_value);
-  }
+  weight = show_smoothing(smoothing_slider_, smoothing_label_, weight);
   if (weight == smoothing_) return;
   smoothing_ = weight;
   for (Series& s : series_) resmooth(s);

@@ -36,6 +36,11 @@ namespace gruwb::views {
 // Non-finite values pass through unchanged and do not enter the average.
 // `weight` is clamped to [0, 0.999] like the slider.
 std::vector<double> smooth_ema(const std::vector<double>& values, double weight);
+// A smoothing weight as the slider allows it: [0, CurvePlot::kMaxSmoothing] (NaN: 0).
+double clamp_smoothing(double weight);
+// Shows `weight` (clamped) on a smoothing slider (0..1000) and its value label without the
+// slider signalling; returns the clamped weight. CurvePlot's and RunList's sliders share it.
+double show_smoothing(QSlider* slider, QLabel* label, double weight);
 
 // Incremental form of smooth_ema for live series: push() returns the
 // smoothed value of the point just added.

@@ -32,11 +32,6 @@ QIcon swatch(const QColor& color) {
   return QIcon(pixmap);
 }
 
-double clampWeight(double weight) {
-  if (!(weight > 0)) return 0;  // also NaN
-  return std::min(weight, CurvePlot::kMaxSmoothing);
-}
-
 }  // namespace
 
 RunList::RunList(QWidget* parent) : QWidget(parent) {
@@ -328,13 +323,7 @@ void RunList::setXAxis(CurveXAxis axis) {
 }
 
 void RunList::setSmoothing(double weight) {
-  weight = clampWeight(weight);
-  smoothing_label_->setText(QString::number(weight, 'f', 3));
-  const int slider_value = qRound(weight * 1000);
-  if (smoothing_slider_->value() != slider_value) {
-    const QSignalBlocker block(smoothing_slider_);
-    smoothing_slider_->setValue(slider_value);
-  }
+  weight = show_smoothing(smoothing_slider_, smoothing_label_, weight);
   if (weight == smoothing_) return;
   smoothing_ = weight;
   emit smoothingChanged(weight);
