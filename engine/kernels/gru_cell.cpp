@@ -39,14 +39,14 @@ Status gru_arena_bytes(int32_t input_size, int32_t units, int32_t batch, int32_t
 #else
   (void)batched;
 #endif
-  int64_t steps = 0, tape = 0;
-  if (!checked_mul(int64_t{batch}, time, &steps) ||
-      !checked_mul(steps, int64_t{gru_tape_floats(units)}, &tape)) {
-    tape = -1;  // float_bytes refuses it
+  size_t steps = 0, tape = 0;
+  if (!checked_mul(scratch, sizeof(float), &out->scratch) || !checked_mul(batch, time, &steps) ||
+      !checked_mul(steps, gru_tape_floats(units), &tape) ||
+      !checked_mul(tape, sizeof(float), &out->tape) ||
+      !checked_mul(backward + time, sizeof(float), &out->backward_scratch)) {
+    return Status::error(StatusCode::kOutOfMemory, "GRU: the arena it needs does not fit");
   }
-  GRUWB_RETURN_IF_ERROR(float_bytes(scratch, "GRU scratch", &out->scratch));
-  GRUWB_RETURN_IF_ERROR(float_bytes(tape, "GRU tape", &out->tape));
-  return float_bytes(backward + time, "GRU backward scratch", &out->backward_scratch);
+  return Status();
 }
 
 namespace {

@@ -64,8 +64,8 @@ inline int32_t gru_tape_floats(int32_t units) { return 5 * units; }
 // Weight gradients are summed over blocks of kGruGradientBlock steps (one
 // pass over each gradient row per block instead of one per step).
 constexpr int32_t kGruGradientBlock = 8;
-inline int64_t gru_backward_scratch_floats(int32_t units) {
-  return (3 + kGruGradientBlock * 7) * int64_t{units};
+inline int32_t gru_backward_scratch_floats(int32_t units) {
+  return 3 * units + kGruGradientBlock * 7 * units;  // units <= 26,754: [3H, H] has <= 2^31
 }
 
 // Where gru_sequence_backward ACCUMULATES weight gradients (nullptr: frozen).

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "engine/kernels/flexbuffer_map.h"
+#include "engine/kernels/gru_cell.h"
 #include "tests/engine/kernels/recurrent_test_util.h"
 #include "tests/engine/test_models.h"
 
@@ -468,3 +469,19 @@ TEST(FlexMapTest, TruncatedAndCorruptedBuffersNeverReadOutside) {
 
 }  // namespace
 }  // namespace gruwb
+
+// The arena a fused GRU asks for: the reference model's sizes, and a shape whose BPTT tape
+// (batch x time x 5H floats) cannot be addressed is refused instead of wrapping to a small size.
+TEST(GruArenaBytesTest, SizesTheTapeAndRefusesOneThatDoesNotFit) {
+  gruwb::GruArenaBytes bytes;
+  ASSERT_TRUE(gruwb::gru_arena_bytes(3, 60, 1, 60, false, false, &bytes).ok());
+  EXPECT_EQ(bytes.tape, sizeof(float) * 60 * 5 * 60);
+  EXPECT_EQ(bytes.scratch,
+            sizeof(float) * static_cast<size_t>(gruwb::gru_scratch_floats(3, 60, false)));
+  EXPECT_EQ(bytes.backward_scratch,
+            sizeof(float) * static_cast<size_t>(gruwb::gru_backward_scratch_floats(60) + 60));
+  const gruwb::Status huge =
+      gruwb::gru_arena_bytes(3, 26754, INT32_MAX, INT32_MAX, false, false, &bytes);
+  EXPECT_EQ(huge.code(), gruwb::StatusCode::kOutOfMemory);
+  EXPECT_NE(std::string(huge.message()).find("GRU"), std::string::npos);
+}
