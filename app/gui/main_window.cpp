@@ -413,6 +413,12 @@ void MainWindow::connectViews() {
   connect(report_view_, &views::ModelReportView::tensorSelected, this, show_tensor);
   connect(size_view_, &views::SizeView::tensorActivated, this, show_tensor);
   connect(graph_view_, &views::GraphView::opSelected, this, &MainWindow::selectReportRow);
+  // A clicked op shows its attributes (Netron's node properties) in the inspector.
+  connect(graph_view_, &views::GraphView::opSelected, this, [this](int subgraph, int op) {
+    if (inspector_->showOp(subgraph, op)) {
+      if (QDockWidget* d = dock("tensorDock")) d->raise();
+    }
+  });
   connect(report_view_, &views::ModelReportView::opSelected, this, [this](int subgraph, int op) {
     if (graph_view_->currentSubgraph() != subgraph) {
       graph_view_->goBackTo(0);
