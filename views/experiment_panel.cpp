@@ -510,6 +510,11 @@ bool ExperimentPanel::chooseDataset(const QString& path) {
 
 QString ExperimentPanel::datasetError() const { return dataset_error_label_->text(); }
 
+void ExperimentPanel::showBuildMode() {
+  model_source_->setCurrentIndex(1);
+  build_edit_->setFocus(Qt::OtherFocusReason);
+}
+
 void ExperimentPanel::setModelPath(const QString& path) {
   model_source_->setCurrentIndex(0);
   model_edit_->setText(path);

@@ -34,6 +34,7 @@
 #include "views/model_report_view.h"
 #include "views/size_view.h"
 #include "views/tensor_inspector.h"
+#include "views/welcome_page.h"
 
 using gruwb::gui::MainWindow;
 using gruwb::views::ModelReportView;
@@ -298,6 +299,55 @@ class MainWindowTest : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     window.findAction()->trigger();
     QVERIFY(window.graphView()->findField()->hasFocus());
+  }
+
+  // Issue 20 point 12: with no model open the window shows the welcome page with the bundled
+  // samples; clicking one opens it (the graph replaces the page).
+  void welcomePageListsTheSamplesAndOpensOne() {
+    MainWindow window;
+    QVERIFY(window.welcomeShown());
+    const QStringList samples = window.welcomePage()->samplePaths();
+    const QString fused = QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite";
+    QVERIFY2(samples.contains(QFileInfo(fused).absoluteFilePath()), qPrintable(samples.join(",")));
+    QVERIFY(
+        samples.contains(QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts"));
+    emit window.welcomePage()->fileActivated(fused);
+    QVERIFY(window.model());
+    QVERIFY(!window.welcomeShown());
+    QCOMPARE(window.report().subgraphs[0].ops[0].name, std::string("CUSTOM:GRUWB_GRU"));
+    // It is a recent file now, and the page lists it.
+    QCOMPARE(window.welcomePage()->recentPaths().value(0), fused);
+    // The Build job switches the experiment panel to a build spec.
+    window.startJob("build");
+    QVERIFY(window.trainingWorkspace()->panel()->settings().model_path.isEmpty());
+  }
+
+  // Issue 20 point 12: Help > Keyboard Shortcuts lists every menu action's shortcut.
+  void helpListsEveryShortcut() {
+    MainWindow window;
+    const QList<QPair<QString, QString>> rows = window.shortcutList();
+    const auto shortcut_of = [&rows](const QString& action) {
+      for (const auto& row : rows) {
+        if (row.first == action) return row.second;
+      }
+      return QString();
+    };
+    QCOMPARE(shortcut_of("Edit > Find"),
+             QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText));
+    QCOMPARE(shortcut_of("File > Reload"), QString("F5"));
+    QCOMPARE(shortcut_of("Help > Keyboard Shortcuts"), QString("Ctrl+/"));
+    QVERIFY(!shortcut_of("Tools > Fuse Recurrent Cells").isEmpty());
+    window.showShortcutsDialog();
+    QVERIFY(window.shortcutsDialog()->isVisible());
+  }
+
+  // Issue 20 point 10: clicking an op in the graph shows its attributes in the inspector.
+  void clickingAnOpShowsItsAttributes() {
+    MainWindow window;
+    QVERIFY(window.openModel(kHello));
+    window.graphView()->selectNode(window.graphView()->graph().node_of_op(0));
+    QCOMPARE(window.tensorInspector()->op(), 0);
+    QCOMPARE(window.tensorInspector()->property("fused_activation_function"), QString("RELU"));
   }
 
   void dockLayoutPersistsAcrossWindows() {
