@@ -505,6 +505,7 @@ bool ExperimentPanel::chooseDataset(const QString& path) {
   dataset_error_label_->setVisible(!error.isEmpty());
   if (!error.isEmpty()) return false;
   dataset_edit_->setText(path);
+  emit datasetChosen(path);
   return true;
 }
 

@@ -145,6 +145,8 @@ class ExperimentPanel : public QWidget {
   // The custom set changed (a tick in the list, setCheckedWeights(),
   // setSettings() or names dropped by setWeightNames()).
   void checkedWeightsChanged(const QStringList& names);
+  // chooseDataset() took `path` (Browse): the window shows it in the Dataset dock.
+  void datasetChosen(const QString& path);
 
  private:
   QTreeWidgetItem* itemFor(int id) const;

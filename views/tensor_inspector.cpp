@@ -180,8 +180,8 @@ QVariant TensorValuesModel::headerData(int section, Qt::Orientation orientation,
 
 TensorInspector::TensorInspector(QWidget* parent) : QWidget(parent) {
   title_ =
-      new QLabel(tr("Select a tensor: an edge or weight badge in the graph, or a row in the "
-                    "model tree."));
+      new QLabel(tr("Select a tensor or an op: an edge, weight badge or node in the graph, or a "
+                    "row in the model tree."));
   title_->setWordWrap(true);
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -266,8 +266,8 @@ void TensorInspector::clear() {
   values_page_->setVisible(false);
   save_->setEnabled(false);
   title_->setText(
-      tr("Select a tensor: an edge or weight badge in the graph, or a row in the "
-         "model tree."));
+      tr("Select a tensor or an op: an edge, weight badge or node in the graph, or a "
+         "row in the model tree."));
 }
 
 void TensorInspector::addProperty(const QString& name, const QString& value) {

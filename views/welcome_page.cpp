@@ -42,7 +42,7 @@ QWidget* file_row(const QString& path, const QString& line, QObject* receiver,
   button->setCursor(Qt::PointingHandCursor);
   QObject::connect(button, &QToolButton::clicked, receiver, open);
   auto* note = new QLabel(line.isEmpty() ? QFileInfo(path).absolutePath() : line);
-  note->setStyleSheet("color: palette(mid)");
+  note->setStyleSheet("color: #666");
   note->setToolTip(path);
   layout->addWidget(button);
   layout->addWidget(note, 1);

@@ -49,6 +49,7 @@
 #include "engine/tools/analyzer.h"
 #include "engine/tools/model_writer.h"
 #include "engine/tools/rnn_detector.h"
+#include "views/dataset_view.h"
 #include "views/fuse_view.h"
 #include "views/graph_view.h"
 #include "views/model_report_view.h"
@@ -393,6 +394,11 @@ void MainWindow::createWorkspaces() {
   // before the saved layout is restored.
   training_ = new TrainingWorkspace(this);
   auto* board = new BoardWorkspace(this);  // the Board dock, tabbed with the curves
+  // The chosen dataset at a glance (classes, split, samples), tabbed with the curves.
+  dataset_view_ = new views::DatasetView;
+  QDockWidget* dataset =
+      addDock(dataset_view_, tr("Dataset"), "datasetDock", Qt::BottomDockWidgetArea);
+  if (QDockWidget* curves = this->dock("curvesDock")) tabifyDockWidget(curves, dataset);
   // A cell comparison times each row on the connected board (its board columns).
   training_->setBoardLender([board] { return board->lendPort(); },
                             [board] { board->takeBackPort(); });
@@ -411,6 +417,12 @@ void MainWindow::createWorkspaces() {
           &views::ExperimentPanel::setCheckedWeights);
   connect(training_->panel(), &views::ExperimentPanel::checkedWeightsChanged, graph_view_,
           &views::GraphView::setCheckedWeights);
+  connect(training_->panel(), &views::ExperimentPanel::datasetChosen, this,
+          [this](const QString& path) {
+            if (showDatasetPreview(path)) {
+              if (QDockWidget* d = dock("datasetDock")) d->raise();
+            }
+          });
   // Every dock, also those a workspace added itself, can be shown again
   // from the View menu.
   for (QDockWidget* d : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly)) {
@@ -603,6 +615,52 @@ bool MainWindow::openDataset(const QString& path) {
   dataset_label_->setToolTip(QString::fromStdString(summary));
   statusBar()->showMessage(tr("Dataset %1 selected").arg(info.fileName()), 5000);
   emit datasetChanged(dataset_path_);
+  showDatasetPreview(dataset_path_);
+  return true;
+}
+
+bool MainWindow::showDatasetPreview(const QString& path) {
+  app::DatasetFiles files;
+  std::string error;
+  if (!app::load_dataset(QFile::encodeName(path).toStdString(), &files, &error)) {
+    dataset_view_->clear();
+    return false;
+  }
+  views::DatasetPreview preview;
+  preview.name = QString::fromStdString(files.train.name);
+  preview.source = path;
+  preview.channels = files.train.channels;
+  for (const std::string& name : files.train.class_names) {
+    preview.class_names << QString::fromStdString(name);
+  }
+  // The splits an experiment with default settings would train on (its validation share and
+  // seed; a test share when the file has no test split).
+  const app::ExperimentSpec defaults;
+  app::PrepareOptions options;
+  options.length_policy = defaults.length_policy;
+  options.validation_fraction = defaults.validation_fraction;
+  options.seed = defaults.first_seed;
+  app::PreparedData prepared;
+  const size_t classes = files.train.class_names.size();
+  if (app::prepare_dataset(files, options, &prepared, &error)) {
+    preview.train = app::split_class_counts(prepared.train, classes);
+    preview.validation = app::split_class_counts(prepared.validation, classes);
+    preview.test = app::split_class_counts(prepared.test, classes);
+    for (const std::string& note : prepared.notes) preview.notes << QString::fromStdString(note);
+  } else {  // the file's own splits, and why they are not prepared
+    preview.train = files.train.class_counts();
+    preview.test = files.test.class_counts();
+    preview.notes << QString::fromStdString(error);
+  }
+  // The first sample of each class, as stored (before normalisation).
+  std::vector<bool> shown(classes, false);
+  for (int i = 0; i < files.train.size(); ++i) {
+    const int label = files.train.labels[i];
+    if (label < 0 || static_cast<size_t>(label) >= classes || shown[label]) continue;
+    shown[label] = true;
+    preview.examples.push_back({label, files.train.lengths[i], files.train.series[i]});
+  }
+  dataset_view_->setPreview(preview);
   return true;
 }
 

@@ -38,6 +38,7 @@ class PluginListView;
 class SizeView;
 class TensorInspector;
 class WelcomePage;
+class DatasetView;
 }  // namespace gruwb::views
 
 namespace gruwb::gui {
@@ -111,6 +112,9 @@ class MainWindow : public QMainWindow {
   bool welcomeShown() const;
   // A welcome-page job button: "inspect", "fuse", "train", "compare", "build", "board", "export".
   void startJob(const QString& job);
+  // The Dataset dock: classes per split, samples per channel of `path` (what openDataset shows).
+  bool showDatasetPreview(const QString& path);
+  views::DatasetView* datasetView() const { return dataset_view_; }
 
   // The open model (null when none) and its analyzer report.
   const tools::LoadedModel* model() const { return model_.get(); }
@@ -194,6 +198,7 @@ class MainWindow : public QMainWindow {
   views::TensorInspector* inspector_ = nullptr;
   views::SizeView* size_view_ = nullptr;
   views::WelcomePage* welcome_ = nullptr;
+  views::DatasetView* dataset_view_ = nullptr;
   QDialog* shortcuts_dialog_ = nullptr;
   QStackedWidget* pages_ = nullptr;  // placeholder until a model is open, then the graph
   QWidget* error_banner_ = nullptr;

@@ -3,6 +3,8 @@
 
 #include "app/gui/main_window.h"
 
+#include <qcustomplot.h>
+
 #include <QAction>
 #include <QBuffer>
 #include <QDialog>
@@ -21,14 +23,17 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QUrl>
 #include <QtTest>
 
+#include "app/core/dataset.h"
 #include "app/gui/project_file.h"
 #include "app/gui/training_workspace.h"
 #include "views/comparison_table.h"
+#include "views/dataset_view.h"
 #include "views/experiment_panel.h"
 #include "views/graph_view.h"
 #include "views/model_report_view.h"
@@ -348,6 +353,31 @@ class MainWindowTest : public QObject {
     window.graphView()->selectNode(window.graphView()->graph().node_of_op(0));
     QCOMPARE(window.tensorInspector()->op(), 0);
     QCOMPARE(window.tensorInspector()->property("fused_activation_function"), QString("RELU"));
+  }
+
+  // Issue 20 point 12: a chosen dataset shows in the Dataset dock: per-class counts of each
+  // split equal the file's, and one sample per class is plotted per channel.
+  void datasetViewCountsTheClasses() {
+    const QString path = QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts";
+    gruwb::app::DatasetFiles files;
+    std::string error;
+    QVERIFY2(gruwb::app::load_dataset(path.toStdString(), &files, &error), error.c_str());
+    MainWindow window;
+    QVERIFY(window.datasetView()->countsTable()->rowCount() == 0);
+    // Chosen in the Experiments panel (its Browse button's path).
+    QVERIFY(window.trainingWorkspace()->panel()->chooseDataset(path));
+    const std::vector<int> train = files.train.class_counts();
+    const std::vector<int> test = files.test.class_counts();
+    QCOMPARE(static_cast<int>(train.size()), 4);
+    for (int c = 0; c < 4; ++c) {
+      QCOMPARE(window.datasetView()->shownCount("train", c), train[c]);
+      QCOMPARE(window.datasetView()->shownCount("test", c), test[c]);
+      QCOMPARE(window.datasetView()->countsTable()->item(c, 0)->text(),
+               QString::fromStdString(files.train.class_names[c]));
+    }
+    // One example per class, 6 channels each.
+    QCOMPARE(static_cast<int>(window.datasetView()->preview().examples.size()), 4);
+    QCOMPARE(window.datasetView()->samplesPlot()->graphCount(), 4 * 6);
   }
 
   void dockLayoutPersistsAcrossWindows() {
