@@ -2,11 +2,12 @@
 
 #include <qcustomplot.h>
 
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -16,6 +17,10 @@ namespace {
 const QStringList kSplits = {"train", "validation", "test"};
 
 int sum(const std::vector<int>& counts) { return std::accumulate(counts.begin(), counts.end(), 0); }
+
+QColor channel_colour(int channel, int channels) {
+  return QColor::fromHsv((channel * 360 / std::max(channels, 1) + 210) % 360, 200, 200);
+}
 
 }  // namespace
 
@@ -27,20 +32,20 @@ DatasetView::DatasetView(QWidget* parent) : QWidget(parent) {
   counts_->setHorizontalHeaderLabels(
       {tr("Class"), tr("Train"), tr("Validation"), tr("Test"), tr("Total")});
   counts_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  counts_->horizontalHeader()->setStretchLastSection(true);
   counts_->verticalHeader()->hide();
   counts_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   plot_ = new QCustomPlot;
   plot_->setMinimumHeight(160);
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(counts_);
-  split->addWidget(plot_);
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 5);
+  // The table as wide as its columns, the plots take the rest.
+  counts_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+  counts_->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Expanding);
+  auto* row = new QHBoxLayout;
+  row->addWidget(counts_);
+  row->addWidget(plot_, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(title_);
-  layout->addWidget(split, 1);
+  layout->addLayout(row, 1);
   clear();
 }
 
@@ -67,6 +72,12 @@ void DatasetView::setPreview(const DatasetPreview& preview) {
                      .arg(train)
                      .arg(validation)
                      .arg(test);
+  text += tr("<br>Plotted: the first training sample of each class, as stored; channels:");
+  for (int c = 0; c < preview.channels && c < 32; ++c) {
+    text += QString(" <span style='color:%1'>&#9632; %2</span>")
+                .arg(channel_colour(c, preview.channels).name())
+                .arg(c);
+  }
   if (!preview.notes.isEmpty()) text += "<br>" + preview.notes.join("; ").toHtmlEscaped();
   title_->setText(text);
   title_->setToolTip(preview.source);
@@ -109,7 +120,8 @@ void DatasetView::plotExamples() {
     plot_->replot();
     return;
   }
-  const int columns = examples <= 2 ? examples : (examples <= 6 ? (examples + 1) / 2 : 4);
+  // One row while it fits (up to 6 classes), then rows of 6.
+  const int columns = examples <= 6 ? examples : 6;
   for (int e = 0; e < examples; ++e) {
     const DatasetPreview::Example& example = preview_.examples[e];
     auto* rect = new QCPAxisRect(plot_);
@@ -123,7 +135,7 @@ void DatasetView::plotExamples() {
     rect->axis(QCPAxis::atTop)->setLabel(label);
     for (int c = 0; c < preview_.channels; ++c) {
       auto* graph = plot_->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
-      graph->setPen(QPen(QColor::fromHsv((c * 360 / preview_.channels + 210) % 360, 200, 200)));
+      graph->setPen(QPen(channel_colour(c, preview_.channels)));
       QVector<double> t, v;
       for (int step = 0; step < example.length; ++step) {
         const size_t at = static_cast<size_t>(step) * preview_.channels + c;

@@ -398,7 +398,10 @@ void MainWindow::createWorkspaces() {
   dataset_view_ = new views::DatasetView;
   QDockWidget* dataset =
       addDock(dataset_view_, tr("Dataset"), "datasetDock", Qt::BottomDockWidgetArea);
-  if (QDockWidget* curves = this->dock("curvesDock")) tabifyDockWidget(curves, dataset);
+  if (QDockWidget* curves = this->dock("curvesDock")) {
+    tabifyDockWidget(curves, dataset);
+    curves->raise();  // the curves stay in front; choosing a dataset raises its dock
+  }
   // A cell comparison times each row on the connected board (its board columns).
   training_->setBoardLender([board] { return board->lendPort(); },
                             [board] { board->takeBackPort(); });
