@@ -386,10 +386,9 @@ bool TensorInspector::showOp(int subgraph, int op) {
                                        .arg(QString::fromStdString(report_.subgraphs[called].name))
                                  : tr("subgraph %1 (missing)").arg(called));
   }
-  addProperty(tr("MACs"), info.macs_formula.empty()
-                              ? QString::number(info.macs)
-                              : QString("%1 (%2)").arg(info.macs).arg(
-                                    QString::fromStdString(info.macs_formula)));
+  // The count in the column (docks are narrow), how it was counted on hover.
+  auto* macs = new QTreeWidgetItem(properties_, {tr("MACs"), QString::number(info.macs)});
+  macs->setToolTip(1, QString::fromStdString(info.macs_formula));
   addProperty(tr("Engine"), info.engine_supported ? tr("has a kernel") : tr("no kernel"));
   const auto add_tensor_row = [&](const QString& role, int32_t t) {
     QString text = tr("omitted");

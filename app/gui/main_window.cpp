@@ -273,6 +273,18 @@ void MainWindow::createActions() {
   });
   docs->setObjectName("documentationAction");
   docs->setShortcut(QKeySequence::HelpContents);
+  help->addAction(tr("&README"), this,
+                  [this] {
+                    const QString folder =
+                        app::docs_folder();  // README.md sits beside the docs folder
+                    if (folder.isEmpty() || !QFileInfo::exists(folder + "/../README.md")) {
+                      showError(tr("README.md was not found beside the documentation."));
+                      return;
+                    }
+                    QDesktopServices::openUrl(
+                        QUrl::fromLocalFile(QDir::cleanPath(folder + "/../README.md")));
+                  })
+      ->setObjectName("readmeAction");
   QAction* shortcuts =
       help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcutsDialog);
   shortcuts->setObjectName("shortcutsAction");

@@ -29,6 +29,7 @@
 #include <QUrl>
 #include <QtTest>
 
+#include "app/core/bundled_files.h"
 #include "app/core/dataset.h"
 #include "app/gui/project_file.h"
 #include "app/gui/training_workspace.h"
@@ -344,6 +345,11 @@ class MainWindowTest : public QObject {
     QVERIFY(!shortcut_of("Tools > Fuse Recurrent Cells").isEmpty());
     window.showShortcutsDialog();
     QVERIFY(window.shortcutsDialog()->isVisible());
+    // Help > Documentation and README open files that exist (the build tree's here).
+    QVERIFY(QFileInfo::exists(gruwb::app::docs_folder() + "/gui.md"));
+    QVERIFY(QFileInfo::exists(gruwb::app::docs_folder() + "/../README.md"));
+    QVERIFY(window.findChild<QAction*>("documentationAction"));
+    QVERIFY(window.findChild<QAction*>("readmeAction"));
   }
 
   // Issue 20 point 10: clicking an op in the graph shows its attributes in the inspector.

@@ -181,6 +181,7 @@ class TensorInspectorTest : public QObject {
     QCOMPARE(inspector.property("reset_after"), QString("true"));
     QCOMPARE(inspector.property("activation"), QString("tanh"));
     QCOMPARE(inspector.property("recurrent_activation"), QString("sigmoid"));
+    QCOMPARE(inspector.property("MACs"), QString::number(ops[gru].macs));
     QVERIFY(inspector.property("in W_x").startsWith("T#"));
     QVERIFY(inspector.property("in W_h").startsWith("T#"));
     // Double-clicking an input row opens that tensor.
