@@ -49,12 +49,38 @@ QVector<double> forAxis(const QVector<double>& values, bool log_scale) {
   return out;
 }
 
+// QCustomPlot clips a legend entry to its text's bounding box, which cuts off
+// the underscores of names like "dense_0/kernel": room below the text keeps them.
+constexpr int kLegendItemBottomMargin = 3;
+
 bool fail(QString* error, const QString& path, const QString& why) {
   if (error) *error = QStringLiteral("%1: %2").arg(path, why);
   return false;
 }
 
 }  // namespace
+
+QString curve_x_axis_key(CurveXAxis axis) {
+  switch (axis) {
+    case CurveXAxis::kEpoch: return QStringLiteral("epoch");
+    case CurveXAxis::kWallTime: return QStringLiteral("wall");
+    case CurveXAxis::kStep: break;
+  }
+  return QStringLiteral("step");
+}
+
+CurveXAxis curve_x_axis_from_key(const QString& key) {
+  if (key == "epoch") return CurveXAxis::kEpoch;
+  if (key == "wall") return CurveXAxis::kWallTime;
+  return CurveXAxis::kStep;
+}
+
+double CurveX::on(CurveXAxis axis) const {
+  const double x = axis == CurveXAxis::kEpoch      ? epoch
+                   : axis == CurveXAxis::kWallTime ? seconds
+                                                   : step;
+  return std::isfinite(x) ? x : step;
+}
 
 double EmaState::push(double value) {
   if (!std::isfinite(value)) return value;
@@ -86,10 +112,14 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
   // An empty plot shows 0..1 (QCustomPlot's 0..5 read as an accuracy of 5).
   plot_->xAxis->setRange(0, 1);
   plot_->yAxis->setRange(0, 1);
+  // The legend goes below the axis rect (placeLegend), never over the data.
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
   plot_->legend->setVisible(false);  // shown once it has a series (replotNow)
-  plot_->legend->setBrush(QColor(255, 255, 255, 210));
+  plot_->legend->setBorderPen(Qt::NoPen);
+  plot_->legend->setBrush(Qt::NoBrush);
   plot_->legend->setIconSize(18, 8);
-  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  plot_->legend->setMargins(QMargins(4, 0, 4, 2));
+  plot_->legend->setRowSpacing(0);
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot_->setNoAntialiasingOnDrag(true);
   plot_->setPlottingHint(QCP::phFastPolylines, true);
@@ -100,6 +130,7 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
   plot_->setMouseTracking(true);
   plot_->installEventFilter(this);
 
+  smoothing_controls_ = new QWidget;
   smoothing_slider_ = new QSlider(Qt::Horizontal);
   smoothing_slider_->setObjectName("smoothingSlider");
   smoothing_slider_->setRange(0, 999);
@@ -110,18 +141,27 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
   smoothing_label_->setMinimumWidth(smoothing_label_->fontMetrics().horizontalAdvance("0.999 "));
   log_box_ = new QCheckBox(tr("Log scale"));
   log_box_->setObjectName("logScaleBox");
+  legend_box_ = new QCheckBox(tr("Legend"));
+  legend_box_->setObjectName("legendBox");
+  legend_box_->setChecked(legend_wanted_);
+  legend_box_->setToolTip(tr("Show the legend below the plot (click an entry to hide its curve)."));
   export_button_ = new QToolButton;
   export_button_->setText(tr("Export"));
   export_button_->setToolTip(tr("Save the plot as PNG or PDF, or every series as CSV."));
   connect(export_button_, &QToolButton::clicked, this, &CurvePlot::exportWithDialog);
 
+  auto* smoothing_row = new QHBoxLayout(smoothing_controls_);
+  smoothing_row->setContentsMargins(0, 0, 0, 0);
+  smoothing_row->addWidget(new QLabel(tr("Smoothing")));
+  smoothing_row->addWidget(smoothing_slider_, 1);
+  smoothing_row->addWidget(smoothing_label_);
   auto* controls = new QHBoxLayout;
   controls->setContentsMargins(4, 0, 4, 0);
-  controls->addWidget(new QLabel(tr("Smoothing")));
-  controls->addWidget(smoothing_slider_, 1);
-  controls->addWidget(smoothing_label_);
+  controls->addWidget(smoothing_controls_, 1);
   controls->addSpacing(8);
+  controls->addStretch(0);
   controls->addWidget(log_box_);
+  controls->addWidget(legend_box_);
   controls->addWidget(export_button_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -133,6 +173,7 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
   connect(smoothing_slider_, &QSlider::valueChanged, this,
           [this](int value) { setSmoothing(value / 1000.0); });
   connect(log_box_, &QCheckBox::toggled, this, &CurvePlot::setLogScale);
+  connect(legend_box_, &QCheckBox::toggled, this, &CurvePlot::setLegendVisible);
   connect(plot_, &QCustomPlot::mouseMove, this, &CurvePlot::showHover);
   connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) {
     rescale();
@@ -144,20 +185,27 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
             if (!plottable_item) return;
             for (Series& s : series_) {
               if (s.smooth == plottable_item->plottable()) {
-                setSeriesVisible(s.name, !s.visible);
+                const QString name = s.name;
+                const bool visible = !s.visible;
+                setSeriesVisible(name, visible);
+                emit seriesToggled(name, visible);
                 return;
               }
             }
           });
 }
 
-CurvePlot::~CurvePlot() = default;
+CurvePlot::~CurvePlot() {
+  // A hidden legend is out of every layout, so QCustomPlot would not delete it.
+  if (plot_->legend && !plot_->legend->layout()) delete plot_->legend;
+}
 
 CurvePlot::Series& CurvePlot::seriesFor(const QString& name) {
   auto it = index_.find(name);
   if (it != index_.end()) return series_[*it];
   Series s;
   s.name = name;
+  s.label = name;
   s.ema.weight = smoothing_;
   s.visible = !hidden_names_.contains(name);
   const QColor color = kPalette[series_.size() % (sizeof kPalette / sizeof kPalette[0])];
@@ -165,6 +213,9 @@ CurvePlot::Series& CurvePlot::seriesFor(const QString& name) {
   s.raw->removeFromLegend();
   s.smooth = plot_->addGraph();
   s.smooth->setName(name);
+  if (QCPPlottableLegendItem* item = plot_->legend->itemWithPlottable(s.smooth)) {
+    item->setMargins(QMargins(0, 0, 0, kLegendItemBottomMargin));
+  }
   index_.insert(name, int(series_.size()));
   series_.push_back(s);
   setSeriesStyle(name, color, Qt::SolidLine);
@@ -178,6 +229,8 @@ const CurvePlot::Series* CurvePlot::find(const QString& name) const {
 
 void CurvePlot::setSeriesStyle(const QString& name, const QColor& color, Qt::PenStyle style) {
   Series& s = seriesFor(name);
+  s.color = color;
+  s.style = style;
   QColor faint = color;
   faint.setAlpha(60);
   s.raw->setPen(QPen(faint, 1, style));
@@ -185,15 +238,46 @@ void CurvePlot::setSeriesStyle(const QString& name, const QColor& color, Qt::Pen
   scheduleReplot();
 }
 
-void CurvePlot::addPoint(const QString& name, double step, double value) {
+void CurvePlot::setSeriesColor(const QString& name, const QColor& color) {
+  const Series* s = find(name);
+  setSeriesStyle(name, color, s ? s->style : Qt::SolidLine);
+}
+
+QColor CurvePlot::seriesColor(const QString& name) const {
+  const Series* s = find(name);
+  return s ? s->color : QColor();
+}
+
+void CurvePlot::setSeriesLabel(const QString& name, const QString& label) {
   Series& s = seriesFor(name);
-  s.steps.append(step);
+  s.label = label.isEmpty() ? name : label;
+  s.smooth->setName(s.label);
+  scheduleReplot();
+}
+
+QString CurvePlot::seriesLabel(const QString& name) const {
+  const Series* s = find(name);
+  return s ? s->label : QString();
+}
+
+void CurvePlot::addPoint(const QString& name, double step, double value) {
+  CurveX x;
+  x.step = step;
+  addPoint(name, x, value);
+}
+
+void CurvePlot::addPoint(const QString& name, const CurveX& x, double value) {
+  Series& s = seriesFor(name);
+  const double key = x.on(x_axis_);
+  s.x.append(x);
+  s.keys.append(key);
+  s.steps.append(x.step);
   s.values.append(value);
   s.smoothed.append(s.ema.push(value));
   const bool hidden_on_log = log_scale_ && !(value > 0);
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  s.raw->addData(step, hidden_on_log ? nan : value);
-  s.smooth->addData(step, hidden_on_log ? nan : s.smoothed.back());
+  s.raw->addData(key, hidden_on_log ? nan : value);
+  s.smooth->addData(key, hidden_on_log ? nan : s.smoothed.back());
   scheduleReplot();
 }
 
@@ -201,12 +285,48 @@ void CurvePlot::removeSeries(const QString& name) {
   auto it = index_.find(name);
   if (it == index_.end()) return;
   const int at = *it;
+  if (tracer_->graph() == series_[at].smooth) {
+    tracer_->setGraph(nullptr);
+    tracer_->setVisible(false);
+  }
   plot_->removeGraph(series_[at].raw);
   plot_->removeGraph(series_[at].smooth);
   series_.erase(series_.begin() + at);
   index_.clear();
   for (int i = 0; i < int(series_.size()); ++i) index_.insert(series_[i].name, i);
   scheduleReplot();
+}
+
+bool CurvePlot::takeSeries(const QString& name, SeriesData* data) {
+  const Series* s = find(name);
+  if (!s) return false;
+  data->name = s->name;
+  data->label = s->label;
+  data->color = s->color;
+  data->style = s->style;
+  data->visible = s->visible;
+  data->x = s->x;
+  data->values = s->values;
+  removeSeries(name);
+  return true;
+}
+
+void CurvePlot::putSeries(const SeriesData& data) {
+  removeSeries(data.name);
+  Series& s = seriesFor(data.name);
+  s.visible = data.visible;
+  s.x = data.x;
+  s.values = data.values;
+  s.keys.clear();
+  s.steps.clear();
+  for (const CurveX& x : data.x) {
+    s.keys.append(x.on(x_axis_));
+    s.steps.append(x.step);
+  }
+  s.smoothed.resize(s.values.size());
+  resmooth(s);
+  setSeriesStyle(data.name, data.color, data.style);
+  setSeriesLabel(data.name, data.label);
 }
 
 void CurvePlot::clear() {
@@ -232,6 +352,11 @@ QVector<double> CurvePlot::steps(const QString& name) const {
   return s ? s->steps : QVector<double>();
 }
 
+QVector<double> CurvePlot::keys(const QString& name) const {
+  const Series* s = find(name);
+  return s ? s->keys : QVector<double>();
+}
+
 QVector<double> CurvePlot::values(const QString& name) const {
   const Series* s = find(name);
   return s ? s->values : QVector<double>();
@@ -246,8 +371,9 @@ void CurvePlot::resmooth(Series& s) {
   s.ema = EmaState();
   s.ema.weight = smoothing_;
   for (int i = 0; i < s.values.size(); ++i) s.smoothed[i] = s.ema.push(s.values[i]);
-  s.raw->setData(s.steps, forAxis(s.values, log_scale_), true);
-  s.smooth->setData(s.steps, forAxis(s.smoothed, log_scale_), true);
+  const bool sorted = std::is_sorted(s.keys.begin(), s.keys.end());
+  s.raw->setData(s.keys, forAxis(s.values, log_scale_), sorted);
+  s.smooth->setData(s.keys, forAxis(s.smoothed, log_scale_), sorted);
 }
 
 void CurvePlot::setSmoothing(double weight) {
@@ -280,6 +406,76 @@ void CurvePlot::setLogScale(bool on) {
   }
   for (Series& s : series_) resmooth(s);
   scheduleReplot();
+}
+
+void CurvePlot::setXAxis(CurveXAxis axis) {
+  if (axis == x_axis_) return;
+  x_axis_ = axis;
+  plot_->xAxis->setLabel(axis == CurveXAxis::kEpoch      ? tr("epoch")
+                         : axis == CurveXAxis::kWallTime ? tr("wall time (s)")
+                                                         : x_label_);
+  for (Series& s : series_) {
+    for (int i = 0; i < s.x.size(); ++i) s.keys[i] = s.x[i].on(axis);
+    // The keys may now be in another order (a point without an epoch).
+    resmooth(s);
+  }
+  tracer_->setVisible(false);
+  scheduleReplot();
+}
+
+void CurvePlot::setLegendVisible(bool visible) {
+  if (legend_box_->isChecked() != visible) {
+    const QSignalBlocker block(legend_box_);
+    legend_box_->setChecked(visible);
+  }
+  if (visible == legend_wanted_) return;
+  legend_wanted_ = visible;
+  scheduleReplot();
+}
+
+void CurvePlot::setSmoothingControlVisible(bool visible) {
+  smoothing_controls_->setVisible(visible);
+}
+
+void CurvePlot::placeLegend() {
+  QCPLegend* legend = plot_->legend;
+  QCPLayoutGrid* grid = plot_->plotLayout();
+  // A wrapped grid has empty cells: item(i) is null there.
+  int items = 0;
+  int widest = 1;
+  int tallest = 1;
+  for (int i = 0; i < legend->itemCount(); ++i) {
+    if (const QCPAbstractLegendItem* item = legend->item(i)) {
+      ++items;
+      widest = std::max(widest, item->minimumOuterSizeHint().width());
+      tallest = std::max(tallest, item->minimumOuterSizeHint().height());
+    }
+  }
+  // As many columns as fit across the plot; a legend that would take more
+  // than a third of the height (a sweep's many runs) is left out instead of
+  // squashing the axes: the hover text names every curve.
+  const int columns = std::clamp(
+      std::max(1, plot_->width() - 16) / (widest + legend->columnSpacing()), 1, std::max(1, items));
+  const int rows = (items + columns - 1) / columns;
+  const bool fits = rows * (tallest + legend->rowSpacing()) <= plot_->height() / 3;
+  legend_box_->setToolTip(
+      fits || !legend_wanted_
+          ? tr("Show the legend below the plot (click an entry to hide its curve).")
+          : tr("%1 curves: too many for a legend here; hover the plot for their values.")
+                .arg(items));
+  const bool show = legend_wanted_ && items > 0 && fits;
+  const bool placed = legend->layout() != nullptr;
+  if (show && !placed) {
+    grid->addElement(grid->rowCount(), 0, legend);  // below the title and the axis rect
+    grid->setRowStretchFactor(grid->rowCount() - 1, 0.001);
+  } else if (!show && placed) {
+    grid->take(legend);
+    grid->simplify();
+  }
+  legend->setVisible(show);
+  if (!show) return;
+  legend->setWrap(columns);
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
 }
 
 void CurvePlot::applyVisibility(Series& s) {
@@ -325,7 +521,7 @@ void CurvePlot::rescale() {
 
 void CurvePlot::replotNow() {
   for (Series& s : series_) applyVisibility(s);
-  plot_->legend->setVisible(plot_->legend->itemCount() > 0);
+  placeLegend();
   rescale();
   plot_->replot(QCustomPlot::rpQueuedRefresh);
   ++replot_count_;
@@ -334,21 +530,27 @@ void CurvePlot::replotNow() {
 
 void CurvePlot::setXLabel(const QString& label) {
   x_label_ = label;
-  plot_->xAxis->setLabel(label);
+  if (x_axis_ == CurveXAxis::kStep) plot_->xAxis->setLabel(label);
   scheduleReplot();
 }
 
-QString CurvePlot::hoverText(double step) const {
+QString CurvePlot::hoverText(double key) const {
+  // Steps are whole; epochs and seconds are not.
+  const bool whole = x_axis_ == CurveXAxis::kStep;
+  const double at = whole ? std::round(key) : key;
+  const QString position = x_axis_ == CurveXAxis::kEpoch      ? tr("epoch %1")
+                           : x_axis_ == CurveXAxis::kWallTime ? tr("%1 s")
+                                                              : x_label_ + " %1";
   QStringList lines;
-  lines << QStringLiteral("%1 %2").arg(x_label_, formatValue(std::round(step)));
+  lines << position.arg(whole ? formatValue(at) : QString::number(at, 'f', 2));
   for (const Series& s : series_) {
-    if (!s.visible || s.steps.isEmpty()) continue;
-    auto it = std::lower_bound(s.steps.begin(), s.steps.end(), step);
-    int i = int(it - s.steps.begin());
-    if (i == s.steps.size() || (i > 0 && step - s.steps[i - 1] < s.steps[i] - step)) --i;
-    QString line = QStringLiteral("%1: %2").arg(s.name, formatValue(s.values[i]));
+    if (!s.visible || s.keys.isEmpty()) continue;
+    auto it = std::lower_bound(s.keys.begin(), s.keys.end(), key);
+    int i = int(it - s.keys.begin());
+    if (i == s.keys.size() || (i > 0 && key - s.keys[i - 1] < s.keys[i] - key)) --i;
+    QString line = QStringLiteral("%1: %2").arg(s.label, formatValue(s.values[i]));
     if (smoothing_ > 0) line += tr(" (smoothed %1)").arg(formatValue(s.smoothed[i]));
-    if (s.steps[i] != std::round(step)) line += tr(" at %1").arg(formatValue(s.steps[i]));
+    if (whole && s.keys[i] != at) line += tr(" at %1").arg(formatValue(s.keys[i]));
     lines << line;
   }
   return lines.join('\n');
@@ -365,7 +567,7 @@ void CurvePlot::showHover(QMouseEvent* event) {
   const double step = plot_->xAxis->pixelToCoord(pos.x());
   const Series* first = nullptr;
   for (const Series& s : series_) {
-    if (s.visible && !s.steps.isEmpty()) {
+    if (s.visible && !s.keys.isEmpty()) {
       first = &s;
       break;
     }
@@ -381,6 +583,8 @@ void CurvePlot::showHover(QMouseEvent* event) {
 }
 
 bool CurvePlot::eventFilter(QObject* watched, QEvent* event) {
+  // The legend's columns follow the width (QCustomPlot lays out after this).
+  if (watched == plot_ && event->type() == QEvent::Resize) placeLegend();
   if (watched == plot_ && event->type() == QEvent::Leave && tracer_->visible()) {
     tracer_->setVisible(false);
     plot_->replot(QCustomPlot::rpQueuedReplot);
@@ -428,7 +632,7 @@ bool CurvePlot::exportCsv(const QString& path, QString* error) const {
   QTextStream out(&file);
   out << "series,step,value,smoothed\n";
   for (const Series& s : series_) {
-    QString name = s.name;
+    QString name = s.label;
     if (name.contains(',') || name.contains('"')) {
       name = '"' + QString(name).replace('"', "\"\"") + '"';
     }
@@ -465,6 +669,8 @@ void CurvePlot::saveSettings(QSettings& settings, const QString& group) const {
   settings.beginGroup(group);
   settings.setValue("smoothing", smoothing_);
   settings.setValue("logScale", log_scale_);
+  settings.setValue("xAxis", curve_x_axis_key(x_axis_));
+  settings.setValue("legend", legend_wanted_);
   QStringList hidden;
   for (const Series& s : series_) {
     if (!s.visible) hidden << s.name;
@@ -480,6 +686,8 @@ void CurvePlot::restoreSettings(QSettings& settings, const QString& group) {
   settings.beginGroup(group);
   setSmoothing(settings.value("smoothing", smoothing_).toDouble());
   setLogScale(settings.value("logScale", log_scale_).toBool());
+  setXAxis(curve_x_axis_from_key(settings.value("xAxis", curve_x_axis_key(x_axis_)).toString()));
+  setLegendVisible(settings.value("legend", legend_wanted_).toBool());
   // Series that do not exist yet are hidden when they appear.
   hidden_names_ = settings.value("hiddenSeries").toStringList();
   settings.endGroup();

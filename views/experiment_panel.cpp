@@ -316,7 +316,10 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   stop_button_ = new QPushButton(tr("Stop"));
   stop_button_->setObjectName("stopExperiment");
   stop_button_->setToolTip(tr("Stop the selected experiment; results so far are kept"));
-  auto* buttons = new QHBoxLayout;
+  action_bar_ = new QWidget;
+  action_bar_->setObjectName("experimentActions");
+  auto* buttons = new QHBoxLayout(action_bar_);
+  buttons->setContentsMargins(4, 4, 4, 4);
   buttons->addWidget(start_button_);
   buttons->addWidget(pause_button_);
   buttons->addWidget(stop_button_);
@@ -338,7 +341,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   groups->addWidget(stages, 1);
   groups->addWidget(training, 1);
   layout->addLayout(groups);
-  layout->addLayout(buttons);
+  layout->addWidget(action_bar_);
   layout->addWidget(experiments_, 1);
 
   connect(start_button_, &QPushButton::clicked, this, &ExperimentPanel::start);
@@ -737,6 +740,12 @@ void ExperimentPanel::restoreSettings(QSettings& settings, const QString& group)
   setSettings(s);
   model_source_->setCurrentIndex(source == 1 ? 1 : 0);
   cells_box_->setChecked(compare_cells);
+}
+
+QWidget* ExperimentPanel::takeActionBar() {
+  layout()->removeWidget(action_bar_);
+  action_bar_->setParent(nullptr);
+  return action_bar_;
 }
 
 }  // namespace gruwb::views

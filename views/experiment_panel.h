@@ -131,6 +131,9 @@ class ExperimentPanel : public QWidget {
   QPushButton* removeModelButton() const { return remove_model_button_; }
 
   QPushButton* startButton() const { return start_button_; }
+  // Start / Pause / Stop, in the panel until a dock pins them below its scrolling form
+  // (takeActionBar: the panel lets go of the row and the caller places it).
+  QWidget* takeActionBar();
   QPushButton* pauseButton() const { return pause_button_; }
   QPushButton* stopButton() const { return stop_button_; }
   QTreeWidget* experimentList() const { return experiments_; }
@@ -192,6 +195,7 @@ class ExperimentPanel : public QWidget {
   QLabel* dataset_error_label_ = nullptr;
   std::function<QString(const ExperimentSettings&)> spec_checker_;
   std::function<QString(const QString&, const QString&)> dataset_checker_;
+  QWidget* action_bar_ = nullptr;
   QPushButton* start_button_ = nullptr;
   QPushButton* pause_button_ = nullptr;
   QPushButton* stop_button_ = nullptr;

@@ -3,6 +3,7 @@
 #include <QEvent>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QVBoxLayout>
 
 namespace gruwb::views {
 namespace {
@@ -34,6 +35,16 @@ QScrollArea* scrollable(QWidget* widget) {
   scroll->setFrameShape(QFrame::NoFrame);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   return scroll;
+}
+
+QWidget* scrollable(QWidget* widget, QWidget* footer) {
+  auto* box = new QWidget;
+  auto* layout = new QVBoxLayout(box);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(scrollable(widget), 1);
+  layout->addWidget(footer);
+  return box;
 }
 
 }  // namespace gruwb::views

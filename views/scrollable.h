@@ -9,5 +9,8 @@ class QWidget;
 namespace gruwb::views {
 
 QScrollArea* scrollable(QWidget* widget);
+// The same with `footer` pinned below the scroll area, always visible however short the dock
+// (the Experiments panel's Start/Pause/Stop, issue 20 point 3).
+QWidget* scrollable(QWidget* widget, QWidget* footer);
 
 }  // namespace gruwb::views

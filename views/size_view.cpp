@@ -154,43 +154,27 @@ void SizeView::showSubgraphBars(const tools::AnalyzerReport& report) {
 }
 
 void SizeView::showArenas() {
-  const auto row = [this](QTreeWidgetItem* parent, const QString& name, uint64_t value,
-                          const QString& note = QString()) {
-    QTreeWidgetItem* item = parent ? new QTreeWidgetItem(parent, {name, exact(value), note})
-                                   : new QTreeWidgetItem(arena_table_, {name, exact(value), note});
-    item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
-    item->setToolTip(1, bytes(value));
-    return item;
-  };
-  if (arenas_.inference_ok) {
-    QTreeWidgetItem* top =
-        row(nullptr, tr("Inference"), arenas_.inference_bytes, bytes(arenas_.inference_bytes));
-    row(top, tr("tables"), arenas_.inference.metadata_bytes);
-    row(top, tr("persistent (state, kernels)"), arenas_.inference.persistent_bytes);
-    row(top, tr("activations (shared)"), arenas_.inference.activation_bytes);
-    top->setExpanded(true);
-  } else {
-    new QTreeWidgetItem(arena_table_,
-                        {tr("Inference"), "—", QString::fromStdString(arenas_.inference_error)});
-  }
-  for (const TrainingArena* t : {&arenas_.training_fc, &arenas_.training_all}) {
-    const QString name = tr("Training, scope %1").arg(QString::fromStdString(t->scope));
-    if (!t->ok) {
-      auto* item = new QTreeWidgetItem(arena_table_, {name, "—", QString::fromStdString(t->error)});
-      item->setToolTip(2, QString::fromStdString(t->error));
+  // The rows `gruwb inspect --arena` prints (tools::arena_rows): one source for both.
+  QTreeWidgetItem* top = nullptr;
+  for (const tools::ArenaRow& r : tools::arena_rows(arenas_)) {
+    const QString label = QString::fromStdString(r.label);
+    const QString note = QString::fromStdString(r.note);
+    if (!r.ok) {
+      auto* item = new QTreeWidgetItem(arena_table_, {label, "—", note});
+      item->setToolTip(2, note);
+      top = nullptr;
       continue;
     }
-    const TrainingMemory& m = t->memory;
-    QTreeWidgetItem* top =
-        row(nullptr, name, m.total,
-            tr("%1, %n weight tensor(s)", nullptr, t->weight_tensors).arg(bytes(m.total)));
-    row(top, tr("trainable weight copies"), m.weight_bytes);
-    row(top, tr("gradient accumulators"), m.gradient_bytes);
-    row(top, tr("optimizer state (Adam m, v)"), m.optimizer_bytes);
-    row(top, tr("activations, gradients, tapes"), m.activation_bytes);
-    row(top, tr("tables, labels"), m.other_bytes);
-    top->setExpanded(true);
+    QString shown = note;
+    if (r.depth == 0) shown = note.isEmpty() ? bytes(r.bytes) : bytes(r.bytes) + ", " + note;
+    QTreeWidgetItem* item = r.depth == 0 || !top
+                                ? new QTreeWidgetItem(arena_table_, {label, exact(r.bytes), shown})
+                                : new QTreeWidgetItem(top, {label, exact(r.bytes), shown});
+    item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+    item->setToolTip(1, bytes(r.bytes));
+    if (r.depth == 0) top = item;
   }
+  arena_table_->expandAll();
 }
 
 }  // namespace gruwb::views

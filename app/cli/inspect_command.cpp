@@ -1,4 +1,4 @@
-// gruwb inspect MODEL [--json]
+// gruwb inspect MODEL [--json] [--arena]
 
 #include "app/cli/command.h"
 #include "app/core/inspect.h"
@@ -9,7 +9,8 @@ namespace {
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
-  if (!parse_args(kInspectCommand, args, {{"--json", false}}, &parsed, &exit_code)) {
+  if (!parse_args(kInspectCommand, args, {{"--json", false}, {"--arena", false}}, &parsed,
+                  &exit_code)) {
     return exit_code;
   }
   if (parsed.positional.empty()) return usage_error("inspect: missing MODEL", &kInspectCommand);
@@ -19,7 +20,8 @@ int run(const std::vector<std::string>& args) {
         &kInspectCommand);
   }
   std::string out, err;
-  int code = app::run_inspect(parsed.positional[0], parsed.has("--json"), &out, &err);
+  int code = app::run_inspect(parsed.positional[0], parsed.has("--json"), &out, &err,
+                              parsed.has("--arena"));
   return finish(code, out, err);
 }
 
@@ -27,7 +29,7 @@ int run(const std::vector<std::string>& args) {
 
 const Command kInspectCommand = {
     "inspect", "Print a model's analyzer report: sizes, subgraphs, ops, tensors, MACs",
-    "Usage: gruwb inspect MODEL [--json]\n"
+    "Usage: gruwb inspect MODEL [--json] [--arena]\n"
     "\n"
     "Prints the analyzer report of a .tflite (TFL3) or .circle (CIR0) model:\n"
     "the figures of TensorFlow Lite's Analyzer (model size, non-data bytes, data\n"
@@ -38,6 +40,9 @@ const Command kInspectCommand = {
     "\n"
     "Options:\n"
     "  --json       Print the report as JSON (schema: docs/inspect-json.md)\n"
+    "  --arena      Add the RAM the engine's planner needs for inference and for\n"
+    "               training (scope fc: the last Dense layer; all: every weight),\n"
+    "               with their parts: the figures of the GUI's Size panel\n"
     "  -h, --help   Show this help\n"
     "\n"
     "Exit status: 0 on success; 2 when MODEL is missing, unreadable, corrupt or\n"

@@ -21,7 +21,9 @@ bool inspect_model(const std::string& path, tools::AnalyzerReport* report, std::
 
 // Runs `inspect` on `path`: on success `out` gets the text (or JSON) report and
 // the result is kExitOk; on bad input `err` gets the one-line error of
-// inspect_model() and the result is kExitBadInput.
-int run_inspect(const std::string& path, bool json, std::string* out, std::string* err);
+// inspect_model() and the result is kExitBadInput. `arena`: the arena bytes the engine plans
+// for inference and each training scope are added (the Size panel's figures).
+int run_inspect(const std::string& path, bool json, std::string* out, std::string* err,
+                bool arena = false);
 
 }  // namespace gruwb::app

@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
   parser.addOption(dock);
   QCommandLineOption run("run",
                          "Start the staged experiment (the open model and dataset, or a "
-                         "project's staging) and, with --screenshot, wait until it ends.");
+                         "project's staging) and, with --screenshot, wait until it ends; "
+                         "given n times, n experiments.");
   parser.addOption(find);
   parser.addOption(run);
   QCommandLineOption plugins("plugins", "Open Help > Plugins (for screenshots).");
@@ -94,7 +95,17 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "--run: %s\n", qPrintable(problem));
       return 2;
     }
-    training->startExperiment(training->panel()->settings());
+    // --run given n times starts the staged experiment n times ("name 2", ... with the next
+    // seeds), so the Curves dock shows several experiments.
+    const int experiments = int(parser.optionNames().count("run"));
+    for (int k = 0; k < experiments; ++k) {
+      gruwb::views::ExperimentSettings settings = training->panel()->settings();
+      if (k > 0) {
+        settings.name += QStringLiteral(" %1").arg(k + 1);
+        settings.first_seed += k;
+      }
+      training->startExperiment(settings);
+    }
     if (parser.isSet(screenshot)) {
       training->waitForIdle(15 * 60 * 1000);
       if (!training->lastError().isEmpty()) {

@@ -34,6 +34,7 @@
 #include "engine/tools/model_writer.h"
 #include "engine/train/loss_output.h"
 #include "views/curve_plot.h"
+#include "views/run_list.h"
 #include "views/scrollable.h"
 
 namespace gruwb::gui {
@@ -156,15 +157,16 @@ TrainingWorkspace::TrainingWorkspace(QMainWindow* window) : QObject(window), win
     window->addDockWidget(area, dock);
     return dock;
   };
-  QDockWidget* experiments = add_dock(views::scrollable(panel_), tr("Experiments"),
-                                      "experimentsDock", Qt::LeftDockWidgetArea);
+  QDockWidget* experiments = add_dock(views::scrollable(panel_, panel_->takeActionBar()),
+                                      tr("Experiments"), "experimentsDock", Qt::LeftDockWidgetArea);
   // A tab beside the model dock: stacked, the two need more height than a
   // 1366x768 screen has.
   if (auto* model = window->findChild<QDockWidget*>("modelDock", Qt::FindDirectChildrenOnly)) {
     window->tabifyDockWidget(model, experiments);
   }
   experiments->raise();
-  QDockWidget* curves = add_dock(curves_, tr("Curves"), "curvesDock", Qt::BottomDockWidgetArea);
+  QDockWidget* curves =
+      add_dock(curves_panel_, tr("Curves"), "curvesDock", Qt::BottomDockWidgetArea);
   QDockWidget* gradients = add_dock(scrollable(gradient_view_), tr("Gradients"), "gradientsDock",
                                     Qt::BottomDockWidgetArea);
   QDockWidget* comparison =
@@ -249,7 +251,7 @@ TrainingWorkspace::~TrainingWorkspace() {
   // window closed: the docks may be gone by now).
   if (!owns_widgets_) return;
   delete panel_;
-  delete curves_;
+  delete curves_panel_;
   delete gradient_view_;
   delete comparison_;
 }
@@ -262,7 +264,7 @@ bool TrainingWorkspace::eventFilter(QObject* watched, QEvent* event) {
   return QObject::eventFilter(watched, event);
 }
 
-QWidget* TrainingWorkspace::curvesWidget() const { return curves_; }
+QWidget* TrainingWorkspace::curvesWidget() const { return curves_panel_; }
 
 void TrainingWorkspace::createWidgets() {
   panel_ = new views::ExperimentPanel;
@@ -271,11 +273,43 @@ void TrainingWorkspace::createWidgets() {
   loss_plot_->setObjectName("lossPlot");
   accuracy_plot_ = new views::CurvePlot(tr("Accuracy"), tr("accuracy"));
   accuracy_plot_->setObjectName("accuracyPlot");
-  accuracy_plot_->setSmoothing(0);  // one point per epoch: nothing to smooth
+  run_list_ = new views::RunList;
+  run_list_->setObjectName("runList");
+  for (views::CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
+    // The run list is the legend and holds the one smoothing slider of both.
+    plot->setLegendVisible(false);
+    plot->setSmoothingControlVisible(false);
+    plot->setSmoothing(run_list_->smoothing());
+  }
   curves_ = new QSplitter(Qt::Horizontal);
   curves_->setObjectName("curves");
   curves_->addWidget(loss_plot_);
   curves_->addWidget(accuracy_plot_);
+  curves_panel_ = new QSplitter(Qt::Horizontal);
+  curves_panel_->setObjectName("curvesPanel");
+  curves_panel_->addWidget(run_list_);
+  curves_panel_->addWidget(curves_);
+  curves_panel_->setStretchFactor(1, 1);
+  curves_panel_->setSizes({230, 1000});
+  connect(run_list_, &views::RunList::runsChanged, this, &TrainingWorkspace::applyRuns);
+  for (views::CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
+    // A legend click is the run's tick box: both splits, both plots.
+    connect(plot, &views::CurvePlot::seriesToggled, this,
+            [this](const QString& series, bool visible) {
+              const QString run = series_run_.value(series);
+              if (!run.isEmpty()) run_list_->setChecked(run, visible);
+            });
+  }
+  connect(run_list_, &views::RunList::runRemoved, this, &TrainingWorkspace::takeRun);
+  connect(run_list_, &views::RunList::runRestored, this, &TrainingWorkspace::putRunBack);
+  connect(run_list_, &views::RunList::xAxisChanged, this, [this](views::CurveXAxis axis) {
+    loss_plot_->setXAxis(axis);
+    accuracy_plot_->setXAxis(axis);
+  });
+  connect(run_list_, &views::RunList::smoothingChanged, this, [this](double weight) {
+    loss_plot_->setSmoothing(weight);
+    accuracy_plot_->setSmoothing(weight);
+  });
   gradient_view_ = new views::GradientView;
   gradient_view_->setObjectName("gradientView");
   comparison_ = new views::ComparisonTable;
@@ -456,19 +490,7 @@ void TrainingWorkspace::apply(int id, const WorkerBatch& batch) {
   auto it = runs_.find(id);
   if (it == runs_.end()) return;
   Run& run = **it;
-  for (const CurvePoint& p : batch.points) {
-    views::CurvePlot* plot = p.accuracy ? accuracy_plot_ : loss_plot_;
-    if (!plot->seriesNames().contains(p.series)) {
-      // One colour per experiment stage; validation dashed.
-      const QString key = p.series.section(' ', 0, -2);
-      if (!stage_colors_.contains(key)) stage_colors_.insert(key, stage_colors_.size());
-      const QColor color =
-          kStagePalette[stage_colors_[key] % (sizeof kStagePalette / sizeof kStagePalette[0])];
-      plot->setSeriesStyle(p.series, color,
-                           p.series.endsWith(" val") ? Qt::DashLine : Qt::SolidLine);
-    }
-    plot->addPoint(p.series, p.step, p.value);
-  }
+  for (const CurvePoint& p : batch.points) addCurvePoint(id, p);
   for (const auto& g : batch.weight_gradients) gradient_view_->addWeightGradient(g);
   for (const auto& g : batch.state_gradients) gradient_view_->addStateGradient(g);
   for (const auto& r : batch.stage_results) comparison_->setStageResult(r);
@@ -487,6 +509,86 @@ void TrainingWorkspace::apply(int id, const WorkerBatch& batch) {
     give_back_board_();
   }
   if (finished) emit experimentFinished(id, status);
+}
+
+void TrainingWorkspace::addCurvePoint(int id, const CurvePoint& p) {
+  const QString series = p.series();
+  views::CurveX x;
+  x.step = p.step;
+  x.epoch = p.epoch;
+  x.seconds = p.seconds;
+  if (run_list_->isRemoved(p.run)) {
+    if (run_experiment_.value(p.run) == id) {
+      // A deleted run still training: its points wait with the rest of it for an undo.
+      QVector<TakenSeries>& taken = taken_[p.run];
+      auto it = std::find_if(taken.begin(), taken.end(), [&](const TakenSeries& t) {
+        return t.accuracy == p.accuracy && t.data.name == series;
+      });
+      if (it != taken.end()) {
+        it->data.x.append(x);
+        it->data.values.append(p.value);
+        return;
+      }
+      TakenSeries t;
+      t.accuracy = p.accuracy;
+      t.data.name = series;
+      t.data.style = p.split == "val" ? Qt::DashLine : Qt::SolidLine;
+      t.data.x.append(x);
+      t.data.values.append(p.value);
+      taken.append(t);
+      return;
+    }
+    // A new experiment of the same name: the deleted one is gone for good.
+    run_list_->forgetRemoved(p.run);
+    taken_.remove(p.run);
+  }
+  views::CurvePlot* plot = p.accuracy ? accuracy_plot_ : loss_plot_;
+  if (!plot->seriesNames().contains(series)) {
+    // One colour per run; validation dashed.
+    if (!stage_colors_.contains(p.run)) stage_colors_.insert(p.run, stage_colors_.size());
+    const QColor color =
+        kStagePalette[stage_colors_[p.run] % (sizeof kStagePalette / sizeof kStagePalette[0])];
+    run_list_->addRun(p.run, color);
+    run_experiment_.insert(p.run, id);
+    series_run_.insert(series, p.run);
+    plot->setSeriesStyle(series, run_list_->color(p.run),
+                         p.split == "val" ? Qt::DashLine : Qt::SolidLine);
+    plot->setSeriesLabel(series, run_list_->label(p.run) + ' ' + p.split);
+    plot->setSeriesVisible(series, run_list_->isShown(p.run));
+  }
+  plot->addPoint(series, x, p.value);
+}
+
+void TrainingWorkspace::applyRuns() {
+  for (views::CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
+    for (const QString& series : plot->seriesNames()) {
+      const QString run = series_run_.value(series);
+      if (run.isEmpty()) continue;
+      plot->setSeriesVisible(series, run_list_->isShown(run));
+      plot->setSeriesLabel(series, run_list_->label(run) + series.mid(run.size()));
+      plot->setSeriesColor(series, run_list_->color(run));
+    }
+  }
+}
+
+void TrainingWorkspace::takeRun(const QString& run) {
+  QVector<TakenSeries>& taken = taken_[run];
+  for (views::CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
+    for (const QString& series : plot->seriesNames()) {
+      if (series_run_.value(series) != run) continue;
+      TakenSeries t;
+      t.accuracy = plot == accuracy_plot_;
+      if (plot->takeSeries(series, &t.data)) taken.append(t);
+    }
+  }
+}
+
+void TrainingWorkspace::putRunBack(const QString& run) {
+  for (const TakenSeries& t : taken_.take(run)) {
+    series_run_.insert(t.data.name, run);
+    (t.accuracy ? accuracy_plot_ : loss_plot_)->putSeries(t.data);
+  }
+  applyRuns();
 }
 
 void TrainingWorkspace::setBoardLender(std::function<QString()> borrow,
@@ -635,7 +737,9 @@ void TrainingWorkspace::saveSettings(QSettings& settings) const {
   loss_plot_->saveSettings(settings, "training/loss");
   accuracy_plot_->saveSettings(settings, "training/accuracy");
   gradient_view_->saveSettings(settings, "training/gradients");
+  run_list_->saveSettings(settings, "training/runs");
   settings.setValue("training/curvesSplitter", curves_->saveState());
+  settings.setValue("training/curvesPanelSplitter", curves_panel_->saveState());
 }
 
 void TrainingWorkspace::restoreSettings(QSettings& settings) {
@@ -643,7 +747,16 @@ void TrainingWorkspace::restoreSettings(QSettings& settings) {
   loss_plot_->restoreSettings(settings, "training/loss");
   accuracy_plot_->restoreSettings(settings, "training/accuracy");
   gradient_view_->restoreSettings(settings, "training/gradients");
+  run_list_->restoreSettings(settings, "training/runs");
+  // The run list's x axis and smoothing are the plots' (one slider, one default).
+  for (views::CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
+    plot->setXAxis(run_list_->xAxis());
+    plot->setSmoothing(run_list_->smoothing());
+  }
   curves_->restoreState(settings.value("training/curvesSplitter").toByteArray());
+  if (settings.contains("training/curvesPanelSplitter")) {
+    curves_panel_->restoreState(settings.value("training/curvesPanelSplitter").toByteArray());
+  }
 }
 
 namespace {
@@ -716,6 +829,19 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
   const app::ExperimentSpec& spec = run.spec;
   QString label;  // "exp / stage [seed]" of the run in progress
   QString stage;
+  QElapsedTimer run_clock;  // the wall-time axis: seconds since the run started
+  const auto point = [&](const QString& split, bool accuracy, double step, double epoch,
+                         double value) {
+    CurvePoint p;
+    p.run = label;
+    p.split = split;
+    p.accuracy = accuracy;
+    p.step = step;
+    p.epoch = epoch;
+    p.seconds = run_clock.isValid() ? run_clock.nsecsElapsed() / 1e9 : 0;
+    p.value = value;
+    return p;
+  };
   const auto on_event = [&](const app::ExperimentEvent& event) {
     // Pausing blocks the worker between steps; stopping ends the pause.
     while (run.paused && !run.cancel) QThread::msleep(20);
@@ -724,6 +850,7 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
     switch (event.kind) {
       case app::ExperimentEvent::Kind::kRunStarted:
         label = runLabel(spec, event, &stage);
+        run_clock.start();
         b.stage = stage;
         b.progress = QStringLiteral("run %1/%2").arg(event.run + 1).arg(event.runs);
         break;
@@ -732,7 +859,10 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
         // "init" only evaluates: its figures go to the table, not the curves.
         if (stage == "init") break;
         if (t.kind == app::TrainingEvent::Kind::kStep) {
-          b.points.append({label + " train", false, double(t.step), t.step_loss});
+          // Where in its epoch the step ends (epochs count from 1 while training).
+          const double done =
+              t.epoch_samples > 0 ? double(t.epoch_samples_done) / double(t.epoch_samples) : 1;
+          b.points.append(point("train", false, double(t.step), t.epoch - 1 + done, t.step_loss));
           b.progress = QStringLiteral("run %1/%2, epoch %3/%4")
                            .arg(event.run + 1)
                            .arg(event.runs)
@@ -741,11 +871,14 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
         } else if (t.kind == app::TrainingEvent::Kind::kEpoch) {
           const app::EpochMetrics& m = t.metrics;
           const double step = double(m.steps);
-          if (m.epoch == 0) b.points.append({label + " train", false, step, m.train_loss});
-          if (m.has_accuracy) b.points.append({label + " train", true, step, m.train_accuracy});
+          const double epoch = m.epoch;
+          if (m.epoch == 0) b.points.append(point("train", false, step, epoch, m.train_loss));
+          if (m.has_accuracy) {
+            b.points.append(point("train", true, step, epoch, m.train_accuracy));
+          }
           if (m.has_val) {
-            b.points.append({label + " val", false, step, m.val_loss});
-            if (m.has_accuracy) b.points.append({label + " val", true, step, m.val_accuracy});
+            b.points.append(point("val", false, step, epoch, m.val_loss));
+            if (m.has_accuracy) b.points.append(point("val", true, step, epoch, m.val_accuracy));
           }
         }
         break;

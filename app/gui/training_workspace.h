@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "views/comparison_table.h"
+#include "views/curve_plot.h"
 #include "views/experiment_panel.h"
 #include "views/gradient_view.h"
 
@@ -27,20 +28,28 @@ class QWidget;
 
 namespace gruwb::views {
 class CurvePlot;
-}
+class RunList;
+}  // namespace gruwb::views
 namespace gruwb::app {
 struct ExperimentResult;
 }
 
 namespace gruwb::gui {
 
-// What a worker posts to the GUI thread in one go.
+// One point of a curve. Its series is "run split" ("exp / stage train");
+// the run is a row of the Curves dock's run list.
 struct CurvePoint {
-  QString series;         // "exp / stage train loss", ...
+  QString run;            // "exp / stage" (+ the cell, + "sN" with several seeds)
+  QString split;          // "train" or "val"
   bool accuracy = false;  // accuracy plot, else loss
-  double step = 0;
+  double step = 0;        // optimizer steps so far
+  double epoch = 0;       // epochs so far, fractional inside an epoch
+  double seconds = 0;     // wall time since the run started
   double value = 0;
+  QString series() const { return run + ' ' + split; }
 };
+
+// What a worker posts to the GUI thread in one go.
 
 struct WorkerBatch {
   QVector<CurvePoint> points;
@@ -90,7 +99,8 @@ class TrainingWorkspace : public QObject {
   views::ExperimentPanel* panel() const { return panel_; }
   views::CurvePlot* lossPlot() const { return loss_plot_; }
   views::CurvePlot* accuracyPlot() const { return accuracy_plot_; }
-  QWidget* curvesWidget() const;  // the loss and accuracy plots side by side
+  QWidget* curvesWidget() const;  // the run list, then the loss and accuracy plots side by side
+  views::RunList* runList() const { return run_list_; }
   views::GradientView* gradientView() const { return gradient_view_; }
   views::ComparisonTable* comparisonTable() const { return comparison_; }
   QString lastError() const { return last_error_; }
@@ -147,11 +157,25 @@ class TrainingWorkspace : public QObject {
   void showModelOutputs(const QString& path);
   bool checkLossOutput(const views::ExperimentSettings& settings, QString* error) const;
   void apply(int id, const WorkerBatch& batch);
+  void addCurvePoint(int id, const CurvePoint& point);
+  // The run list's state (shown, name, colour) onto every series of both plots.
+  void applyRuns();
+  void takeRun(const QString& run);  // a deleted run's series out of the plots, kept for undo
+  void putRunBack(const QString& run);
 
   views::ExperimentPanel* panel_ = nullptr;
   views::CurvePlot* loss_plot_ = nullptr;
   views::CurvePlot* accuracy_plot_ = nullptr;
-  QSplitter* curves_ = nullptr;
+  QSplitter* curves_ = nullptr;        // the two plots
+  QSplitter* curves_panel_ = nullptr;  // the run list beside them: the Curves dock
+  views::RunList* run_list_ = nullptr;
+  QHash<QString, QString> series_run_;  // series -> its run
+  QHash<QString, int> run_experiment_;  // run -> the experiment that made it
+  struct TakenSeries {
+    bool accuracy = false;
+    views::CurvePlot::SeriesData data;
+  };
+  QHash<QString, QVector<TakenSeries>> taken_;  // deleted runs' series, for undo
   views::GradientView* gradient_view_ = nullptr;
   views::ComparisonTable* comparison_ = nullptr;
   QHash<int, std::shared_ptr<Run>> runs_;

@@ -49,7 +49,8 @@ stages=$XDG_CONFIG_HOME/stages.gruwb
 project "$stages" '{"name": "gesture", "model": "'"$samples"'/gesture_gru_fused.tflite",
   "dataset": "'"$samples"'/BasicMotionsAcc60_TRAIN.ts", "stages": ["init", "fc", "all"],
   "optimizer": "adam", "learning_rate": 0.005, "batch_size": 8, "epochs": 15}'
-shot training_curves "$stages" --run --dock curves
+# Two experiments (--run twice: "gesture" and "gesture 2", the next seed), so the run list has rows to manage.
+shot training_curves "$stages" --run --run --dock curves
 shot training_gradients "$stages" --run --dock gradients
 shot training_comparison "$stages" --run --dock comparison
 shot training_experiments "$stages" --run --dock experiments

@@ -13,6 +13,7 @@
 #include "engine/kernels/flexbuffer_map.h"
 #include "engine/kernels/op_cost.h"
 #include "engine/runtime/op_resolver.h"
+#include "engine/tools/arena_figures.h"
 #include "engine/tools/fuser.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_runner.h"
@@ -843,7 +844,7 @@ void write_tensor_maps(JsonWriter& json, const std::vector<TensorMapReport>& map
 
 }  // namespace
 
-std::string report_to_json(const AnalyzerReport& r) {
+std::string report_to_json(const AnalyzerReport& r, const std::vector<ArenaRow>* arena) {
   JsonWriter json;
   json.begin_object();
   json.key("schema").value("gruwb-inspect/1");
@@ -889,6 +890,10 @@ std::string report_to_json(const AnalyzerReport& r) {
   json.key("subgraphs").begin_array();
   for (const SubgraphReport& sg : r.subgraphs) write_subgraph_json(json, sg);
   json.end_array();
+  if (arena) {
+    json.key("arena");
+    write_arena_json(*arena, &json);
+  }
   json.end_object();
   std::string text = json.take();
   text += "\n";

@@ -135,6 +135,9 @@ void add_fusion_outlook(const Model& model, AnalyzerReport* report, FuseResult* 
 
 // Text in the TFLite Analyzer's style ("Op#0 FULLY_CONNECTED(T#1, T#2) -> [T#3]").
 std::string report_to_text(const AnalyzerReport& report);
-std::string report_to_json(const AnalyzerReport& report);
+struct ArenaRow;  // arena_figures.h
+// `arena` (optional): the arena figures as an "arena" object (`gruwb inspect --arena --json`).
+std::string report_to_json(const AnalyzerReport& report,
+                           const std::vector<ArenaRow>* arena = nullptr);
 
 }  // namespace gruwb::tools

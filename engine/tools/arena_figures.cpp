@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/tools/arena_buffer.h"
+#include "engine/tools/json_writer.h"
 #include "engine/tools/memory_budget.h"
 #include "engine/tools/model_runner.h"
 
@@ -64,6 +65,81 @@ ArenaFigures measure_arenas(const Model& model) {
   figures.training_fc = plan_training(model, "fc");
   figures.training_all = plan_training(model, "all");
   return figures;
+}
+
+std::vector<ArenaRow> arena_rows(const ArenaFigures& figures) {
+  std::vector<ArenaRow> rows;
+  const auto part = [&rows](const char* key, const char* label, size_t bytes) {
+    rows.push_back({1, key, label, true, bytes, ""});
+  };
+  if (figures.inference_ok) {
+    rows.push_back({0, "inference", "Inference", true, figures.inference_bytes, ""});
+    part("tables", "tables", figures.inference.metadata_bytes);
+    part("persistent", "persistent (state, kernels)", figures.inference.persistent_bytes);
+    part("activations", "activations (shared)", figures.inference.activation_bytes);
+  } else {
+    rows.push_back({0, "inference", "Inference", false, 0, figures.inference_error});
+  }
+  for (const TrainingArena* t : {&figures.training_fc, &figures.training_all}) {
+    ArenaRow top{0, "training_" + t->scope, "Training, scope " + t->scope, t->ok, 0, t->error};
+    if (!t->ok) {
+      rows.push_back(top);
+      continue;
+    }
+    const TrainingMemory& m = t->memory;
+    top.bytes = m.total;
+    top.note = std::to_string(t->weight_tensors) +
+               (t->weight_tensors == 1 ? " weight tensor" : " weight tensors");
+    rows.push_back(top);
+    part("weights", "trainable weight copies", m.weight_bytes);
+    part("gradients", "gradient accumulators", m.gradient_bytes);
+    part("optimizer", "optimizer state (Adam m, v)", m.optimizer_bytes);
+    part("activations", "activations, gradients, tapes", m.activation_bytes);
+    part("other", "tables, labels", m.other_bytes);
+  }
+  return rows;
+}
+
+std::string arena_rows_to_text(const std::vector<ArenaRow>& rows) {
+  size_t width = 0;
+  for (const ArenaRow& r : rows) width = std::max(width, 2 * r.depth + r.label.size());
+  std::string text = "Arena (RAM, bytes, from the engine's planner):\n";
+  for (const ArenaRow& r : rows) {
+    std::string line(2 + 2 * static_cast<size_t>(r.depth), ' ');
+    line += r.label;
+    line.resize(2 + width + 2, ' ');
+    if (r.ok) {
+      const std::string number = std::to_string(r.bytes);
+      line += std::string(number.size() < 12 ? 12 - number.size() : 0, ' ') + number;
+      if (!r.note.empty()) line += "  " + r.note;
+    } else {
+      line += "   not planned: " + r.note;
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
+void write_arena_json(const std::vector<ArenaRow>& rows, JsonWriter* json) {
+  json->begin_object();
+  bool open = false;
+  for (const ArenaRow& r : rows) {
+    if (r.depth == 0) {
+      if (open) json->end_object();
+      json->key(r.key).begin_object();
+      open = true;
+      json->key("ok").value(r.ok);
+      if (r.ok) {
+        json->key("bytes").value(r.bytes);
+      } else {
+        json->key("error").value(r.note);
+      }
+    } else {
+      json->key(r.key).value(r.bytes);
+    }
+  }
+  if (open) json->end_object();
+  json->end_object();
 }
 
 }  // namespace gruwb::tools

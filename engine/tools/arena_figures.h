@@ -6,6 +6,7 @@
 // them (views/size_view.h).
 
 #include <string>
+#include <vector>
 
 #include "engine/model/model.h"
 #include "engine/runtime/interpreter.h"
@@ -40,5 +41,23 @@ bool prepare_trainer(const Model& model, const TrainingConfig& config, ArenaBuff
 // Plans the model for inference and for training (Adam, cross entropy) and
 // reports the exact arena sizes.
 ArenaFigures measure_arenas(const Model& model);
+
+// The figures as the Size panel and `gruwb inspect --arena` show them: a row per arena
+// (depth 0: inference, training scope fc, training scope all) followed by its parts (depth 1).
+// A row whose arena cannot be planned has ok = false and the reason in `note`.
+struct ArenaRow {
+  int depth = 0;
+  std::string key;    // JSON name: "inference", "training_fc", "tables", "optimizer", ...
+  std::string label;  // "Inference", "Training, scope fc", "optimizer state (Adam m, v)", ...
+  bool ok = true;
+  size_t bytes = 0;
+  std::string note;  // "3 weight tensors"; the error when !ok
+};
+std::vector<ArenaRow> arena_rows(const ArenaFigures& figures);
+// The rows as an aligned text table (`gruwb inspect --arena`).
+std::string arena_rows_to_text(const std::vector<ArenaRow>& rows);
+class JsonWriter;
+// {"inference": {"ok": true, "bytes": N, "tables": N, ...}, "training_fc": {...}, ...}
+void write_arena_json(const std::vector<ArenaRow>& rows, JsonWriter* json);
 
 }  // namespace gruwb::tools

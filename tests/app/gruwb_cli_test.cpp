@@ -8,9 +8,12 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <string>
 
+#include "engine/tools/model_file.h"
+#include "engine/tools/model_runner.h"
 #include "tests/app/cli_test_util.h"
 
 namespace {
@@ -94,6 +97,51 @@ TEST(GruwbCliTest, InspectJsonParsesForEveryModel) {
     EXPECT_EQ(root["format"].toString(), gruwb::test::is_circle(m) ? "circle" : "tflite");
     EXPECT_GE(root["subgraphs"].toArray().size(), 1);
   }
+}
+
+// --arena: the Size panel's figures, from the engine's planner: inference equals what
+// ModelRunner plans; training scope all (GRU + Dense, Adam, the BPTT tape) needs more than scope
+// fc, whose parts add up to its total; a model that cannot train says why instead of a number.
+TEST(GruwbCliTest, InspectArenaPrintsThePlannersBytes) {
+  const QString path =
+      QStringLiteral(GRUWB_SOURCE_DIR "/resources/samples/gesture_gru_fused.tflite");
+  gruwb::tools::LoadedModel loaded;
+  std::string error;
+  ASSERT_TRUE(gruwb::tools::load_model_file(path.toStdString(), &loaded, &error)) << error;
+  gruwb::tools::ModelRunner runner;
+  ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
+
+  const CliResult json_run = run_gruwb({"inspect", path, "--arena", "--json"});
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err.toStdString();
+  const QJsonObject arena = parse_json(json_run.out)["arena"].toObject();
+  const QJsonObject inference = arena["inference"].toObject();
+  EXPECT_TRUE(inference["ok"].toBool());
+  EXPECT_EQ(inference["bytes"].toInteger(), static_cast<qint64>(runner.arena_bytes()));
+  const QJsonObject fc = arena["training_fc"].toObject();
+  const QJsonObject all = arena["training_all"].toObject();
+  ASSERT_TRUE(fc["ok"].toBool() && all["ok"].toBool());
+  EXPECT_GT(all["bytes"].toInteger(), fc["bytes"].toInteger());
+  EXPECT_GT(fc["bytes"].toInteger(), inference["bytes"].toInteger());
+  qint64 parts = 0;
+  for (const char* key : {"weights", "gradients", "optimizer", "activations", "other"})
+    parts += fc[key].toInteger();
+  EXPECT_EQ(parts, fc["bytes"].toInteger());
+  EXPECT_EQ(fc["optimizer"].toInteger(), 2 * fc["weights"].toInteger());  // Adam's m and v
+
+  const CliResult text = run_gruwb({"inspect", path, "--arena"});
+  ASSERT_EQ(text.exit_code, 0) << text.err.toStdString();
+  const QRegularExpression inference_line("\n  Inference +" +
+                                          QString::number(runner.arena_bytes()) + "\n");
+  EXPECT_TRUE(text.out.contains(inference_line)) << text.out.toStdString();
+  EXPECT_TRUE(text.out.contains("  Training, scope all ")) << text.out.toStdString();
+  EXPECT_FALSE(run_gruwb({"inspect", path}).out.contains("Arena (RAM"));  // only when asked
+
+  const CliResult no_training = run_gruwb(
+      {"inspect", QStringLiteral(GRUWB_SOURCE_DIR "/tests/fixtures/int8/int16_add.tflite"),
+       "--arena"});
+  ASSERT_EQ(no_training.exit_code, 0) << no_training.err.toStdString();
+  EXPECT_TRUE(no_training.out.contains(QRegularExpression("Training, scope fc +not planned: \\S")))
+      << no_training.out.toStdString();
 }
 
 TEST(GruwbCliTest, MissingFileExitsTwoWithOneLine) {

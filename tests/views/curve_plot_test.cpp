@@ -20,6 +20,17 @@ using gruwb::views::CurvePlot;
 using gruwb::views::EmaState;
 using gruwb::views::smooth_ema;
 
+namespace {
+
+// Entries, not cells: a legend wrapped into columns has empty cells.
+int legendEntries(const QCPLegend* legend) {
+  int entries = 0;
+  for (int i = 0; i < legend->itemCount(); ++i) entries += legend->item(i) != nullptr;
+  return entries;
+}
+
+}  // namespace
+
 class CurvePlotTest : public QObject {
   Q_OBJECT
 
@@ -229,6 +240,128 @@ class CurvePlotTest : public QObject {
     QVERIFY(!plot.exportPng(dir.filePath("missing/loss.png"), 100, 100, &error));
   }
 
+  // Issue 20, point 8: the x axis by step, epoch or wall time changes the keys the graphs draw;
+  // points without an epoch or a time stay at their step.
+  void xAxisModeChangesPlottedKeys() {
+    CurvePlot plot("Loss", "cross entropy");
+    plot.setSmoothing(0);
+    for (int step = 1; step <= 4; ++step) {
+      gruwb::views::CurveX x;
+      x.step = step * 10;
+      x.epoch = step * 0.5;
+      x.seconds = step * 1.25;
+      plot.addPoint("fc train", x, 1.0 / step);
+    }
+    plot.addPoint("legacy", 7, 0.5);  // a step only
+    const auto graphKeys = [&](int graph) {
+      QVector<double> keys;
+      for (auto it = plot.plot()->graph(graph)->data()->begin();
+           it != plot.plot()->graph(graph)->data()->end(); ++it)
+        keys << it->key;
+      return keys;
+    };
+    // Graph 1 is "fc train"'s smoothed curve (0 its raw one, behind).
+    QCOMPARE(graphKeys(1), (QVector<double>{10, 20, 30, 40}));
+    plot.setXAxis(gruwb::views::CurveXAxis::kEpoch);
+    QCOMPARE(graphKeys(1), (QVector<double>{0.5, 1, 1.5, 2}));
+    QCOMPARE(graphKeys(0), (QVector<double>{0.5, 1, 1.5, 2}));
+    QCOMPARE(plot.keys("fc train"), (QVector<double>{0.5, 1, 1.5, 2}));
+    QCOMPARE(plot.keys("legacy"), (QVector<double>{7}));
+    QCOMPARE(plot.plot()->xAxis->label(), QString("epoch"));
+    QVERIFY(plot.hoverText(1.1).startsWith("epoch 1.10\nfc train: 0.5\n"));
+    plot.setXAxis(gruwb::views::CurveXAxis::kWallTime);
+    QCOMPARE(graphKeys(1), (QVector<double>{1.25, 2.5, 3.75, 5}));
+    // Values and steps do not move with the axis.
+    QCOMPARE(plot.steps("fc train"), (QVector<double>{10, 20, 30, 40}));
+    QCOMPARE(plot.values("fc train")[3], 0.25);
+    // Points added on another axis land there.
+    gruwb::views::CurveX late;
+    late.step = 50;
+    late.epoch = 2.5;
+    late.seconds = 6;
+    plot.addPoint("fc train", late, 0.2);
+    QCOMPARE(graphKeys(1).last(), 6.0);
+    plot.setXAxis(gruwb::views::CurveXAxis::kStep);
+    QCOMPARE(graphKeys(1).last(), 50.0);
+  }
+
+  // Issue 20, point 8: with three experiments' curves the legend sits below the axis rect,
+  // inside the widget, and covers none of the data.
+  void legendNeverCoversTheData() {
+    CurvePlot plot("Loss", "cross entropy");
+    plot.resize(560, 320);
+    for (const char* exp : {"gesture", "gesture 2", "gesture 3"}) {
+      for (const char* stage : {"fc", "all"}) {
+        for (const char* split : {"train", "val"}) {
+          const QString name = QStringLiteral("%1 / %2 %3").arg(exp, stage, split);
+          for (int i = 0; i < 20; ++i) plot.addPoint(name, i, 1.5 * std::exp(-i / 8.0));
+        }
+      }
+    }
+    plot.flush();
+    plot.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const QCPLegend* legend = plot.plot()->legend;
+    QVERIFY(legend->visible());
+    QCOMPARE(legendEntries(legend), 12);
+    const QRect data = plot.plot()->axisRect()->rect();
+    QVERIFY2(!legend->outerRect().intersects(data),
+             qPrintable(QStringLiteral("legend %1,%2 %3x%4 over the axis rect %5,%6 %7x%8")
+                            .arg(legend->outerRect().x())
+                            .arg(legend->outerRect().y())
+                            .arg(legend->outerRect().width())
+                            .arg(legend->outerRect().height())
+                            .arg(data.x())
+                            .arg(data.y())
+                            .arg(data.width())
+                            .arg(data.height())));
+    QVERIFY(legend->outerRect().bottom() <= plot.plot()->height());
+    QVERIFY(legend->outerRect().right() <= plot.plot()->width());
+    // Several columns, not one tall list.
+    QVERIFY(legend->columnCount() > 1);
+    // A count that does not fill the last row leaves empty cells: still laid out.
+    plot.removeSeries("gesture 3 / all val");
+    plot.flush();
+    QCOMPARE(legendEntries(legend), 11);
+    // More curves than a third of the height can list (a sweep's runs): no legend rather than
+    // squashed axes.
+    for (int run = 0; run < 60; ++run) plot.addPoint(QStringLiteral("sweep run %1").arg(run), 0, 1);
+    plot.flush();
+    plot.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY(!legend->visible());
+    QVERIFY(plot.plot()->axisRect()->rect().height() > plot.plot()->height() / 2);
+    for (int run = 0; run < 60; ++run) plot.removeSeries(QStringLiteral("sweep run %1").arg(run));
+    plot.flush();
+    plot.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY(legend->visible());
+    // Toggled off, the axis rect takes the room back.
+    const int with_legend = data.height();
+    plot.legendBox()->click();
+    QVERIFY(!plot.legendVisible());
+    plot.flush();
+    plot.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY(!legend->visible());
+    QVERIFY(plot.plot()->axisRect()->rect().height() > with_legend);
+  }
+
+  // Issue 20, point 8: "dense_0/kernel" keeps its underscore in the legend (QCustomPlot clipped
+  // it to the text's box): a legend entry of underscores differs from one of spaces.
+  void legendShowsUnderscores() {
+    const auto legendImage = [](const QString& name) {
+      CurvePlot plot("Gradient norm", "norm");
+      plot.resize(400, 260);
+      plot.addPoint(name, 0, 1);
+      plot.addPoint(name, 1, 2);
+      plot.flush();
+      const QPixmap pixmap = plot.plot()->toPixmap(400, 260);
+      return pixmap.copy(plot.plot()->legend->outerRect()).toImage();
+    };
+    const QImage underscore = legendImage("____");
+    const QImage space = legendImage("    ");
+    QVERIFY(!underscore.isNull());
+    QCOMPARE(underscore.size(), space.size());
+    QVERIFY(underscore != space);
+  }
+
   void settingsRoundTrip() {
     QTemporaryDir dir;
     QSettings settings(dir.filePath("settings.ini"), QSettings::IniFormat);
@@ -239,6 +372,8 @@ class CurvePlotTest : public QObject {
       plot.setSmoothing(0.95);
       plot.setLogScale(true);
       plot.setSeriesVisible("init", false);
+      plot.setXAxis(gruwb::views::CurveXAxis::kEpoch);
+      plot.setLegendVisible(false);
       plot.saveSettings(settings, "curves/loss");
     }
     settings.sync();
@@ -249,6 +384,9 @@ class CurvePlotTest : public QObject {
     QVERIFY(restored.logScale());
     QVERIFY(restored.logScaleBox()->isChecked());
     QCOMPARE(restored.plot()->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    QCOMPARE(restored.xAxis(), gruwb::views::CurveXAxis::kEpoch);
+    QVERIFY(!restored.legendVisible());
+    QVERIFY(!restored.legendBox()->isChecked());
     // "init" is hidden as soon as it appears again.
     restored.addPoint("init", 0, 1);
     restored.addPoint("fc", 0, 1);

@@ -20,6 +20,7 @@
 #include <QMenu>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -140,6 +141,24 @@ class MainWindowTest : public QObject {
     const QSize minimum = window.minimumSizeHint().expandedTo(window.minimumSize());
     QVERIFY2(minimum.width() <= 1366 && minimum.height() <= 700,
              qPrintable(QString("minimum %1x%2").arg(minimum.width()).arg(minimum.height())));
+    // Start/Pause/Stop stay visible below the Experiments form, which scrolls (point 3: they
+    // were below the fold at 1366x768).
+    window.resize(1366, 705);  // a laptop screen less the desktop's panel and title bar
+    auto* experiments = window.findChild<QDockWidget*>("experimentsDock");
+    QVERIFY(experiments);
+    experiments->raise();
+    QTest::qWait(50);
+    for (const char* name : {"startExperiment", "pauseExperiment", "stopExperiment"}) {
+      auto* button = experiments->findChild<QPushButton*>(name);
+      QVERIFY2(button && button->isVisible(), name);
+      const QRect visible = button->visibleRegion().boundingRect();
+      QVERIFY2(visible.size() == button->size(), qPrintable(QString("%1: %2x%3 of %4x%5 visible")
+                                                                .arg(name)
+                                                                .arg(visible.width())
+                                                                .arg(visible.height())
+                                                                .arg(button->width())
+                                                                .arg(button->height())));
+    }
   }
 
   void startsEmptyWithTheAppTitle() {

@@ -11,6 +11,8 @@
 
 #include "app/gui/training_workspace.h"
 
+#include <qcustomplot.h>
+
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
@@ -18,7 +20,12 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -30,10 +37,13 @@
 #include "views/curve_plot.h"
 #include "views/gradient_flow_map.h"
 #include "views/gradient_view.h"
+#include "views/run_list.h"
 
 using gruwb::gui::TrainingWorkspace;
+using gruwb::views::CurvePlot;
 using gruwb::views::ExperimentPanel;
 using gruwb::views::ExperimentSettings;
+using gruwb::views::RunList;
 
 namespace {
 
@@ -49,6 +59,29 @@ ExperimentSettings gestureOnBasicMotions(const QString& name, int epochs) {
   s.batch_size = 8;
   s.epochs = epochs;
   return s;
+}
+
+// The smoothed (legend) graph of a series by the name it shows; null when none.
+QCPGraph* graphNamed(const CurvePlot* plot, const QString& name) {
+  for (int i = 0; i < plot->plot()->graphCount(); ++i) {
+    if (plot->plot()->graph(i)->name() == name) return plot->plot()->graph(i);
+  }
+  return nullptr;
+}
+
+QVector<double> graphKeys(const CurvePlot* plot, const QString& name) {
+  QVector<double> keys;
+  const QCPGraph* graph = graphNamed(plot, name);
+  if (!graph) return keys;
+  for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+    keys << it->key;
+  return keys;
+}
+
+int hiddenRows(const RunList* runs) {
+  int hidden = 0;
+  for (int i = 0; i < runs->list()->count(); ++i) hidden += runs->list()->item(i)->isHidden();
+  return hidden;
 }
 
 // Nanoseconds this thread has waited on a run queue (-1 when unknown).
@@ -126,6 +159,190 @@ class TrainingWorkspaceTest : public QObject {
     QVERIFY(evaluated > 0);
     QCOMPARE(rows[1].confusion.size(), 4);  // BasicMotions: 4 classes
     QVERIFY(!workspace.gradientView()->runs().isEmpty());
+  }
+
+  // Issue 20, point 8: one smoothing default and one slider for both plots.
+  void bothPlotsSmoothTheSame() {
+    TrainingWorkspace workspace;
+    QCOMPARE(workspace.lossPlot()->smoothing(), CurvePlot::kDefaultSmoothing);
+    QCOMPARE(workspace.accuracyPlot()->smoothing(), CurvePlot::kDefaultSmoothing);
+    QCOMPARE(workspace.runList()->smoothing(), CurvePlot::kDefaultSmoothing);
+    workspace.runList()->smoothingSlider()->setValue(250);
+    QCOMPARE(workspace.lossPlot()->smoothing(), 0.25);
+    QCOMPARE(workspace.accuracyPlot()->smoothing(), 0.25);
+    // The run list is the legend: the plots' own legends start hidden, their sliders too.
+    QVERIFY(!workspace.lossPlot()->legendVisible());
+    QVERIFY(!workspace.lossPlot()->smoothingSlider()->isVisibleTo(workspace.lossPlot()));
+  }
+
+  // Issue 20, point 8: two real experiments, one row per run; hide, rename, colour, filter,
+  // delete and undo change what both plots draw, and the x axis moves every point to its
+  // epoch or wall time. Then the dock's state survives a restart.
+  void runListManagesBothPlots() {
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath("settings.ini"), QSettings::IniFormat);
+    {
+      TrainingWorkspace workspace;
+      ExperimentSettings a = gestureOnBasicMotions("alpha", 2);
+      ExperimentSettings b = gestureOnBasicMotions("beta", 2);
+      a.stages = b.stages = QStringList{"fc"};
+      workspace.startExperiment(a);
+      workspace.startExperiment(b);
+      QVERIFY2(workspace.waitForIdle(120000), "experiments did not finish in 120 s");
+      QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+      RunList* runs = workspace.runList();
+      CurvePlot* loss = workspace.lossPlot();
+      CurvePlot* accuracy = workspace.accuracyPlot();
+      const auto flush = [&] {
+        loss->flush();
+        accuracy->flush();
+      };
+      QStringList keys = runs->runs();
+      keys.sort();
+      QCOMPARE(keys, (QStringList{"alpha / fc", "beta / fc"}));
+      QCOMPARE(runs->list()->count(), 2);
+      flush();
+      QVERIFY(graphNamed(loss, "alpha / fc train")->visible());
+      QVERIFY(graphNamed(accuracy, "alpha / fc val")->visible());
+
+      // Hide: both plots, both splits; the other run stays.
+      runs->setChecked("alpha / fc", false);
+      flush();
+      QVERIFY(!graphNamed(loss, "alpha / fc train")->visible());
+      QVERIFY(!graphNamed(loss, "alpha / fc val")->visible());
+      QVERIFY(!graphNamed(accuracy, "alpha / fc train")->visible());
+      QVERIFY(graphNamed(loss, "beta / fc train")->visible());
+      runs->setChecked("alpha / fc", true);
+      flush();
+      QVERIFY(graphNamed(accuracy, "alpha / fc train")->visible());
+      // A click on a legend entry is the run's tick box.
+      loss->setLegendVisible(true);
+      flush();
+      QCPAbstractLegendItem* entry =
+          loss->plot()->legend->itemWithPlottable(graphNamed(loss, "alpha / fc train"));
+      QVERIFY(entry);
+      emit loss->plot()->legendClick(loss->plot()->legend, entry, nullptr);
+      QVERIFY(!runs->isChecked("alpha / fc"));
+      flush();
+      QVERIFY(!graphNamed(accuracy, "alpha / fc val")->visible());
+      runs->setChecked("alpha / fc", true);
+      loss->setLegendVisible(false);
+
+      // Rename: the plots' names follow, underscores and all.
+      runs->rename("beta / fc", "beta_lr0.01");
+      flush();
+      QVERIFY(graphNamed(loss, "beta_lr0.01 train"));
+      QVERIFY(graphNamed(accuracy, "beta_lr0.01 val"));
+      QVERIFY(!graphNamed(loss, "beta / fc train"));
+      QVERIFY(loss->hoverText(1).contains("beta_lr0.01 train: "));
+
+      // Colour: every series of the run, validation still dashed.
+      runs->setColor("alpha / fc", QColor("#123456"));
+      flush();
+      QCOMPARE(graphNamed(loss, "alpha / fc train")->pen().color(), QColor("#123456"));
+      QCOMPARE(graphNamed(accuracy, "alpha / fc val")->pen().color(), QColor("#123456"));
+      QCOMPARE(graphNamed(accuracy, "alpha / fc val")->pen().style(), Qt::DashLine);
+
+      // Filter: a regex over the names shown; a broken one matches as text.
+      runs->filterEdit()->setText("^BETA_");
+      flush();
+      QVERIFY(!graphNamed(loss, "alpha / fc train")->visible());
+      QVERIFY(graphNamed(loss, "beta_lr0.01 train")->visible());
+      QCOMPARE(hiddenRows(runs), 1);
+      runs->filterEdit()->setText("(alpha");
+      flush();
+      QVERIFY(!graphNamed(loss, "alpha / fc train")->visible());
+      QVERIFY(!graphNamed(loss, "beta_lr0.01 train")->visible());
+      runs->filterEdit()->clear();
+      flush();
+      QVERIFY(graphNamed(loss, "alpha / fc train")->visible());
+      QCOMPARE(hiddenRows(runs), 0);
+
+      // Delete takes the run's four graphs out of each plot; Undo puts them back as they were.
+      const int loss_graphs = loss->plot()->graphCount();
+      const QVector<double> alpha_loss = loss->values("alpha / fc train");
+      runs->list()->setCurrentRow(runs->runs().indexOf("alpha / fc"));
+      runs->deleteButton()->click();
+      flush();
+      QCOMPARE(runs->runs(), QStringList{"beta / fc"});
+      QCOMPARE(loss->plot()->graphCount(), loss_graphs - 4);
+      QVERIFY(!graphNamed(loss, "alpha / fc train"));
+      QVERIFY(!accuracy->seriesNames().contains("alpha / fc val"));
+      QVERIFY(runs->undoButton()->isEnabled());
+      runs->undoButton()->click();
+      flush();
+      QCOMPARE(loss->plot()->graphCount(), loss_graphs);
+      QCOMPARE(loss->values("alpha / fc train"), alpha_loss);
+      QVERIFY(graphNamed(loss, "alpha / fc train")->visible());
+      QCOMPARE(graphNamed(loss, "alpha / fc train")->pen().color(), QColor("#123456"));
+      QVERIFY(!runs->undoButton()->isEnabled());
+
+      // X axis: steps, then epochs (2 of them, fractional inside), then seconds.
+      const QVector<double> steps = graphKeys(loss, "alpha / fc train");
+      QVERIFY(steps.last() > 2);
+      runs->xAxisBox()->setCurrentIndex(runs->xAxisBox()->findText("Epoch"));
+      flush();
+      const QVector<double> epochs = graphKeys(loss, "alpha / fc train");
+      QCOMPARE(epochs.size(), steps.size());
+      QCOMPARE(epochs.last(), 2.0);
+      // Epoch 0 is the initial evaluation; steps inside the first epoch are fractions of it.
+      QCOMPARE(epochs.first(), 0.0);
+      QVERIFY(std::any_of(epochs.begin(), epochs.end(), [](double e) { return e > 0 && e < 1; }));
+      QVERIFY(std::is_sorted(epochs.begin(), epochs.end()));
+      QCOMPARE(graphKeys(accuracy, "alpha / fc val"), (QVector<double>{0, 1, 2}));
+      QCOMPARE(loss->plot()->xAxis->label(), QString("epoch"));
+      runs->setXAxis(gruwb::views::CurveXAxis::kWallTime);
+      flush();
+      const QVector<double> seconds = graphKeys(loss, "alpha / fc train");
+      QVERIFY(std::is_sorted(seconds.begin(), seconds.end()));
+      QVERIFY(seconds.first() >= 0 && seconds.last() > seconds.first());
+      QVERIFY(seconds.last() < 120);
+      QCOMPARE(accuracy->xAxis(), gruwb::views::CurveXAxis::kWallTime);
+
+      runs->setChecked("alpha / fc", false);
+      runs->setFilter("fc");
+      runs->setSmoothing(0.3);
+      workspace.saveSettings(settings);
+    }
+    settings.sync();
+    TrainingWorkspace restored;
+    restored.restoreSettings(settings);
+    RunList* runs = restored.runList();
+    QCOMPARE(runs->filter(), QString("fc"));
+    QCOMPARE(runs->filterEdit()->text(), QString("fc"));
+    QCOMPARE(runs->xAxis(), gruwb::views::CurveXAxis::kWallTime);
+    QCOMPARE(restored.lossPlot()->xAxis(), gruwb::views::CurveXAxis::kWallTime);
+    QCOMPARE(restored.accuracyPlot()->smoothing(), 0.3);
+    QCOMPARE(restored.lossPlot()->smoothing(), 0.3);
+    // Runs of those names come back hidden, renamed and coloured as they were.
+    runs->addRun("alpha / fc", Qt::red);
+    runs->addRun("beta / fc", Qt::red);
+    QVERIFY(!runs->isChecked("alpha / fc"));
+    QCOMPARE(runs->color("alpha / fc"), QColor("#123456"));
+    QCOMPARE(runs->label("beta / fc"), QString("beta_lr0.01"));
+    QCOMPARE(runs->color("beta / fc"), QColor(Qt::red));
+  }
+
+  // A run deleted while it trains keeps collecting its points: Undo brings back every step.
+  void deletedRunStillTrainingComesBackWhole() {
+    TrainingWorkspace workspace;
+    ExperimentSettings s = gestureOnBasicMotions("long", 40);
+    s.stages = QStringList{"fc"};
+    workspace.startExperiment(s);
+    const QString series = "long / fc train";
+    QTRY_VERIFY_WITH_TIMEOUT(workspace.lossPlot()->values(series).size() >= 2, 60000);
+    workspace.runList()->removeRun("long / fc");
+    const bool deleted_while_running = workspace.isRunning();
+    QVERIFY(!workspace.lossPlot()->seriesNames().contains(series));
+    QVERIFY2(workspace.waitForIdle(120000), "experiment did not finish in 120 s");
+    QVERIFY(!workspace.lossPlot()->seriesNames().contains(series));
+    QVERIFY(workspace.runList()->undoRemove());
+    const QVector<double> steps = workspace.lossPlot()->steps(series);
+    QVERIFY(deleted_while_running);
+    // Step 0 (the initial evaluation), then every optimizer step, none missing.
+    for (int i = 0; i < steps.size(); ++i) QCOMPARE(steps[i], double(i));
+    QVERIFY(steps.size() > 40);
+    QCOMPARE(workspace.accuracyPlot()->values("long / fc val").size(), 41);  // epochs 0..40
   }
 
   void stopKeepsResultsAndOthersRunOn() {
