@@ -33,14 +33,19 @@ BoardPanel::BoardPanel(QWidget* parent) : QWidget(parent) {
   column->addStretch(1);
   QScrollArea* scroll = scrollable(controls);  // the form never sets the dock's minimum height
 
-  loss_plot_ = new CurvePlot(tr("Loss: board vs host"), tr("cross entropy"));
+  // The titles carry the key, so a short dock keeps the legend's height for the data (the
+  // Legend box brings it back).
+  loss_plot_ = new CurvePlot(tr("Loss: board (red, dashed) vs host (grey)"), tr("cross entropy"));
   loss_plot_->setObjectName("boardLossPlot");
   loss_plot_->setSmoothing(0);           // the comparison wants the raw figures
   loss_plot_->setXLabel(tr("samples"));  // board and host report per trained sample
-  accuracy_plot_ = new CurvePlot(tr("Accuracy: board vs host"), tr("accuracy"));
+  accuracy_plot_ =
+      new CurvePlot(tr("Accuracy: board (red, dashed) vs host (grey)"), tr("accuracy"));
   accuracy_plot_->setObjectName("boardAccuracyPlot");
   accuracy_plot_->setSmoothing(0);
   accuracy_plot_->setXLabel(tr("samples"));
+  loss_plot_->setLegendVisible(false);
+  accuracy_plot_->setLegendVisible(false);
   clearCurves();
   auto* plots = new QSplitter(Qt::Horizontal);
   plots->addWidget(loss_plot_);
@@ -76,7 +81,11 @@ BoardPanel::BoardPanel(QWidget* parent) : QWidget(parent) {
   right->addWidget(plots);
   right->addWidget(console_box);
   right->setStretchFactor(0, 3);
-  right->setStretchFactor(1, 2);
+  right->setStretchFactor(1, 1);
+  // The plots first: the console's size hint would otherwise take half of a short dock and
+  // squeeze the plots to unreadable ticks (issue 20 point 11). Proportions, scaled on show.
+  right->setSizes({300, 100});
+  console_->setMinimumHeight(3 * console_->fontMetrics().height());
 
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(scroll);

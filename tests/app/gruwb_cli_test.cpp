@@ -201,7 +201,7 @@ TEST(GruwbCliTest, HelpListsTheSubcommands) {
                                   QStringList{"inspect", "-h"}}) {
     const CliResult run = run_gruwb(args);
     EXPECT_EQ(run.exit_code, 0);
-    EXPECT_TRUE(run.out.startsWith("Usage: gruwb inspect MODEL [--json]\n"))
+    EXPECT_TRUE(run.out.startsWith("Usage: gruwb inspect MODEL [--json] [--arena]\n"))
         << run.out.toStdString();
     EXPECT_TRUE(run.out.contains("--json")) << run.out.toStdString();
     EXPECT_TRUE(run.out.contains("Exit status")) << run.out.toStdString();
