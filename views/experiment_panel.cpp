@@ -508,10 +508,16 @@ bool ExperimentPanel::chooseDataset(const QString& path) {
   dataset_error_label_->setVisible(!error.isEmpty());
   if (!error.isEmpty()) return false;
   dataset_edit_->setText(path);
+  emit datasetChosen(path);
   return true;
 }
 
 QString ExperimentPanel::datasetError() const { return dataset_error_label_->text(); }
+
+void ExperimentPanel::showBuildMode() {
+  model_source_->setCurrentIndex(1);
+  build_edit_->setFocus(Qt::OtherFocusReason);
+}
 
 void ExperimentPanel::setModelPath(const QString& path) {
   model_source_->setCurrentIndex(0);

@@ -81,6 +81,9 @@ class ExperimentPanel : public QWidget {
   // The open model (the main window's document) and its trainable weight
   // names, offered as the custom tensor set.
   void setModelPath(const QString& path);
+  // Switches the model source to Build (a build spec instead of the open file) and focuses
+  // the spec: the welcome page's "Build a model" and "Compare cells".
+  void showBuildMode();
   void setWeightNames(const QStringList& names);
   // The outputs of the model at `model_path`: tensor names and what the
   // choice shows for each (e.g. "'Identity' [1,4] (softmax)"), and what
@@ -145,6 +148,8 @@ class ExperimentPanel : public QWidget {
   // The custom set changed (a tick in the list, setCheckedWeights(),
   // setSettings() or names dropped by setWeightNames()).
   void checkedWeightsChanged(const QStringList& names);
+  // chooseDataset() took `path` (Browse): the window shows it in the Dataset dock.
+  void datasetChosen(const QString& path);
 
  private:
   QTreeWidgetItem* itemFor(int id) const;

@@ -12,14 +12,45 @@ std::string lower(std::string text) {
   return text;
 }
 
-// Short role of an op's constant input, so a badge reads "W [60,3]" instead of
-// a converter path. Positions follow the TFLite op definitions.
-std::string input_role(const std::string& op_name, size_t position) {
-  if (op_name == "FULLY_CONNECTED" || op_name == "CONV_2D" || op_name == "DEPTHWISE_CONV_2D") {
-    if (position == 1) return "W";
-    if (position == 2) return "b";
-  }
-  return "in" + std::to_string(position);
+// Input roles per op, in input order (the op definitions: TFLite's builtin ops,
+// Circle's GRU in engine/kernels/gru.cpp, GRUWB_GRU in docs/fused-gru-op.md), so
+// a badge reads "W_x [180,3]" instead of a converter path or "in1".
+struct OpInputRoles {
+  const char* op;
+  std::vector<const char*> roles;
+};
+
+const std::vector<OpInputRoles>& input_role_table() {
+  static const std::vector<OpInputRoles> table = {
+      {"FULLY_CONNECTED", {"x", "W", "b"}},
+      {"CONV_2D", {"x", "W", "b"}},
+      {"DEPTHWISE_CONV_2D", {"x", "W", "b"}},
+      {"TRANSPOSE_CONV", {"output_shape", "W", "x", "b"}},
+      {"BATCH_MATMUL", {"x", "y"}},
+      {"TRANSPOSE", {"x", "perm"}},
+      {"RESHAPE", {"x", "shape"}},
+      {"STRIDED_SLICE", {"x", "begin", "end", "strides"}},
+      {"SLICE", {"x", "begin", "size"}},
+      {"GATHER", {"params", "indices"}},
+      {"PAD", {"x", "paddings"}},
+      {"MEAN", {"x", "axis"}},
+      {"SUM", {"x", "axis"}},
+      {"EXPAND_DIMS", {"x", "axis"}},
+      {"SPLIT", {"axis", "x"}},
+      {"SPLIT_V", {"x", "size_splits", "axis"}},
+      {"FILL", {"dims", "value"}},
+      {"CUSTOM:GRUWB_GRU", {"x", "W_x", "W_h", "bias", "h0"}},
+      {"GRU", {"x", "W_x", "b_x", "W_h", "b_h", "h0"}},  // Circle GRU (op -5)
+      {"UNIDIRECTIONAL_SEQUENCE_RNN", {"x", "W_x", "W_h", "bias", "h0"}},
+      {"RNN", {"x", "W_x", "W_h", "bias", "h0"}},
+      {"SVDF", {"x", "W_feature", "W_time", "bias", "state"}},
+      // TFLite's 24-input LSTM: gates i|f|c|o, peepholes, projection, states, layer norms.
+      {"UNIDIRECTIONAL_SEQUENCE_LSTM",
+       {"x",      "W_xi",   "W_xf", "W_xc", "W_xo", "W_hi", "W_hf", "W_hc",
+        "W_ho",   "w_ci",   "w_cf", "w_co", "b_i",  "b_f",  "b_c",  "b_o",
+        "W_proj", "b_proj", "h0",   "c0",   "ln_i", "ln_f", "ln_c", "ln_o"}},
+  };
+  return table;
 }
 
 std::string option_value(const tools::OpReport& op, const char* key) {
@@ -55,6 +86,13 @@ std::string shape_text(const std::vector<int32_t>& shape) {
     text += std::to_string(shape[i]);
   }
   return text + "]";
+}
+
+std::string op_input_role(const std::string& op_name, size_t position) {
+  for (const OpInputRoles& entry : input_role_table()) {
+    if (op_name == entry.op && position < entry.roles.size()) return entry.roles[position];
+  }
+  return "in" + std::to_string(position);
 }
 
 int GraphModel::node_of_op(int op) const {
@@ -113,7 +151,7 @@ GraphModel build_graph(const tools::AnalyzerReport& report, int subgraph_index) 
       const bool produced = producer.count(op.inputs[i]) > 0;
       if (!produced && (info->is_constant || info->is_variable)) {
         node.badges.push_back(GraphBadge{op.inputs[i],
-                                         input_role(op.name, i) + " " + shape_text(info->shape),
+                                         op_input_role(op.name, i) + " " + shape_text(info->shape),
                                          info->is_variable});
       } else if (produced) {
         graph.edges.push_back(
@@ -122,7 +160,7 @@ GraphModel build_graph(const tools::AnalyzerReport& report, int subgraph_index) 
         // Read but never written (an empty optional, or a malformed graph):
         // a badge keeps it visible without inventing a producer.
         node.badges.push_back(GraphBadge{
-            op.inputs[i], input_role(op.name, i) + " " + shape_text(info->shape), false});
+            op.inputs[i], op_input_role(op.name, i) + " " + shape_text(info->shape), false});
       }
     }
     for (int32_t t : op.outputs) {

@@ -18,6 +18,11 @@ namespace gruwb::views {
 // "[1,60,3]"; "[]" for a scalar.
 std::string shape_text(const std::vector<int32_t>& shape);
 
+// The documented role of input `position` of op `op_name` ("W_x" for GRUWB_GRU's
+// input 1, "b" for FULLY_CONNECTED's input 2), "in<position>" for ops without a table entry.
+// Badges and the op inspector name inputs with it.
+std::string op_input_role(const std::string& op_name, size_t position);
+
 struct GraphBadge {
   int tensor = -1;
   std::string label;      // role and shape, e.g. "W [180,3]"

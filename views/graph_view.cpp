@@ -753,6 +753,9 @@ int GraphView::find(const QString& text) {
   // Pressing Enter again with the same text walks through the matches.
   find_cursor_ = text == last_find_ ? (find_cursor_ + 1) % static_cast<int>(matches.size()) : 0;
   last_find_ = text;
+  // A match shrunk to a few pixels (after Fit on a long graph) is not found for the user:
+  // zoom back to actual size, then centre it.
+  if (canvas_->zoom() < kReadableZoom) canvas_->setZoom(1.0);
   selectNode(matches[find_cursor_]);
   find_status_->setText(tr("%1 of %2").arg(find_cursor_ + 1).arg(matches.size()));
   return static_cast<int>(matches.size());

@@ -61,7 +61,9 @@ class GraphView : public QWidget {
 
   // Selects and centres the next node matching `text` (op name, "#index",
   // tensor name); returns the number of matches (0: nothing selected).
+  // Below kReadableZoom it first zooms to actual size.
   int find(const QString& text);
+  static constexpr double kReadableZoom = 0.75;
   void focusFind();
   void fitToView();
   // Writes the whole drawing to `path`: .svg as vector graphics, anything

@@ -180,8 +180,8 @@ QVariant TensorValuesModel::headerData(int section, Qt::Orientation orientation,
 
 TensorInspector::TensorInspector(QWidget* parent) : QWidget(parent) {
   title_ =
-      new QLabel(tr("Select a tensor: an edge or weight badge in the graph, or a row in the "
-                    "model tree."));
+      new QLabel(tr("Select a tensor or an op: an edge, weight badge or node in the graph, or a "
+                    "row in the model tree."));
   title_->setWordWrap(true);
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -194,6 +194,9 @@ TensorInspector::TensorInspector(QWidget* parent) : QWidget(parent) {
   connect(properties_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
     const QVariant op = item->data(1, Qt::UserRole);
     if (op.isValid()) emit opActivated(subgraph_, op.toInt());
+    // An op's input/output row leads to that tensor.
+    const QVariant tensor = item->data(1, kTensorRole);
+    if (tensor.isValid()) showTensor(subgraph_, tensor.toInt());
   });
 
   stats_label_ = new QLabel;
@@ -252,7 +255,7 @@ void TensorInspector::setModel(const Model* model, const tools::AnalyzerReport& 
 }
 
 void TensorInspector::clear() {
-  subgraph_ = tensor_ = -1;
+  subgraph_ = tensor_ = op_ = -1;
   stats_ = TensorStats();
   properties_->clear();
   values_->setTensor(nullptr);
@@ -263,8 +266,8 @@ void TensorInspector::clear() {
   values_page_->setVisible(false);
   save_->setEnabled(false);
   title_->setText(
-      tr("Select a tensor: an edge or weight badge in the graph, or a row in the "
-         "model tree."));
+      tr("Select a tensor or an op: an edge, weight badge or node in the graph, or a "
+         "row in the model tree."));
 }
 
 void TensorInspector::addProperty(const QString& name, const QString& value) {
@@ -346,6 +349,66 @@ bool TensorInspector::showTensor(int subgraph, int tensor) {
             ? tr("Values of type %1 are not shown.").arg(QString::fromStdString(info.type))
             : tr("No stored values: this tensor is computed when the model runs."));
     no_values_->show();
+  }
+  return true;
+}
+
+bool TensorInspector::showOp(int subgraph, int op) {
+  if (subgraph < 0 || subgraph >= static_cast<int>(report_.subgraphs.size())) return false;
+  const tools::SubgraphReport& sg = report_.subgraphs[subgraph];
+  if (op < 0 || op >= static_cast<int>(sg.ops.size())) return false;
+  clear();
+  subgraph_ = subgraph;
+  op_ = op;
+  const tools::OpReport& info = sg.ops[op];
+  title_->setText(QString("<b>Op#%1</b> %2 <span style='color:#666'>(subgraph %3)</span>")
+                      .arg(op)
+                      .arg(QString::fromStdString(info.name).toHtmlEscaped())
+                      .arg(subgraph));
+  addProperty(tr("Version"), QString::number(info.version));
+  if (!info.options_type.empty()) {
+    addProperty(tr("Options"), QString::fromStdString(info.options_type));
+  }
+  // Every decoded attribute, by its schema name (the analyzer's option_values: the same
+  // list `gruwb inspect --json` prints).
+  for (const tools::OptionValue& value : info.option_values) {
+    addProperty(QString::fromStdString(value.key), QString::fromStdString(value.value));
+  }
+  if (info.option_values.empty() && info.custom_options_bytes > 0) {
+    addProperty(tr("Custom options"),
+                tr("%1 bytes, not a FlexBuffer map").arg(info.custom_options_bytes));
+  }
+  for (int32_t called : info.called_subgraphs) {
+    const bool known = called >= 0 && called < static_cast<int32_t>(report_.subgraphs.size());
+    addProperty(tr("Calls"), known
+                                 ? tr("subgraph %1 %2")
+                                       .arg(called)
+                                       .arg(QString::fromStdString(report_.subgraphs[called].name))
+                                 : tr("subgraph %1 (missing)").arg(called));
+  }
+  // The count in the column (docks are narrow), how it was counted on hover.
+  auto* macs = new QTreeWidgetItem(properties_, {tr("MACs"), QString::number(info.macs)});
+  macs->setToolTip(1, QString::fromStdString(info.macs_formula));
+  addProperty(tr("Engine"), info.engine_supported ? tr("has a kernel") : tr("no kernel"));
+  const auto add_tensor_row = [&](const QString& role, int32_t t) {
+    QString text = tr("omitted");
+    if (t >= 0 && t < static_cast<int32_t>(sg.tensors.size())) {
+      const tools::TensorReport& tensor = sg.tensors[t];
+      text = QString("T#%1 %2 %3")
+                 .arg(t)
+                 .arg(QString::fromStdString(shape_text(tensor.shape)),
+                      QString::fromStdString(tensor.name));
+    }
+    auto* item = new QTreeWidgetItem(properties_, {role, text});
+    item->setToolTip(1, text);
+    if (t >= 0) item->setData(1, kTensorRole, t);
+  };
+  for (size_t i = 0; i < info.inputs.size(); ++i) {
+    add_tensor_row(tr("in %1").arg(QString::fromStdString(op_input_role(info.name, i))),
+                   info.inputs[i]);
+  }
+  for (size_t i = 0; i < info.outputs.size(); ++i) {
+    add_tensor_row(tr("out %1").arg(i), info.outputs[i]);
   }
   return true;
 }

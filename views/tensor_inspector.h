@@ -1,5 +1,5 @@
 #pragma once
-// One tensor in detail: name, shape, type, quantization, buffer, who writes
+// One tensor or op in detail: name, shape, type, quantization, buffer, who writes
 // and reads it, its stored values in a lazily filled table, their statistics
 // (min/max/mean/std/sparsity, Netron's metrics) and a histogram, and saving
 // the values as .npy. Activation tensors have no stored values; the view says
@@ -79,7 +79,13 @@ class TensorInspector : public QWidget {
   // Shows tensor `tensor` of subgraph `subgraph`; false when out of range.
   bool showTensor(int subgraph, int tensor);
 
+  // Shows op `op` of subgraph `subgraph`: its decoded attributes (builtin options or a custom
+  // op's FlexBuffer map), called subgraphs, MACs and its inputs by role; a row's tensor opens
+  // on double-click. False when out of range.
+  bool showOp(int subgraph, int op);
+
   int subgraph() const { return subgraph_; }
+  int op() const { return op_; }  // the op shown, or -1 (a tensor or nothing)
   int tensor() const { return tensor_; }
   const TensorStats& stats() const { return stats_; }
   QTreeWidget* properties() const { return properties_; }
@@ -103,6 +109,8 @@ class TensorInspector : public QWidget {
   tools::AnalyzerReport report_;
   int subgraph_ = -1;
   int tensor_ = -1;
+  int op_ = -1;
+  static constexpr int kTensorRole = Qt::UserRole + 1;
   TensorStats stats_;
   QLabel* title_ = nullptr;
   QTreeWidget* properties_ = nullptr;

@@ -303,6 +303,14 @@ int Dataset::min_length() const {
 int Dataset::max_length() const {
   return lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
 }
+std::vector<int> split_class_counts(const PreparedSplit& split, size_t classes) {
+  std::vector<int> counts(classes, 0);
+  for (int label : split.labels) {
+    if (label >= 0 && static_cast<size_t>(label) < classes) ++counts[label];
+  }
+  return counts;
+}
+
 std::vector<int> Dataset::class_counts() const {
   std::vector<int> counts(class_names.size(), 0);
   for (int label : labels) ++counts[static_cast<size_t>(label)];

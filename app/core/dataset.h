@@ -123,6 +123,10 @@ struct PreparedData {
 bool prepare_dataset(const DatasetFiles& files, const PrepareOptions& options, PreparedData* out,
                      std::string* error);
 
+// Samples per class (index into class_names) of a prepared split; labels outside
+// [0, classes) are not counted. The dataset view's balance figures.
+std::vector<int> split_class_counts(const PreparedSplit& split, size_t classes);
+
 // A short human summary (name, splits, channels, lengths, class counts).
 std::string dataset_summary(const DatasetFiles& files);
 

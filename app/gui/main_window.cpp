@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDesktopServices>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -14,6 +15,7 @@
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMenu>
@@ -27,10 +29,12 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTableWidget>
 #include <QToolButton>
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "app/core/bundled_files.h"
 #include "app/core/dataset.h"
 #include "app/core/experiment.h"
 #include "app/core/fuse.h"
@@ -45,6 +49,7 @@
 #include "engine/tools/analyzer.h"
 #include "engine/tools/model_writer.h"
 #include "engine/tools/rnn_detector.h"
+#include "views/dataset_view.h"
 #include "views/fuse_view.h"
 #include "views/graph_view.h"
 #include "views/model_report_view.h"
@@ -52,6 +57,7 @@
 #include "views/scrollable.h"
 #include "views/size_view.h"
 #include "views/tensor_inspector.h"
+#include "views/welcome_page.h"
 #include "views/wheel_guard.h"
 
 namespace gruwb::gui {
@@ -127,17 +133,18 @@ void MainWindow::createCentralArea() {
   banner_layout->addWidget(dismiss, 0, Qt::AlignTop);
   error_banner_->hide();
 
-  auto* placeholder = new QLabel(
-      tr("<p style='font-size:16pt'>No model open</p>"
-         "<p>Drop a <b>.tflite</b> or <b>.circle</b> model (or a dataset: .ts, .arff, .csv, .npy) "
-         "here, or use File &gt; Open (Ctrl+O).</p>"));
-  placeholder->setAlignment(Qt::AlignCenter);
-  placeholder->setWordWrap(true);
-  placeholder->setEnabled(false);
+  // No model open: the welcome page (samples, recent files, a button per job).
+  welcome_ = new views::WelcomePage;
+  welcome_->setObjectName("welcomePage");
+  std::vector<views::WelcomeFile> samples;
+  for (const QString& path : app::bundled_samples()) {
+    samples.push_back({path, app::sample_description(QFileInfo(path).fileName())});
+  }
+  welcome_->setSamples(samples, app::samples_folder());
 
   graph_view_ = new views::GraphView;
   pages_ = new QStackedWidget;
-  pages_->addWidget(placeholder);
+  pages_->addWidget(welcome_);
   pages_->addWidget(graph_view_);
 
   auto* central = new QWidget;
@@ -255,6 +262,36 @@ void MainWindow::createActions() {
 
   // Help goes after View, the last menu by convention (createWorkspaces adds docks to View).
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* docs = help->addAction(tr("&Documentation"), this, [this] {
+    // The installed docs (or the source tree's): the GUI guide, which links the others.
+    const QString folder = app::docs_folder();
+    if (folder.isEmpty()) {
+      showError(tr("The documentation was not found (set GRUWB_DOCS_DIR to its folder)."));
+      return;
+    }
+    QDesktopServices::openUrl(QUrl::fromLocalFile(folder + "/gui.md"));
+  });
+  docs->setObjectName("documentationAction");
+  docs->setShortcut(QKeySequence::HelpContents);
+  help->addAction(tr("&README"), this,
+                  [this] {
+                    const QString folder =
+                        app::docs_folder();  // README.md sits beside the docs folder
+                    if (folder.isEmpty() || !QFileInfo::exists(folder + "/../README.md")) {
+                      showError(tr("README.md was not found beside the documentation."));
+                      return;
+                    }
+                    QDesktopServices::openUrl(
+                        QUrl::fromLocalFile(QDir::cleanPath(folder + "/../README.md")));
+                  })
+      ->setObjectName("readmeAction");
+  QAction* shortcuts =
+      help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcutsDialog);
+  shortcuts->setObjectName("shortcutsAction");
+  shortcuts->setShortcut(QKeySequence("Ctrl+/"));
+  help->addAction(tr("&Welcome Page"), this, [this] { pages_->setCurrentWidget(welcome_); })
+      ->setObjectName("welcomeAction");
+  help->addSeparator();
   QAction* plugins = help->addAction(tr("&Plugins…"), this, &MainWindow::showPluginsDialog);
   plugins->setObjectName("pluginsAction");
   // The version main() set: the project's, with the commit for a development build.
@@ -369,6 +406,14 @@ void MainWindow::createWorkspaces() {
   // before the saved layout is restored.
   training_ = new TrainingWorkspace(this);
   auto* board = new BoardWorkspace(this);  // the Board dock, tabbed with the curves
+  // The chosen dataset at a glance (classes, split, samples), tabbed with the curves.
+  dataset_view_ = new views::DatasetView;
+  QDockWidget* dataset =
+      addDock(dataset_view_, tr("Dataset"), "datasetDock", Qt::BottomDockWidgetArea);
+  if (QDockWidget* curves = this->dock("curvesDock")) {
+    tabifyDockWidget(curves, dataset);
+    curves->raise();  // the curves stay in front; choosing a dataset raises its dock
+  }
   // A cell comparison times each row on the connected board (its board columns).
   training_->setBoardLender([board] { return board->lendPort(); },
                             [board] { board->takeBackPort(); });
@@ -387,6 +432,12 @@ void MainWindow::createWorkspaces() {
           &views::ExperimentPanel::setCheckedWeights);
   connect(training_->panel(), &views::ExperimentPanel::checkedWeightsChanged, graph_view_,
           &views::GraphView::setCheckedWeights);
+  connect(training_->panel(), &views::ExperimentPanel::datasetChosen, this,
+          [this](const QString& path) {
+            if (showDatasetPreview(path)) {
+              if (QDockWidget* d = dock("datasetDock")) d->raise();
+            }
+          });
   // Every dock, also those a workspace added itself, can be shown again
   // from the View menu.
   for (QDockWidget* d : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly)) {
@@ -402,6 +453,9 @@ void MainWindow::addProjectSection(const QString& key, std::function<QJsonValue(
 }
 
 void MainWindow::connectViews() {
+  connect(welcome_, &views::WelcomePage::fileActivated, this,
+          [this](const QString& path) { openFile(path); });
+  connect(welcome_, &views::WelcomePage::jobRequested, this, &MainWindow::startJob);
   // Everything that selects a tensor shows it in the inspector; ops follow
   // between the graph and the model tree.
   const auto show_tensor = [this](int subgraph, int tensor) {
@@ -413,6 +467,12 @@ void MainWindow::connectViews() {
   connect(report_view_, &views::ModelReportView::tensorSelected, this, show_tensor);
   connect(size_view_, &views::SizeView::tensorActivated, this, show_tensor);
   connect(graph_view_, &views::GraphView::opSelected, this, &MainWindow::selectReportRow);
+  // A clicked op shows its attributes (Netron's node properties) in the inspector.
+  connect(graph_view_, &views::GraphView::opSelected, this, [this](int subgraph, int op) {
+    if (inspector_->showOp(subgraph, op)) {
+      if (QDockWidget* d = dock("tensorDock")) d->raise();
+    }
+  });
   connect(report_view_, &views::ModelReportView::opSelected, this, [this](int subgraph, int op) {
     if (graph_view_->currentSubgraph() != subgraph) {
       graph_view_->goBackTo(0);
@@ -570,6 +630,52 @@ bool MainWindow::openDataset(const QString& path) {
   dataset_label_->setToolTip(QString::fromStdString(summary));
   statusBar()->showMessage(tr("Dataset %1 selected").arg(info.fileName()), 5000);
   emit datasetChanged(dataset_path_);
+  showDatasetPreview(dataset_path_);
+  return true;
+}
+
+bool MainWindow::showDatasetPreview(const QString& path) {
+  app::DatasetFiles files;
+  std::string error;
+  if (!app::load_dataset(QFile::encodeName(path).toStdString(), &files, &error)) {
+    dataset_view_->clear();
+    return false;
+  }
+  views::DatasetPreview preview;
+  preview.name = QString::fromStdString(files.train.name);
+  preview.source = path;
+  preview.channels = files.train.channels;
+  for (const std::string& name : files.train.class_names) {
+    preview.class_names << QString::fromStdString(name);
+  }
+  // The splits an experiment with default settings would train on (its validation share and
+  // seed; a test share when the file has no test split).
+  const app::ExperimentSpec defaults;
+  app::PrepareOptions options;
+  options.length_policy = defaults.length_policy;
+  options.validation_fraction = defaults.validation_fraction;
+  options.seed = defaults.first_seed;
+  app::PreparedData prepared;
+  const size_t classes = files.train.class_names.size();
+  if (app::prepare_dataset(files, options, &prepared, &error)) {
+    preview.train = app::split_class_counts(prepared.train, classes);
+    preview.validation = app::split_class_counts(prepared.validation, classes);
+    preview.test = app::split_class_counts(prepared.test, classes);
+    for (const std::string& note : prepared.notes) preview.notes << QString::fromStdString(note);
+  } else {  // the file's own splits, and why they are not prepared
+    preview.train = files.train.class_counts();
+    preview.test = files.test.class_counts();
+    preview.notes << QString::fromStdString(error);
+  }
+  // The first sample of each class, as stored (before normalisation).
+  std::vector<bool> shown(classes, false);
+  for (int i = 0; i < files.train.size(); ++i) {
+    const int label = files.train.labels[i];
+    if (label < 0 || static_cast<size_t>(label) >= classes || shown[label]) continue;
+    shown[label] = true;
+    preview.examples.push_back({label, files.train.lengths[i], files.train.series[i]});
+  }
+  dataset_view_->setPreview(preview);
   return true;
 }
 
@@ -857,6 +963,7 @@ void MainWindow::rebuildRecentMenu() {
     action->setStatusTip(path);
   }
   if (files.isEmpty()) recent_menu_->addAction(tr("No recent files"))->setEnabled(false);
+  if (welcome_) welcome_->setRecentFiles(files.mid(0, kMaxRecentFiles));
   recent_menu_->addSeparator();
   QAction* clear = recent_menu_->addAction(tr("&Clear Recent Files"), this, [this] {
     QSettings().remove(kRecentFilesKey);
@@ -936,6 +1043,89 @@ void MainWindow::restoreSettings() {
 void MainWindow::closeEvent(QCloseEvent* event) {
   saveSettings();
   QMainWindow::closeEvent(event);
+}
+
+QList<QPair<QString, QString>> MainWindow::shortcutList() const {
+  // Every menu action with a shortcut, as "Menu > Action", in menu order.
+  QList<QPair<QString, QString>> rows;
+  std::function<void(const QMenu*, const QString&)> walk = [&](const QMenu* menu,
+                                                               const QString& prefix) {
+    for (const QAction* action : menu->actions()) {
+      const QString name = prefix + " > " + QString(action->text()).remove('&').remove("…");
+      if (action->menu()) {
+        walk(action->menu(), name);
+      } else if (!action->shortcut().isEmpty()) {
+        rows.append({name, action->shortcut().toString(QKeySequence::NativeText)});
+      }
+    }
+  };
+  for (const QAction* top : menuBar()->actions()) {
+    if (top->menu()) walk(top->menu(), QString(top->text()).remove('&'));
+  }
+  return rows;
+}
+
+void MainWindow::showShortcutsDialog() {
+  if (!shortcuts_dialog_) {
+    shortcuts_dialog_ = new QDialog(this);
+    shortcuts_dialog_->setObjectName("shortcutsDialog");
+    shortcuts_dialog_->setWindowTitle(tr("Keyboard Shortcuts"));
+    auto* table = new QTableWidget(0, 2);
+    table->setObjectName("shortcutsTable");
+    table->setHorizontalHeaderLabels({tr("Action"), tr("Shortcut")});
+    table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    table->verticalHeader()->hide();
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(buttons, &QDialogButtonBox::rejected, shortcuts_dialog_, &QDialog::hide);
+    auto* layout = new QVBoxLayout(shortcuts_dialog_);
+    layout->addWidget(table);
+    layout->addWidget(buttons);
+    shortcuts_dialog_->resize(520, 560);
+  }
+  auto* table = shortcuts_dialog_->findChild<QTableWidget*>("shortcutsTable");
+  const QList<QPair<QString, QString>> rows = shortcutList();
+  table->setRowCount(static_cast<int>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) {
+    table->setItem(i, 0, new QTableWidgetItem(rows[i].first));
+    table->setItem(i, 1, new QTableWidgetItem(rows[i].second));
+  }
+  shortcuts_dialog_->show();
+  shortcuts_dialog_->raise();
+}
+
+bool MainWindow::welcomeShown() const { return pages_->currentWidget() == welcome_; }
+
+void MainWindow::startJob(const QString& job) {
+  // The welcome page's buttons: open what the job needs from the samples, then show where the
+  // job lives in the window.
+  const QString samples = app::samples_folder();
+  const auto raise = [this](const char* dock_name) {
+    if (QDockWidget* d = dock(dock_name)) {
+      d->show();
+      d->raise();
+    }
+  };
+  if (job == "inspect") {
+    if (!model_) openFile(samples + "/gesture_gru_fused.tflite");
+  } else if (job == "fuse") {
+    if (openFile(samples + "/gesture_gru_while.tflite") && fuse_action_->isEnabled()) {
+      fuse_action_->trigger();
+    }
+  } else if (job == "train") {
+    if (!model_) openFile(samples + "/gesture_gru_fused.tflite");
+    if (dataset_path_.isEmpty()) openFile(samples + "/BasicMotionsAcc60_TRAIN.ts");
+    raise("experimentsDock");
+  } else if (job == "compare" || job == "build") {
+    training_->panel()->showBuildMode();
+    raise("experimentsDock");
+  } else if (job == "board") {
+    raise("boardDock");
+  } else if (job == "export") {
+    if (!model_) openFile(samples + "/gesture_gru_fused.tflite");
+    if (export_model_action_->isEnabled()) export_model_action_->trigger();
+  }
 }
 
 }  // namespace gruwb::gui

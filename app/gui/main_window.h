@@ -37,6 +37,8 @@ class ModelReportView;
 class PluginListView;
 class SizeView;
 class TensorInspector;
+class WelcomePage;
+class DatasetView;
 }  // namespace gruwb::views
 
 namespace gruwb::gui {
@@ -102,6 +104,17 @@ class MainWindow : public QMainWindow {
   SweepWindow* sweepWindow() const { return sweep_window_; }
   // Help > Plugins: the plugins loaded and refused (app::plugins_json), in a dialog.
   void showPluginsDialog();
+  // Help > Keyboard Shortcuts: every menu action's shortcut ("Edit > Find", "Ctrl+F").
+  QList<QPair<QString, QString>> shortcutList() const;
+  void showShortcutsDialog();
+  QDialog* shortcutsDialog() const { return shortcuts_dialog_; }
+  views::WelcomePage* welcomePage() const { return welcome_; }
+  bool welcomeShown() const;
+  // A welcome-page job button: "inspect", "fuse", "train", "compare", "build", "board", "export".
+  void startJob(const QString& job);
+  // The Dataset dock: classes per split, samples per channel of `path` (what openDataset shows).
+  bool showDatasetPreview(const QString& path);
+  views::DatasetView* datasetView() const { return dataset_view_; }
 
   // The open model (null when none) and its analyzer report.
   const tools::LoadedModel* model() const { return model_.get(); }
@@ -184,6 +197,9 @@ class MainWindow : public QMainWindow {
   views::ModelReportView* report_view_ = nullptr;
   views::TensorInspector* inspector_ = nullptr;
   views::SizeView* size_view_ = nullptr;
+  views::WelcomePage* welcome_ = nullptr;
+  views::DatasetView* dataset_view_ = nullptr;
+  QDialog* shortcuts_dialog_ = nullptr;
   QStackedWidget* pages_ = nullptr;  // placeholder until a model is open, then the graph
   QWidget* error_banner_ = nullptr;
   QLabel* error_label_ = nullptr;

@@ -25,6 +25,12 @@ shot main_window "$samples/gesture_gru_while.tflite" --find WHILE --tensor 0:0
 shot graph_while_body "$samples/gesture_gru_while.tflite" --subgraph 2 --find FULLY_CONNECTED
 # Tensor inspector on the fused GRU's recurrent kernel.
 shot tensor_inspector "$samples/gesture_gru_fused.tflite" --tensor 0:2 --dock tensor
+# Op inspector: a click on the fused GRU op shows its attributes and named inputs.
+shot op_inspector "$samples/gesture_gru_fused.tflite" --find GRUWB_GRU --dock tensor
+# The welcome page (no model open): jobs, bundled samples, recent files.
+shot welcome_page
+# Dataset dock: classes per split and a sample of each class per channel.
+shot dataset_view "$samples/gesture_gru_fused.tflite" "$samples/BasicMotionsAcc60_TRAIN.ts" --dock dataset
 # Size view: analyzer figures, arena for inference and training.
 shot size_view "$samples/gesture_gru_while.tflite" --dock size
 

@@ -10,6 +10,7 @@
 #include <set>
 #include <string_view>
 
+#include "engine/kernels/flexbuffer_map.h"
 #include "engine/kernels/op_cost.h"
 #include "engine/runtime/op_resolver.h"
 #include "engine/tools/arena_figures.h"
@@ -269,6 +270,44 @@ void decode_options(const OperatorView& op, OpReport* report) {
   }
 }
 
+// A custom op's FlexBuffer map (GRUWB_GRU's reset_after, activation, ...: docs/fused-gru-op.md)
+// as option values, so the report and the GUI show custom ops' attributes as they do builtin
+// ones. Options that are not a well-formed map stay summarised by custom_options_bytes.
+void decode_custom_options(const OperatorView& op, OpReport* report) {
+  FlexMap map;  // the engine's own bounds-checked reader: the kernel reads the same values
+  if (op.custom_options.size == 0 || !map.parse(op.custom_options.data, op.custom_options.size)) {
+    return;
+  }
+  report->options_type = "FlexBuffer map";
+  for (size_t i = 0; i < map.size(); ++i) {
+    FlexValue value;
+    const char* key = map.key(i);
+    if (!key || !map.value_at(i, &value)) continue;
+    OptionValue option;
+    option.key = key;
+    bool flag = false;
+    int64_t number = 0;
+    const char* text = nullptr;
+    if (value.type == FlexType::kBool && map.as_bool(value, &flag)) {
+      option.kind = OptionValue::Kind::kBool;
+      option.value = flag ? "true" : "false";
+    } else if (map.as_int(value, &number)) {
+      option.kind = OptionValue::Kind::kNumber;
+      option.value = std::to_string(number);
+    } else if (map.as_string(value, &text)) {
+      option.kind = OptionValue::Kind::kString;
+      option.value = text;
+    } else {
+      option.value = format("(FlexBuffer type %d)", static_cast<int>(value.type));
+    }
+    report->option_values.push_back(std::move(option));
+  }
+  for (const OptionValue& v : report->option_values) {
+    if (!report->options.empty()) report->options += ", ";
+    report->options += v.key + "=" + v.value;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // MACs: the kernel list's figure (KernelRegistration::cost, next to each
 // kernel; engine/kernels/op_cost.h). Ops the engine has no kernel for are
@@ -343,6 +382,7 @@ OpReport analyze_op(const SubgraphView& sg, const OperatorView& op, const Interp
   const int called_count = called_subgraphs(op, called);
   r.called_subgraphs.assign(called, called + called_count);
   decode_options(op, &r);
+  if (op.op_code == kOpCustom) decode_custom_options(op, &r);
   const OpCost macs = count_macs(sg, op, prepared);
   r.macs = macs.macs;
   r.macs_formula = format_cost(macs);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -537,6 +538,23 @@ TEST(AnalyzerTest, CustomOpWithAKernelIsRunnable) {
   EXPECT_TRUE(r.engine_runs) << r.engine_error;
   EXPECT_NE(report_to_text(r).find("Engine runs: yes (prepare succeeds; kernels for all 3 ops)"),
             std::string::npos);
+}
+
+// A custom op's FlexBuffer map is decoded like builtin options (issue 20 point 10: the GUI's op
+// inspector and `gruwb inspect --json` show GRUWB_GRU's attributes).
+TEST(AnalyzerTest, DecodesTheFusedGrusFlexBufferOptions) {
+  const AnalyzerReport r = analyze_sample("gesture_gru_fused.tflite");
+  const OpReport* gru = nullptr;
+  for (const OpReport& op : r.subgraphs[0].ops) gru = op.name == "CUSTOM:GRUWB_GRU" ? &op : gru;
+  ASSERT_NE(gru, nullptr);
+  EXPECT_EQ(gru->options_type, "FlexBuffer map");
+  std::map<std::string, std::string> values;
+  for (const OptionValue& v : gru->option_values) values[v.key] = v.value;
+  EXPECT_EQ(values["reset_after"], "true");
+  EXPECT_EQ(values["activation"], "tanh");
+  EXPECT_EQ(values["recurrent_activation"], "sigmoid");
+  EXPECT_EQ(values["return_sequences"], "false");
+  EXPECT_NE(gru->options.find("activation=tanh"), std::string::npos);
 }
 
 // "Runs" is what prepare says, not whether each op has a kernel: an int8 LSTM whose file lacks

@@ -182,6 +182,27 @@ class GraphModelTest : public QObject {
         layout.dummy_count, layout.initial_crossings, layout.crossings, static_cast<long long>(ms));
     checkLayout(graph, layout);
   }
+
+  // Issue 20 point 10: fused ops' weights are named by their documented roles, not in1/in2.
+  void fusedGruBadgesNameTheirRoles() {
+    const AnalyzerReport report = gruwb::test::analyze_file(
+        QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite");
+    const GraphModel graph = gruwb::views::build_graph(report, 0);
+    int gru = -1;
+    for (const GraphNode& node : graph.nodes) {
+      if (node.title == "CUSTOM:GRUWB_GRU") gru = node.op;
+    }
+    QVERIFY(gru >= 0);
+    QStringList roles;
+    for (const auto& badge : graph.nodes[graph.node_of_op(gru)].badges) {
+      roles << QString::fromStdString(badge.label).section(' ', 0, 0);
+    }
+    QVERIFY2(roles.startsWith("W_x"), qPrintable(roles.join(",")));
+    QVERIFY2(roles.contains("W_h") && roles.contains("bias"), qPrintable(roles.join(",")));
+    for (const QString& role : roles) QVERIFY2(!role.startsWith("in"), qPrintable(role));
+    QCOMPARE(gruwb::views::op_input_role("UNIDIRECTIONAL_SEQUENCE_LSTM", 19), std::string("c0"));
+    QCOMPARE(gruwb::views::op_input_role("GRU", 3), std::string("W_h"));
+  }
 };
 
 QTEST_MAIN(GraphModelTest)

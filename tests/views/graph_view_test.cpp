@@ -120,6 +120,34 @@ class GraphViewTest : public QObject {
     QCOMPARE(view.graph().nodes[view.selectedNode()].op, 2);
   }
 
+  // Issue 20 point 10: find pans (and zooms to a readable scale) so the match is on screen.
+  void findBringsAnOffScreenMatchIntoView() {
+    GraphView view;
+    view.resize(600, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setReport(gruwb::test::analyze_file(shared("real/breizhn_dtln_model_1.tflite")));
+    const int last_op = static_cast<int>(view.graph().nodes.size()) - 1;
+    int target = -1;  // the last op node: far below the top, where the view opens
+    for (int n = last_op; n >= 0 && target < 0; --n) {
+      if (view.graph().nodes[n].kind == GraphNode::Kind::kOp) target = n;
+    }
+    QVERIFY(target >= 0);
+    const auto visible = [&view] {
+      return view.canvas()->mapToScene(view.canvas()->viewport()->rect()).boundingRect();
+    };
+    QVERIFY2(!visible().contains(view.nodeRect(target)), "the target must start off screen");
+    const QString needle = "#" + QString::number(view.graph().nodes[target].op);
+    QCOMPARE(view.find(needle), 1);
+    QCOMPARE(view.selectedNode(), target);
+    QVERIFY(visible().contains(view.nodeRect(target)));
+    // Zoomed out to a stripe, find zooms back in to a readable scale.
+    view.canvas()->setZoom(0.05);
+    view.find("#0");
+    QVERIFY(view.canvas()->zoom() >= GraphView::kReadableZoom);
+    QVERIFY(visible().contains(view.nodeRect(view.selectedNode())));
+  }
+
   void selectingNodesAndEdgesNamesTensorsAndOps() {
     const AnalyzerReport report =
         gruwb::test::analyze_file(shared("tflite/tflm_hello_world_float.tflite"));

@@ -3,6 +3,8 @@
 
 #include "app/gui/main_window.h"
 
+#include <qcustomplot.h>
+
 #include <QAction>
 #include <QBuffer>
 #include <QDialog>
@@ -22,19 +24,24 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QUrl>
 #include <QtTest>
 
+#include "app/core/bundled_files.h"
+#include "app/core/dataset.h"
 #include "app/gui/project_file.h"
 #include "app/gui/training_workspace.h"
 #include "views/comparison_table.h"
+#include "views/dataset_view.h"
 #include "views/experiment_panel.h"
 #include "views/graph_view.h"
 #include "views/model_report_view.h"
 #include "views/size_view.h"
 #include "views/tensor_inspector.h"
+#include "views/welcome_page.h"
 
 using gruwb::gui::MainWindow;
 using gruwb::views::ModelReportView;
@@ -317,6 +324,85 @@ class MainWindowTest : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     window.findAction()->trigger();
     QVERIFY(window.graphView()->findField()->hasFocus());
+  }
+
+  // Issue 20 point 12: with no model open the window shows the welcome page with the bundled
+  // samples; clicking one opens it (the graph replaces the page).
+  void welcomePageListsTheSamplesAndOpensOne() {
+    MainWindow window;
+    QVERIFY(window.welcomeShown());
+    const QStringList samples = window.welcomePage()->samplePaths();
+    const QString fused = QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite";
+    QVERIFY2(samples.contains(QFileInfo(fused).absoluteFilePath()), qPrintable(samples.join(",")));
+    QVERIFY(
+        samples.contains(QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts"));
+    emit window.welcomePage()->fileActivated(fused);
+    QVERIFY(window.model());
+    QVERIFY(!window.welcomeShown());
+    QCOMPARE(window.report().subgraphs[0].ops[0].name, std::string("CUSTOM:GRUWB_GRU"));
+    // It is a recent file now, and the page lists it.
+    QCOMPARE(window.welcomePage()->recentPaths().value(0), fused);
+    // The Build job switches the experiment panel to a build spec.
+    window.startJob("build");
+    QVERIFY(window.trainingWorkspace()->panel()->settings().model_path.isEmpty());
+  }
+
+  // Issue 20 point 12: Help > Keyboard Shortcuts lists every menu action's shortcut.
+  void helpListsEveryShortcut() {
+    MainWindow window;
+    const QList<QPair<QString, QString>> rows = window.shortcutList();
+    const auto shortcut_of = [&rows](const QString& action) {
+      for (const auto& row : rows) {
+        if (row.first == action) return row.second;
+      }
+      return QString();
+    };
+    QCOMPARE(shortcut_of("Edit > Find"),
+             QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText));
+    QCOMPARE(shortcut_of("File > Reload"), QString("F5"));
+    QCOMPARE(shortcut_of("Help > Keyboard Shortcuts"), QString("Ctrl+/"));
+    QVERIFY(!shortcut_of("Tools > Fuse Recurrent Cells").isEmpty());
+    window.showShortcutsDialog();
+    QVERIFY(window.shortcutsDialog()->isVisible());
+    // Help > Documentation and README open files that exist (the build tree's here).
+    QVERIFY(QFileInfo::exists(gruwb::app::docs_folder() + "/gui.md"));
+    QVERIFY(QFileInfo::exists(gruwb::app::docs_folder() + "/../README.md"));
+    QVERIFY(window.findChild<QAction*>("documentationAction"));
+    QVERIFY(window.findChild<QAction*>("readmeAction"));
+  }
+
+  // Issue 20 point 10: clicking an op in the graph shows its attributes in the inspector.
+  void clickingAnOpShowsItsAttributes() {
+    MainWindow window;
+    QVERIFY(window.openModel(kHello));
+    window.graphView()->selectNode(window.graphView()->graph().node_of_op(0));
+    QCOMPARE(window.tensorInspector()->op(), 0);
+    QCOMPARE(window.tensorInspector()->property("fused_activation_function"), QString("RELU"));
+  }
+
+  // Issue 20 point 12: a chosen dataset shows in the Dataset dock: per-class counts of each
+  // split equal the file's, and one sample per class is plotted per channel.
+  void datasetViewCountsTheClasses() {
+    const QString path = QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotions_TRAIN.ts";
+    gruwb::app::DatasetFiles files;
+    std::string error;
+    QVERIFY2(gruwb::app::load_dataset(path.toStdString(), &files, &error), error.c_str());
+    MainWindow window;
+    QVERIFY(window.datasetView()->countsTable()->rowCount() == 0);
+    // Chosen in the Experiments panel (its Browse button's path).
+    QVERIFY(window.trainingWorkspace()->panel()->chooseDataset(path));
+    const std::vector<int> train = files.train.class_counts();
+    const std::vector<int> test = files.test.class_counts();
+    QCOMPARE(static_cast<int>(train.size()), 4);
+    for (int c = 0; c < 4; ++c) {
+      QCOMPARE(window.datasetView()->shownCount("train", c), train[c]);
+      QCOMPARE(window.datasetView()->shownCount("test", c), test[c]);
+      QCOMPARE(window.datasetView()->countsTable()->item(c, 0)->text(),
+               QString::fromStdString(files.train.class_names[c]));
+    }
+    // One example per class, 6 channels each.
+    QCOMPARE(static_cast<int>(window.datasetView()->preview().examples.size()), 4);
+    QCOMPARE(window.datasetView()->samplesPlot()->graphCount(), 4 * 6);
   }
 
   void dockLayoutPersistsAcrossWindows() {

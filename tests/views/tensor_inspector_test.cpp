@@ -155,6 +155,49 @@ class TensorInspectorTest : public QObject {
     QVERIFY(std::equal(array.data.begin(), array.data.end(), view.data.begin()));
   }
 
+  // Issue 20 point 10: a clicked op shows every attribute, as `gruwb inspect --json` lists
+  // them: FULLY_CONNECTED's fused activation and keep_num_dims, GRUWB_GRU's FlexBuffer map.
+  void opShowsItsAttributesAndNamedInputs() {
+    const auto hello = load(shared("tflite/tflm_hello_world_float.tflite"));
+    TensorInspector inspector;
+    inspector.setModel(&hello->model.model, hello->report);
+    QVERIFY(inspector.showOp(0, 0));
+    QCOMPARE(inspector.op(), 0);
+    QCOMPARE(inspector.tensor(), -1);
+    QCOMPARE(inspector.property("fused_activation_function"), QString("RELU"));
+    QCOMPARE(inspector.property("keep_num_dims"), QString("false"));
+    QCOMPARE(inspector.property("Options"), QString("FullyConnectedOptions"));
+    QVERIFY(inspector.property("in W").startsWith("T#"));
+    QVERIFY(inspector.property("in b").startsWith("T#"));
+
+    const auto fused =
+        load(QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite");
+    inspector.setModel(&fused->model.model, fused->report);
+    const auto& ops = fused->report.subgraphs[0].ops;
+    int gru = -1;
+    for (const auto& op : ops) gru = op.name == "CUSTOM:GRUWB_GRU" ? op.index : gru;
+    QVERIFY(gru >= 0);
+    QVERIFY(inspector.showOp(0, gru));
+    QCOMPARE(inspector.property("reset_after"), QString("true"));
+    QCOMPARE(inspector.property("activation"), QString("tanh"));
+    QCOMPARE(inspector.property("recurrent_activation"), QString("sigmoid"));
+    QCOMPARE(inspector.property("MACs"), QString::number(ops[gru].macs));
+    QVERIFY(inspector.property("in W_x").startsWith("T#"));
+    QVERIFY(inspector.property("in W_h").startsWith("T#"));
+    // Double-clicking an input row opens that tensor.
+    QTreeWidgetItem* weight = nullptr;
+    for (int i = 0; i < inspector.properties()->topLevelItemCount(); ++i) {
+      if (inspector.properties()->topLevelItem(i)->text(0) == "in W_x") {
+        weight = inspector.properties()->topLevelItem(i);
+      }
+    }
+    QVERIFY(weight);
+    emit inspector.properties()->itemActivated(weight, 1);
+    QCOMPARE(inspector.tensor(), ops[gru].inputs[1]);
+    QCOMPARE(inspector.op(), -1);
+    QVERIFY(!inspector.showOp(0, static_cast<int>(ops.size())));
+  }
+
   void outOfRangeRequestsAreRefused() {
     const auto loaded = load(shared("tflite/tflm_hello_world_float.tflite"));
     TensorInspector inspector;
