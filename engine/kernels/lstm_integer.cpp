@@ -166,8 +166,11 @@ Status prepare_gate(OpContext& ctx, int g, const TensorQuantization& x_q,
     GRUWB_RETURN_IF_ERROR(expect_vector(coefficients, lstm->units, role));
     gate.layer_norm = reinterpret_cast<const int16_t*>(coefficients->data);
     gate.layer_norm_scale = quantize_multiplier(l_q.scale);
-    const int32_t guard = static_cast<int32_t>(10000 * l_q.scale);
-    gate.variance_guard = guard > 1 ? guard : 1;
+    // In double and clamped: a hostile scale near FLT_MAX times 10000 does not fit an int.
+    const double guard = 10000.0 * static_cast<double>(l_q.scale);
+    gate.variance_guard = guard >= INT32_MAX ? INT32_MAX
+                          : guard > 1        ? static_cast<int32_t>(guard)
+                                             : 1;
   }
   TensorQuantization w_q, r_q;
   const Tensor* w = ctx.input(kInputWeights + g);
