@@ -48,6 +48,10 @@ QVector<double> forAxis(const QVector<double>& values, bool log_scale) {
 // the underscores of names like "dense_0/kernel": room below the text keeps them.
 constexpr int kLegendItemBottomMargin = 3;
 
+QString legendTip() {
+  return CurvePlot::tr("Show the legend below the plot (click an entry to hide its curve).");
+}
+
 bool fail(QString* error, const QString& path, const QString& why) {
   if (error) *error = QStringLiteral("%1: %2").arg(path, why);
   return false;
@@ -155,7 +159,7 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
   legend_box_ = new QCheckBox(tr("Legend"));
   legend_box_->setObjectName("legendBox");
   legend_box_->setChecked(legend_wanted_);
-  legend_box_->setToolTip(tr("Show the legend below the plot (click an entry to hide its curve)."));
+  legend_box_->setToolTip(legendTip());
   export_button_ = new QToolButton;
   export_button_->setText(tr("Export"));
   export_button_->setToolTip(tr("Save the plot as PNG or PDF, or every series as CSV."));
@@ -282,7 +286,6 @@ void CurvePlot::addPoint(const QString& name, const CurveX& x, double value) {
   const double key = x.on(x_axis_);
   s.x.append(x);
   s.keys.append(key);
-  s.steps.append(x.step);
   s.values.append(value);
   s.smoothed.append(s.ema.push(value));
   const bool hidden_on_log = log_scale_ && !(value > 0);
@@ -329,11 +332,7 @@ void CurvePlot::putSeries(const SeriesData& data) {
   s.x = data.x;
   s.values = data.values;
   s.keys.clear();
-  s.steps.clear();
-  for (const CurveX& x : data.x) {
-    s.keys.append(x.on(x_axis_));
-    s.steps.append(x.step);
-  }
+  for (const CurveX& x : data.x) s.keys.append(x.on(x_axis_));
   s.smoothed.resize(s.values.size());
   resmooth(s);
   setSeriesStyle(data.name, data.color, data.style);
@@ -360,7 +359,11 @@ QStringList CurvePlot::seriesNames() const {
 
 QVector<double> CurvePlot::steps(const QString& name) const {
   const Series* s = find(name);
-  return s ? s->steps : QVector<double>();
+  QVector<double> steps;
+  if (s) {
+    for (const CurveX& x : s->x) steps.append(x.step);
+  }
+  return steps;
 }
 
 QVector<double> CurvePlot::keys(const QString& name) const {
@@ -465,7 +468,7 @@ void CurvePlot::placeLegend() {
   const bool fits = rows * (tallest + legend->rowSpacing()) <= plot_->height() / 3;
   legend_box_->setToolTip(
       fits || !legend_wanted_
-          ? tr("Show the legend below the plot (click an entry to hide its curve).")
+          ? legendTip()
           : tr("%1 curves: too many for a legend here; hover the plot for their values.")
                 .arg(items));
   const bool show = legend_wanted_ && items > 0 && fits;
@@ -511,7 +514,7 @@ void CurvePlot::flush() { replot_.flush(); }
 
 void CurvePlot::rescale() {
   bool any = false;
-  for (const Series& s : series_) any = any || (s.visible && !s.steps.isEmpty());
+  for (const Series& s : series_) any = any || (s.visible && !s.values.isEmpty());
   if (!any) return;
   plot_->rescaleAxes(true);
   // Breathing room so a flat curve or the last point is not on the frame.
@@ -641,8 +644,8 @@ bool CurvePlot::exportCsv(const QString& path, QString* error) const {
     if (name.contains(',') || name.contains('"')) {
       name = '"' + QString(name).replace('"', "\"\"") + '"';
     }
-    for (int i = 0; i < s.steps.size(); ++i) {
-      out << name << ',' << QString::number(s.steps[i], 'g', 10) << ','
+    for (int i = 0; i < s.x.size(); ++i) {
+      out << name << ',' << QString::number(s.x[i].step, 'g', 10) << ','
           << QString::number(s.values[i], 'g', 9) << ',' << QString::number(s.smoothed[i], 'g', 9)
           << '\n';
     }

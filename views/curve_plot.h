@@ -176,8 +176,7 @@ class CurvePlot : public QWidget {
     QColor color;
     Qt::PenStyle style = Qt::SolidLine;
     QVector<CurveX> x;
-    QVector<double> keys;  // x on the current axis
-    QVector<double> steps;
+    QVector<double> keys;  // x on the current axis (QCustomPlot's data)
     QVector<double> values;
     QVector<double> smoothed;
     EmaState ema;

@@ -178,10 +178,14 @@ QVariant TensorValuesModel::headerData(int section, Qt::Orientation orientation,
 
 // ---------------------------------------------------------------------------
 
+QString TensorInspector::nothingSelected() {
+  return tr(
+      "Select a tensor or an op: an edge, weight badge or node in the graph, or a row in "
+      "the model tree.");
+}
+
 TensorInspector::TensorInspector(QWidget* parent) : QWidget(parent) {
-  title_ =
-      new QLabel(tr("Select a tensor or an op: an edge, weight badge or node in the graph, or a "
-                    "row in the model tree."));
+  title_ = new QLabel(nothingSelected());
   title_->setWordWrap(true);
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -265,9 +269,7 @@ void TensorInspector::clear() {
   no_values_->hide();
   values_page_->setVisible(false);
   save_->setEnabled(false);
-  title_->setText(
-      tr("Select a tensor or an op: an edge, weight badge or node in the graph, or a "
-         "row in the model tree."));
+  title_->setText(nothingSelected());
 }
 
 void TensorInspector::addProperty(const QString& name, const QString& value) {

@@ -101,6 +101,7 @@ class TensorInspector : public QWidget {
   void opActivated(int subgraph, int op);
 
  private:
+  static QString nothingSelected();  // the title while nothing is shown
   void addProperty(const QString& name, const QString& value);
   void showHistogram();
   void saveWithDialog();

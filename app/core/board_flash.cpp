@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "app/core/bundled_files.h"
 #include "app/core/inspect.h"
 
 namespace gruwb::app {
@@ -61,17 +62,15 @@ std::vector<std::string> firmware_folders() {
   // An explicit folder is the only one: what the user set is what gets flashed.
   if (const char* dir = std::getenv("GRUWB_FIRMWARE_DIR"); dir && *dir) return {dir};
   std::vector<std::string> folders;
-  // /proc/self/exe: gruwb has no QCoreApplication, which applicationDirPath() needs.
-  const QString binary_dir = QFileInfo(QFileInfo("/proc/self/exe").symLinkTarget()).path();
+  const QString binary_dir = program_folder();
   if (!binary_dir.isEmpty()) {
     // Installed: <prefix>/bin/gruwb and <prefix>/share/gru-workbench/firmware, wherever the
     // prefix is (a package unpacked elsewhere finds its own images).
     folders.push_back(
         QDir::cleanPath(binary_dir + "/" GRUWB_INSTALLED_FIRMWARE_FROM_BINDIR).toStdString());
-    // A gruwb or gru-workbench run from its build tree: the images that build made.
-    if (QDir::cleanPath(binary_dir).startsWith(QStringLiteral(GRUWB_BUILD_DIR "/")))
-      folders.push_back(GRUWB_BUILD_FIRMWARE_DIR);
   }
+  // A gruwb or gru-workbench run from its build tree: the images that build made.
+  if (run_from_build_tree()) folders.push_back(GRUWB_BUILD_FIRMWARE_DIR);
   return folders;
 }
 

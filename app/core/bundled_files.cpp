@@ -12,14 +12,10 @@ QString find_folder(const char* environment, const QString& installed, const QSt
   const QString env = qEnvironmentVariable(environment);
   if (!env.isEmpty()) return QDir(env).exists() ? QDir(env).absolutePath() : QString();
   QStringList candidates;
-  // /proc/self/exe: gruwb has no QCoreApplication, which applicationDirPath() needs.
-  const QString binary_dir = QFileInfo(QFileInfo("/proc/self/exe").symLinkTarget()).path();
+  const QString binary_dir = program_folder();
   if (!binary_dir.isEmpty()) candidates << QDir::cleanPath(binary_dir + "/../" + installed);
   candidates << QStringLiteral(GRUWB_INSTALL_PREFIX "/") + installed;
-  if (!binary_dir.isEmpty() &&
-      QDir::cleanPath(binary_dir).startsWith(QStringLiteral(GRUWB_BUILD_DIR) + "/")) {
-    candidates << QStringLiteral(GRUWB_SOURCE_DIR "/") + source;
-  }
+  if (run_from_build_tree()) candidates << QStringLiteral(GRUWB_SOURCE_DIR "/") + source;
   for (const QString& folder : candidates) {
     if (QDir(folder).exists()) return QDir(folder).absolutePath();
   }
@@ -27,6 +23,17 @@ QString find_folder(const char* environment, const QString& installed, const QSt
 }
 
 }  // namespace
+
+QString program_folder() {
+  const QString exe = QFileInfo("/proc/self/exe").symLinkTarget();
+  return exe.isEmpty() ? QString() : QFileInfo(exe).path();
+}
+
+bool run_from_build_tree() {
+  const QString binary_dir = program_folder();
+  return !binary_dir.isEmpty() &&
+         QDir::cleanPath(binary_dir).startsWith(QStringLiteral(GRUWB_BUILD_DIR "/"));
+}
 
 QString samples_folder() {
   return find_folder("GRUWB_SAMPLES_DIR", "share/gru-workbench/samples", "resources/samples");

@@ -8,6 +8,7 @@
 #include <QStandardPaths>
 #include <cstring>
 
+#include "app/core/bundled_files.h"
 #include "engine/runtime/op_resolver.h"
 #include "engine/tools/cells/cell_registry.h"
 #include "gruwb/cell_plugin.h"
@@ -59,15 +60,10 @@ QStringList plugin_folders() {
   if (!user.isEmpty()) folders << user + "/plugins";
   folders << QStringLiteral(GRUWB_INSTALL_PREFIX "/lib/gru-workbench/plugins");
   // The binary's own prefix, for a tree installed elsewhere (DESTDIR, a relocated package).
-  // /proc/self/exe: gruwb has no QCoreApplication, which applicationDirPath() needs.
-  const QString binary_dir = QFileInfo(QFileInfo("/proc/self/exe").symLinkTarget()).path();
-  if (!binary_dir.isEmpty()) {
+  const QString binary_dir = program_folder();
+  if (!binary_dir.isEmpty())
     folders << QDir::cleanPath(binary_dir + "/../lib/gru-workbench/plugins");
-    const QString build_dir = QStringLiteral(GRUWB_BUILD_DIR);
-    if (QDir::cleanPath(binary_dir).startsWith(build_dir + "/")) {
-      folders << QStringLiteral(GRUWB_BUILD_PLUGIN_DIR);
-    }
-  }
+  if (run_from_build_tree()) folders << QStringLiteral(GRUWB_BUILD_PLUGIN_DIR);
   folders.removeDuplicates();
   return folders;
 }

@@ -296,8 +296,7 @@ void TrainingWorkspace::createWidgets() {
     // A legend click is the run's tick box: both splits, both plots.
     connect(plot, &views::CurvePlot::seriesToggled, this,
             [this](const QString& series, bool visible) {
-              const QString run = series_run_.value(series);
-              if (!run.isEmpty()) run_list_->setChecked(run, visible);
+              run_list_->setChecked(CurvePoint::runOf(series), visible);
             });
   }
   connect(run_list_, &views::RunList::runRemoved, this, &TrainingWorkspace::takeRun);
@@ -524,18 +523,15 @@ void TrainingWorkspace::addCurvePoint(int id, const CurvePoint& p) {
       auto it = std::find_if(taken.begin(), taken.end(), [&](const TakenSeries& t) {
         return t.accuracy == p.accuracy && t.data.name == series;
       });
-      if (it != taken.end()) {
-        it->data.x.append(x);
-        it->data.values.append(p.value);
-        return;
+      if (it == taken.end()) {
+        TakenSeries t;
+        t.accuracy = p.accuracy;
+        t.data.name = series;
+        t.data.style = p.split == "val" ? Qt::DashLine : Qt::SolidLine;
+        it = taken.insert(taken.end(), t);
       }
-      TakenSeries t;
-      t.accuracy = p.accuracy;
-      t.data.name = series;
-      t.data.style = p.split == "val" ? Qt::DashLine : Qt::SolidLine;
-      t.data.x.append(x);
-      t.data.values.append(p.value);
-      taken.append(t);
+      it->data.x.append(x);
+      it->data.values.append(p.value);
       return;
     }
     // A new experiment of the same name: the deleted one is gone for good.
@@ -550,7 +546,6 @@ void TrainingWorkspace::addCurvePoint(int id, const CurvePoint& p) {
         kStagePalette[stage_colors_[p.run] % (sizeof kStagePalette / sizeof kStagePalette[0])];
     run_list_->addRun(p.run, color);
     run_experiment_.insert(p.run, id);
-    series_run_.insert(series, p.run);
     plot->setSeriesStyle(series, run_list_->color(p.run),
                          p.split == "val" ? Qt::DashLine : Qt::SolidLine);
     plot->setSeriesLabel(series, run_list_->label(p.run) + ' ' + p.split);
@@ -562,8 +557,7 @@ void TrainingWorkspace::addCurvePoint(int id, const CurvePoint& p) {
 void TrainingWorkspace::applyRuns() {
   for (views::CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
     for (const QString& series : plot->seriesNames()) {
-      const QString run = series_run_.value(series);
-      if (run.isEmpty()) continue;
+      const QString run = CurvePoint::runOf(series);
       plot->setSeriesVisible(series, run_list_->isShown(run));
       plot->setSeriesLabel(series, run_list_->label(run) + series.mid(run.size()));
       plot->setSeriesColor(series, run_list_->color(run));
@@ -575,7 +569,7 @@ void TrainingWorkspace::takeRun(const QString& run) {
   QVector<TakenSeries>& taken = taken_[run];
   for (views::CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
     for (const QString& series : plot->seriesNames()) {
-      if (series_run_.value(series) != run) continue;
+      if (CurvePoint::runOf(series) != run) continue;
       TakenSeries t;
       t.accuracy = plot == accuracy_plot_;
       if (plot->takeSeries(series, &t.data)) taken.append(t);
@@ -585,7 +579,6 @@ void TrainingWorkspace::takeRun(const QString& run) {
 
 void TrainingWorkspace::putRunBack(const QString& run) {
   for (const TakenSeries& t : taken_.take(run)) {
-    series_run_.insert(t.data.name, run);
     (t.accuracy ? accuracy_plot_ : loss_plot_)->putSeries(t.data);
   }
   applyRuns();

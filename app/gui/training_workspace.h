@@ -47,10 +47,11 @@ struct CurvePoint {
   double seconds = 0;     // wall time since the run started
   double value = 0;
   QString series() const { return run + ' ' + split; }
+  // The run of a series name: all but its last word (the split).
+  static QString runOf(const QString& series) { return series.left(series.lastIndexOf(' ')); }
 };
 
 // What a worker posts to the GUI thread in one go.
-
 struct WorkerBatch {
   QVector<CurvePoint> points;
   QVector<views::WeightGradientSample> weight_gradients;
@@ -169,7 +170,6 @@ class TrainingWorkspace : public QObject {
   QSplitter* curves_ = nullptr;        // the two plots
   QSplitter* curves_panel_ = nullptr;  // the run list beside them: the Curves dock
   views::RunList* run_list_ = nullptr;
-  QHash<QString, QString> series_run_;  // series -> its run
   QHash<QString, int> run_experiment_;  // run -> the experiment that made it
   struct TakenSeries {
     bool accuracy = false;
