@@ -87,7 +87,10 @@ class SelfTimeProfiler : public OpProfiler {
     kinds_.clear();
   }
 
-  void begin_op(int32_t, int32_t) override { open_.push_back({Clock::now(), 0.0, 0}); }
+  bool begin_op(int32_t, int32_t) override {
+    open_.push_back({Clock::now(), 0.0, 0});
+    return true;
+  }
   void end_op(int32_t subgraph, int32_t op, const char* op_name) override {
     const double total = std::chrono::duration<double>(Clock::now() - open_.back().start).count();
     const Open& self = open_.back();

@@ -39,6 +39,7 @@
 #include "app/core/experiment.h"
 #include "app/core/fuse.h"
 #include "app/core/inspect.h"
+#include "app/core/model_document.h"
 #include "app/core/plugin_manager.h"
 #include "app/gui/bench_runner.h"
 #include "app/gui/board_workspace.h"
@@ -335,7 +336,7 @@ void MainWindow::showPluginsDialog() {
 }
 
 void MainWindow::benchmarkModel() {
-  if (!model_ || !bench_->start(currentPath())) return;
+  if (!document_.loaded || !bench_->start(currentPath())) return;
   bench_action_->setEnabled(false);
   statusBar()->showMessage(
       tr("Benchmarking %1 on this host (inference, then training)…").arg(currentPath()));
@@ -343,7 +344,7 @@ void MainWindow::benchmarkModel() {
 
 void MainWindow::showBenchResult(const QString& path, const QString& report,
                                  const QString& problem) {
-  bench_action_->setEnabled(model_ != nullptr);
+  bench_action_->setEnabled(document_.loaded != nullptr);
   statusBar()->clearMessage();
   const QString name = QFileInfo(path).fileName();
   if (report.isEmpty()) {
@@ -494,7 +495,9 @@ void MainWindow::connectViews() {
 void MainWindow::selectReportRow(int subgraph, int op) {
   report_view_->selectRow(views::ModelReportView::RowKind::kOperator, subgraph, op);
   statusBar()->showMessage(
-      tr("Op#%1 %2").arg(op).arg(QString::fromStdString(report_.subgraphs[subgraph].ops[op].name)),
+      tr("Op#%1 %2")
+          .arg(op)
+          .arg(QString::fromStdString(document_.report.subgraphs[subgraph].ops[op].name)),
       4000);
 }
 
@@ -530,22 +533,19 @@ bool MainWindow::openFile(const QString& path) {
 
 bool MainWindow::openModel(const QString& path) {
   const QString absolute = QFileInfo(path).absoluteFilePath();
-  auto loaded = std::make_unique<tools::LoadedModel>();
+  app::ModelDocument opened;
   std::string error;
-  if (!tools::load_model_file(QFile::encodeName(absolute).toStdString(), loaded.get(), &error)) {
+  if (!app::open_model_document(QFile::encodeName(absolute).toStdString(), &opened, &error)) {
     showError(QString::fromStdString(error));
     return false;
   }
-  report_ = tools::analyze_model(loaded->model, loaded->path);
-  tools::FuseResult fused;
-  tools::add_fusion_outlook(loaded->model, &report_, &fused);
-  model_ = std::move(loaded);
-  report_view_->setReport(report_);
-  inspector_->setModel(&model_->model, report_);
-  size_view_->setModel(model_->model, report_);
+  document_ = std::move(opened);
+  report_view_->setReport(document_.report);
+  inspector_->setModel(&document_.model(), document_.report);
+  size_view_->setModel(document_.model(), document_.report);
   pages_->setCurrentWidget(graph_view_);
-  graph_view_->setReport(report_);
-  markRnnCells(fused);
+  graph_view_->setReport(document_.report);
+  markRnnCells(document_.fusion);
   // The custom stage offers the weights the graph shows as tick boxes.
   training_->panel()->setWeightNames(graph_view_->trainableWeightNames());
   graph_view_->setCheckedWeights(training_->panel()->checkedWeights());
@@ -559,14 +559,14 @@ bool MainWindow::openModel(const QString& path) {
   updateTitle();
 
   int ops = 0;
-  for (const tools::SubgraphReport& subgraph : report_.subgraphs) {
+  for (const tools::SubgraphReport& subgraph : document_.report.subgraphs) {
     ops += static_cast<int>(subgraph.ops.size());
   }
   statusBar()->showMessage(
       tr("Opened %1: %2 bytes, %3, %4")
           .arg(QFileInfo(absolute).fileName())
-          .arg(report_.model_bytes)
-          .arg(tr("%n subgraph(s)", nullptr, static_cast<int>(report_.subgraphs.size())))
+          .arg(document_.report.model_bytes)
+          .arg(tr("%n subgraph(s)", nullptr, static_cast<int>(document_.report.subgraphs.size())))
           .arg(tr("%n op(s)", nullptr, ops)));
   emit modelChanged(absolute);
   return true;
@@ -600,8 +600,8 @@ void MainWindow::markRnnCells(const tools::FuseResult& fused) {
 }
 
 bool MainWindow::reloadModel() {
-  if (!model_) return false;
-  return openModel(QFile::decodeName(model_->path.c_str()));
+  if (!document_.loaded) return false;
+  return openModel(QFile::decodeName(document_.loaded->path.c_str()));
 }
 
 bool MainWindow::openDataset(const QString& path) {
@@ -614,9 +614,9 @@ bool MainWindow::openDataset(const QString& path) {
   // experiment would: a bad file never replaces the dataset in use.
   std::string summary, error;
   QApplication::setOverrideCursor(Qt::WaitCursor);
-  const bool ok =
-      app::check_dataset_for_model(QFile::encodeName(info.absoluteFilePath()).toStdString(),
-                                   model_ ? model_->path : std::string(), &summary, &error);
+  const bool ok = app::check_dataset_for_model(
+      QFile::encodeName(info.absoluteFilePath()).toStdString(),
+      document_.loaded ? document_.loaded->path : std::string(), &summary, &error);
   QApplication::restoreOverrideCursor();
   if (!ok) {
     showError(
@@ -713,7 +713,7 @@ bool MainWindow::openProject(const QString& path) {
   bool ok = true;
   if (!project.model.isEmpty()) ok = openModel(project.model) && ok;
   if (!project.dataset.isEmpty()) ok = openDataset(project.dataset) && ok;
-  if (model_ && !project.graph_path.isEmpty() && project.graph_path.first() == 0) {
+  if (document_.loaded && !project.graph_path.isEmpty() && project.graph_path.first() == 0) {
     for (int i = 1; i < project.graph_path.size(); ++i) {
       graph_view_->openSubgraph(project.graph_path[i]);
     }
@@ -731,7 +731,7 @@ bool MainWindow::openProject(const QString& path) {
 }
 
 QString MainWindow::currentPath() const {
-  return model_ ? QFile::decodeName(model_->path.c_str()) : QString();
+  return document_.loaded ? QFile::decodeName(document_.loaded->path.c_str()) : QString();
 }
 
 QString MainWindow::errorText() const {
@@ -765,12 +765,12 @@ void MainWindow::showNotice(const QString& message) {
 }
 
 bool MainWindow::exportModel(const QString& path) {
-  if (!model_) {
+  if (!document_.loaded) {
     showError(tr("Export Model: no model is open"));
     return false;
   }
   QString message;
-  if (!exportModelBytes(path, currentPath(), model_->bytes, &message)) {
+  if (!exportModelBytes(path, currentPath(), document_.loaded->bytes, &message)) {
     showError(tr("Export Model: %1").arg(message));
     return false;
   }
@@ -779,7 +779,7 @@ bool MainWindow::exportModel(const QString& path) {
 }
 
 void MainWindow::showExportModelDialog() {
-  if (!model_) return;
+  if (!document_.loaded) return;
   QSettings settings;
   const QFileInfo current(currentPath());
   // Never the open file itself: a new name beside it (or where the last export went).
@@ -792,12 +792,12 @@ void MainWindow::showExportModelDialog() {
 }
 
 bool MainWindow::fuseModel(const QString& output_path) {
-  if (!model_) {
+  if (!document_.loaded) {
     showError(tr("Fuse: no model is open"));
     return false;
   }
   app::FuseRequest request;
-  request.input_path = model_->path;
+  request.input_path = document_.loaded->path;
   request.output_path = QFile::encodeName(output_path).toStdString();
   tools::FuseResult result;
   std::string error;
@@ -848,7 +848,7 @@ bool MainWindow::fuseModel(const QString& output_path) {
 }
 
 void MainWindow::showFuseDialog() {
-  if (!model_) return;
+  if (!document_.loaded) return;
   const QFileInfo current(currentPath());
   const QString suggested =
       current.absolutePath() + "/" + current.completeBaseName() + "_fused." + current.suffix();
@@ -884,8 +884,8 @@ void MainWindow::hideError() {
 
 void MainWindow::showOpenDialog() {
   QSettings settings;
-  const QString start = model_ ? QFileInfo(currentPath()).absolutePath()
-                               : settings.value(kOpenDirKey, QDir::homePath()).toString();
+  const QString start = document_.loaded ? QFileInfo(currentPath()).absolutePath()
+                                         : settings.value(kOpenDirKey, QDir::homePath()).toString();
   QString datasets = "*.ts *.arff *.csv *.npy *.npz";
   for (const app::DatasetReader& reader : app::dataset_readers()) {  // plugins' formats
     for (const std::string& extension : reader.extensions) {
@@ -904,7 +904,7 @@ void MainWindow::showOpenDialog() {
 
 void MainWindow::showSaveProjectDialog() {
   QString start = project_path_;
-  if (start.isEmpty() && model_) {
+  if (start.isEmpty() && document_.loaded) {
     start = QFileInfo(currentPath()).absolutePath() + "/" +
             QFileInfo(currentPath()).completeBaseName() + ".gruwb";
   }
@@ -916,7 +916,7 @@ void MainWindow::showSaveProjectDialog() {
 }
 
 void MainWindow::showExportDialog() {
-  if (!model_) return;
+  if (!document_.loaded) return;
   QSettings settings;
   const QString base = QFileInfo(currentPath()).completeBaseName();
   const QString start =
@@ -978,7 +978,7 @@ void MainWindow::rebuildRecentMenu() {
 void MainWindow::updateTitle() {
   const QString app = tr("GRU Workbench");
   QString title = app;
-  if (model_) title = QString("%1 — %2").arg(QFileInfo(currentPath()).fileName(), app);
+  if (document_.loaded) title = QString("%1 — %2").arg(QFileInfo(currentPath()).fileName(), app);
   if (!project_path_.isEmpty()) {
     title = QString("%1 [%2]").arg(title, QFileInfo(project_path_).fileName());
   }
@@ -1108,13 +1108,13 @@ void MainWindow::startJob(const QString& job) {
     }
   };
   if (job == "inspect") {
-    if (!model_) openFile(samples + "/gesture_gru_fused.tflite");
+    if (!document_.loaded) openFile(samples + "/gesture_gru_fused.tflite");
   } else if (job == "fuse") {
     if (openFile(samples + "/gesture_gru_while.tflite") && fuse_action_->isEnabled()) {
       fuse_action_->trigger();
     }
   } else if (job == "train") {
-    if (!model_) openFile(samples + "/gesture_gru_fused.tflite");
+    if (!document_.loaded) openFile(samples + "/gesture_gru_fused.tflite");
     if (dataset_path_.isEmpty()) openFile(samples + "/BasicMotionsAcc60_TRAIN.ts");
     raise("experimentsDock");
   } else if (job == "compare" || job == "build") {
@@ -1123,7 +1123,7 @@ void MainWindow::startJob(const QString& job) {
   } else if (job == "board") {
     raise("boardDock");
   } else if (job == "export") {
-    if (!model_) openFile(samples + "/gesture_gru_fused.tflite");
+    if (!document_.loaded) openFile(samples + "/gesture_gru_fused.tflite");
     if (export_model_action_->isEnabled()) export_model_action_->trigger();
   }
 }

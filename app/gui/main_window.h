@@ -18,9 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/tools/analyzer.h"
-#include "engine/tools/fuser.h"
-#include "engine/tools/model_file.h"
+#include "app/core/model_document.h"
 
 class QAction;
 class QDialog;
@@ -117,8 +115,8 @@ class MainWindow : public QMainWindow {
   views::DatasetView* datasetView() const { return dataset_view_; }
 
   // The open model (null when none) and its analyzer report.
-  const tools::LoadedModel* model() const { return model_.get(); }
-  const tools::AnalyzerReport& report() const { return report_; }
+  const tools::LoadedModel* model() const { return document_.loaded.get(); }
+  const tools::AnalyzerReport& report() const { return document_.report; }
 
   // --- Hooks for workspaces -------------------------------------------------
   // Wraps `widget` in a dock named `object_name` (stable: the saved layout
@@ -187,8 +185,7 @@ class MainWindow : public QMainWindow {
   void benchmarkModel();
   void showBenchResult(const QString& path, const QString& report, const QString& problem);
 
-  std::unique_ptr<tools::LoadedModel> model_;  // the open document; null when none
-  tools::AnalyzerReport report_;
+  app::ModelDocument document_;  // the open model; its `loaded` is null when none
   QString dataset_path_;
   QString project_path_;
   std::vector<ProjectSection> sections_;

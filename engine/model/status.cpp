@@ -27,6 +27,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kIoError: return "i/o error";
     case StatusCode::kOutOfMemory: return "out of memory";
     case StatusCode::kInternal: return "internal error";
+    case StatusCode::kStopped: return "stopped";
   }
   return "unknown";
 }
@@ -51,7 +52,8 @@ Status& Status::prefix(const char* format, ...) {
   // Shift the old message right to make room for the head (truncating the tail).
   size_t head_bytes = bounded_length(head, kMessageCapacity - 1);
   size_t tail_bytes = bounded_length(message_, kMessageCapacity);
-  if (head_bytes + tail_bytes > kMessageCapacity - 1) tail_bytes = kMessageCapacity - 1 - head_bytes;
+  if (head_bytes + tail_bytes > kMessageCapacity - 1)
+    tail_bytes = kMessageCapacity - 1 - head_bytes;
   memmove(message_ + head_bytes, message_, tail_bytes);
   memcpy(message_, head, head_bytes);
   message_[head_bytes + tail_bytes] = '\0';

@@ -17,6 +17,7 @@ enum class StatusCode : uint8_t {
   kIoError,
   kOutOfMemory,
   kInternal,
+  kStopped,  // the caller stopped the run (OpProfiler::begin_op)
 };
 
 const char* status_code_name(StatusCode code);
@@ -41,10 +42,10 @@ class Status {
   char message_[kMessageCapacity] = {};
 };
 
-#define GRUWB_RETURN_IF_ERROR(expr)     \
-  do {                                  \
-    ::gruwb::Status status_ = (expr);   \
-    if (!status_.ok()) return status_;  \
+#define GRUWB_RETURN_IF_ERROR(expr)    \
+  do {                                 \
+    ::gruwb::Status status_ = (expr);  \
+    if (!status_.ok()) return status_; \
   } while (0)
 
 }  // namespace gruwb

@@ -703,7 +703,10 @@ Status Interpreter::invoke_subgraph(int index) {
   for (int o = 0; o < state.op_count; ++o) {
     OpNode& node = state.nodes[o];
     OpContext ctx(this, index, o, state.tensors, &node);
-    if (profiler_) profiler_->begin_op(index, o);
+    if (profiler_ && !profiler_->begin_op(index, o)) {
+      return Status::error(StatusCode::kStopped, "stopped by the caller at subgraph %d op %d (%s)",
+                           index, o, node.op.name());
+    }
     Status status = node.kernel->eval(ctx);
     if (profiler_) profiler_->end_op(index, o, node.op.name());
     if (!status.ok()) {

@@ -4,6 +4,9 @@
 // begin_op before the kernel's eval, end_op after it. The engine has no
 // clock; a host profiler reads its own (`gruwb bench`'s per-op self times),
 // a firmware one could read a cycle counter. Zero cost without one.
+// begin_op may also stop the run by returning false (a caller's work or time
+// budget, a Stop button): the op does not run and invoke (or the training
+// step) returns kStopped naming it.
 
 #include <cstdint>
 
@@ -11,7 +14,8 @@ namespace gruwb {
 
 class OpProfiler {
  public:
-  virtual void begin_op(int32_t subgraph, int32_t op) = 0;
+  // False: stop here.
+  virtual bool begin_op(int32_t subgraph, int32_t op) = 0;
   // `op_name`: the builtin name or custom code (OpView::name()).
   virtual void end_op(int32_t subgraph, int32_t op, const char* op_name) = 0;
 

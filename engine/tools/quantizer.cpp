@@ -71,12 +71,13 @@ class RangeRecorder final : public OpProfiler {
  public:
   RangeRecorder(Interpreter* interpreter, const ModelDef& def, Calibration* calibration)
       : interpreter_(interpreter), def_(def), calibration_(calibration) {}
-  void begin_op(int32_t subgraph, int32_t op) override {
+  bool begin_op(int32_t subgraph, int32_t op) override {
     const OpNode& node = interpreter_->subgraph_state(subgraph).nodes[op];
     for (int32_t t : node.op.inputs) record(subgraph, t);
     if (node.op.op_code == static_cast<int32_t>(Op::UNIDIRECTIONAL_SEQUENCE_LSTM)) {
       lstm_cell(subgraph, op, node);
     }
+    return true;
   }
   void end_op(int32_t subgraph, int32_t op, const char*) override {
     const OpNode& node = interpreter_->subgraph_state(subgraph).nodes[op];

@@ -31,10 +31,11 @@ struct Recorder : OpProfiler {
   int max_children_of_while = 0;
   std::vector<int> children;
 
-  void begin_op(int32_t subgraph, int32_t op) override {
+  bool begin_op(int32_t subgraph, int32_t op) override {
     if (!children.empty()) ++children.back();
     open.push_back({subgraph, op});
     children.push_back(0);
+    return true;
   }
   void end_op(int32_t subgraph, int32_t op, const char* op_name) override {
     if (open.empty() || open.back() != std::make_pair(subgraph, op)) ++nesting_errors;
@@ -97,6 +98,65 @@ TEST(OpProfilerTest, HearsEveryOpNestedLikeTheControlFlow) {
   const size_t heard = recorder.ended.size();
   ASSERT_TRUE(runner.invoke(&error)) << error;
   EXPECT_EQ(recorder.ended.size(), heard);
+}
+
+// begin_op returning false stops the run where it is (a caller's work budget or Stop button):
+// invoke fails with kStopped naming the op, no later op runs, the stopped op gets no end_op
+// while the loops around it still end theirs, and the next invoke runs whole again.
+TEST(OpProfilerTest, BeginOpReturningFalseStopsTheRunAtThatOp) {
+  tools::LoadedModel loaded;
+  std::string error;
+  ASSERT_TRUE(
+      tools::load_model_file(test::model_path("litert_nested_while.tflite"), &loaded, &error))
+      << error;
+  tools::ModelRunner runner;
+  ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
+  const auto fill_inputs = [&] {
+    for (int i = 0; i < runner.input_count(); ++i) {
+      Tensor* input = runner.interpreter().input(i);
+      for (int64_t k = 0; k < input->elements(); ++k) {
+        if (input->type == TensorType::FLOAT32) input->f32()[k] = 1.f;
+      }
+    }
+  };
+  struct StopAfter : Recorder {
+    int budget = 0;
+    int begun = 0;
+    int32_t stopped_subgraph = -1, stopped_op = -1;
+    bool begin_op(int32_t subgraph, int32_t op) override {
+      if (begun++ == budget) {
+        stopped_subgraph = subgraph;
+        stopped_op = op;
+        return false;
+      }
+      return Recorder::begin_op(subgraph, op);
+    }
+  } stopper;
+  Recorder whole;
+  runner.interpreter().set_profiler(&whole);
+  fill_inputs();
+  ASSERT_TRUE(runner.invoke(&error)) << error;
+  const int all_ops = static_cast<int>(whole.ended.size());
+
+  stopper.budget = all_ops / 2;  // inside a loop's body
+  runner.interpreter().set_profiler(&stopper);
+  fill_inputs();
+  const Status stopped = runner.interpreter().invoke();
+  EXPECT_EQ(stopped.code(), StatusCode::kStopped);
+  ASSERT_GT(stopper.stopped_subgraph, 0) << "the stop should fall inside a loop";
+  const std::string where = "subgraph " + std::to_string(stopper.stopped_subgraph) + " op " +
+                            std::to_string(stopper.stopped_op);
+  EXPECT_NE(std::string(stopped.message()).find(where), std::string::npos) << stopped.message();
+  EXPECT_EQ(stopper.begun, stopper.budget + 1) << "no op may begin after the stop";
+  EXPECT_EQ(stopper.nesting_errors, 0);
+  EXPECT_TRUE(stopper.open.empty()) << "the loops around the stopped op end their pairs";
+  EXPECT_LT(static_cast<int>(stopper.ended.size()), all_ops);
+
+  runner.interpreter().set_profiler(&whole);
+  whole.ended.clear();
+  fill_inputs();
+  ASSERT_TRUE(runner.invoke(&error)) << error;
+  EXPECT_EQ(static_cast<int>(whole.ended.size()), all_ops);
 }
 
 // interpreter.h: the observer, profiler and op table are the caller's and are

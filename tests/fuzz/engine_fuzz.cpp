@@ -18,6 +18,7 @@
 
 #include "engine/model/model.h"
 #include "engine/runtime/interpreter.h"
+#include "engine/runtime/op_profiler.h"
 #include "engine/train/trainer.h"
 #include "tests/fuzz/model_mutator.h"
 #if GRUWB_FUZZ_STAGE == 3
@@ -81,6 +82,34 @@ bool inputs_too_large(Runner& runner) {
   return total > kInputBytesCap;
 }
 
+// Stops a run once its ops have touched kWorkBytesCap bytes (every op's inputs and outputs, each
+// time it runs): a loop of 65,536 trips over a 46,341-float MUL is legitimate work of minutes
+// under ASan that finds nothing a short loop does not. The stop goes through the engine's own
+// path (OpProfiler::begin_op returning false), which is fuzzed with it.
+constexpr uint64_t kWorkBytesCap = uint64_t{512} << 20;
+class WorkBudget final : public gruwb::OpProfiler {
+ public:
+  explicit WorkBudget(gruwb::Interpreter* interpreter) : interpreter_(interpreter) {}
+  bool begin_op(int32_t subgraph, int32_t op) override {
+    const gruwb::SubgraphState& state = interpreter_->subgraph_state(subgraph);
+    const gruwb::OperatorView& view = state.nodes[op].op;
+    add(state, view.inputs);
+    add(state, view.outputs);
+    return touched_ <= kWorkBytesCap;
+  }
+  void end_op(int32_t, int32_t, const char*) override {}
+
+ private:
+  template <typename Indices>
+  void add(const gruwb::SubgraphState& state, const Indices& indices) {
+    for (int32_t t : indices) {
+      if (t >= 0 && t < state.tensor_count) touched_ += state.tensors[t].bytes;
+    }
+  }
+  gruwb::Interpreter* interpreter_;
+  uint64_t touched_ = 0;
+};
+
 #endif
 
 #if GRUWB_FUZZ_STAGE == 1
@@ -99,6 +128,8 @@ void run_inference(const gruwb::Model& model) {
     }
     if (!status.ok() || inputs_too_large(interpreter)) return;
     for (int i = 0; i < interpreter.input_count(); ++i) fill(interpreter.input(i));
+    WorkBudget budget(&interpreter);
+    interpreter.set_profiler(&budget);
     for (int run = 0; run < 2; ++run) {
       const gruwb::Status invoked = interpreter.invoke();
       check_message(invoked);
@@ -134,6 +165,8 @@ void run_training_step(const gruwb::Model& model) {
     if (!status.ok() || inputs_too_large(trainer)) return;
     for (int i = 0; i < trainer.input_count(); ++i) fill(trainer.input(i));
     for (int64_t i = 0; i < trainer.label_count(); ++i) trainer.label()[i] = (i % 2) ? 1.f : 0.f;
+    WorkBudget budget(&trainer.interpreter());
+    trainer.interpreter().set_profiler(&budget);
     float loss = 0;
     const gruwb::Status step = trainer.train_sample(&loss);
     check_message(step);
