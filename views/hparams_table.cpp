@@ -8,6 +8,7 @@
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <limits>
 
 namespace gruwb::views {
@@ -39,8 +40,9 @@ HparamsTable::HparamsTable(QWidget* parent) : QWidget(parent) {
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setWordWrap(false);
   table_->verticalHeader()->hide();
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setStretchLastSection(true);
+  // Compact rows: more runs in a dock at 1366x768.
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
+  table_->setTextElideMode(Qt::ElideRight);
   // Unsorted until the owner or the user picks a column (rows in the order they came).
   table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
 
@@ -68,20 +70,25 @@ void HparamsTable::setRows(const QStringList& header, const QVector<Row>& rows) 
   model_->clear();
   model_->setHorizontalHeaderLabels(header);
   const QPalette palette = table_->palette();
+  text_columns_.fill(false, header.size());
   for (const Row& row : rows) {
     QList<QStandardItem*> items;
     for (const QString& text : row.cells) {
       auto* item = new QStandardItem(text);
       bool number = false;
       const double value = text.toDouble(&number);
+      if (!number && text != "-" && items.size() < text_columns_.size()) {
+        text_columns_[items.size()] = true;
+      }
       // Numbers sort as numbers (10 after 9), and "-" (unknown) below every figure.
       item->setData(number        ? QVariant(value)
                     : text == "-" ? QVariant(-std::numeric_limits<double>::infinity())
                                   : QVariant(text),
                     kSortRole);
-      if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      if (number || text == "-") item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       item->setData(row.key, kKeyRole);
-      item->setToolTip(row.tooltip.isEmpty() ? row.cells.value(0) : row.tooltip);
+      // The full text first: a narrowed column elides it.
+      item->setToolTip(row.tooltip.isEmpty() ? text : text + "\n" + row.tooltip);
       if (row.dimmed) item->setForeground(palette.color(QPalette::Disabled, QPalette::Text));
       items.append(item);
     }
@@ -89,6 +96,38 @@ void HparamsTable::setRows(const QStringList& header, const QVector<Row>& rows) 
   }
   placeholder_->setVisible(rows.isEmpty() && !placeholder_->text().isEmpty());
   if (!current.isEmpty()) selectKey(current);
+  fitColumns();
+}
+
+void HparamsTable::fitColumns() {
+  constexpr int kMinTextWidth = 70;
+  QHeaderView* header = table_->horizontalHeader();
+  table_->resizeColumnsToContents();
+  int excess = -table_->viewport()->width();
+  for (int c = 0; c < header->count(); ++c) excess += header->sectionSize(c);
+  while (excess > 0) {
+    // The widest text column gives way, down to the next widest (or the minimum).
+    int widest = -1, next = kMinTextWidth;
+    for (int c = 0; c < text_columns_.size() && c < header->count(); ++c) {
+      if (!text_columns_[c] || header->sectionSize(c) <= kMinTextWidth) continue;
+      if (widest < 0 || header->sectionSize(c) > header->sectionSize(widest)) {
+        if (widest >= 0) next = std::max(next, header->sectionSize(widest));
+        widest = c;
+      } else {
+        next = std::max(next, header->sectionSize(c));
+      }
+    }
+    if (widest < 0) break;
+    const int width = header->sectionSize(widest);
+    const int narrower = std::max(next, width - excess);
+    header->resizeSection(widest, narrower == width ? width - 1 : narrower);
+    excess -= width - header->sectionSize(widest);
+  }
+}
+
+void HparamsTable::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitColumns();
 }
 
 void HparamsTable::setFilter(const QString& text) {

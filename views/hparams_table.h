@@ -1,7 +1,9 @@
 #pragma once
 // A table of runs as TensorBoard's HParams dashboard lists them: one row per run, its settings
 // and figures in columns, sorted by clicking a header (numbers as numbers, "-" below every
-// figure), a filter over every column, rows keyed by their run. The sweep window and the
+// figure), a filter over every column, rows keyed by their run. Columns fit their contents;
+// when they do not fit the width, text columns (run, model) give way first, elided with the
+// full text on hover, so the figures stay whole. The sweep window and the
 // HParams dock show their tables with it; the rows arrive as plain text (app/core's
 // hparams_table_row, sweep_table_row), the table computes nothing itself.
 
@@ -48,11 +50,17 @@ class HparamsTable : public QWidget {
   // Selects the run's row; false when it is filtered out or absent.
   bool selectKey(const QString& key);
   QString currentKey() const;
+  // Sizes the columns to their contents, then narrows the widest text columns until the table
+  // fits its width (never below a minimum); the user may resize them after.
+  void fitColumns();
 
   QTableView* table() const { return table_; }
   QLineEdit* filterEdit() const { return filter_; }
   // The row above the table (the filter first): owners add their buttons here.
   QHBoxLayout* toolbar() const { return toolbar_; }
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
 
  signals:
   void currentKeyChanged(const QString& key);
@@ -65,6 +73,7 @@ class HparamsTable : public QWidget {
   QTableView* table_ = nullptr;
   QStandardItemModel* model_ = nullptr;
   QSortFilterProxyModel* proxy_ = nullptr;
+  QVector<bool> text_columns_;  // a column holding other than numbers and "-"
 };
 
 }  // namespace gruwb::views

@@ -83,44 +83,17 @@ std::vector<HparamsRow> hparams_rows(const ExperimentResult& result) {
 }
 
 std::vector<std::string> hparams_table_header(bool csv) {
+  // clang-format off
   if (csv) {
-    return {"run",
-            "experiment",
-            "stage",
-            "model",
-            "cell",
-            "units",
-            "optimizer",
-            "learning_rate",
-            "batch_size",
-            "epochs",
-            "seed",
-            "state",
-            "test_accuracy",
-            "test_cross_entropy",
-            "trainable_parameters",
-            "model_bytes",
-            "training_memory_bytes",
-            "seconds"};
+    return {"run", "experiment", "stage", "model", "cell", "units", "optimizer", "learning_rate",
+            "batch_size", "epochs", "seed", "state", "test_accuracy", "test_cross_entropy",
+            "trainable_parameters", "model_bytes", "training_memory_bytes", "seconds"};
   }
-  return {"run",
-          "experiment",
-          "stage",
-          "model",
-          "cell",
-          "units",
-          "optimizer",
-          "lr",
-          "batch",
-          "epochs",
-          "seed",
-          "state",
-          "test accuracy",
-          "cross entropy",
-          "trainable params",
-          "model bytes",
-          "training memory (bytes)",
+  // Short titles: the table fits a window 1366 pixels wide.
+  return {"run", "experiment", "stage", "model", "cell", "units", "optimizer", "lr", "batch",
+          "epochs", "seed", "state", "accuracy", "CE", "params", "model bytes", "train memory",
           "seconds"};
+  // clang-format on
 }
 
 std::vector<std::string> hparams_table_row(const HparamsRow& row, bool plain_numbers) {
@@ -147,7 +120,7 @@ std::vector<std::string> hparams_table_row(const HparamsRow& row, bool plain_num
           std::to_string(row.trainable_parameters),
           count(row.model_bytes),
           count(row.training_memory_bytes),
-          plain_numbers ? shortest_text(row.seconds) : fixed("%.1f", row.seconds)};
+          plain_numbers ? shortest_text(row.seconds) : fixed("%.2f", row.seconds)};
 }
 
 std::string hparams_csv(const std::vector<HparamsRow>& rows) {

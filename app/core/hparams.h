@@ -44,8 +44,8 @@ std::string hparams_run_name(const ExperimentSpec& spec, const std::string& cell
 std::vector<HparamsRow> hparams_rows(const ExperimentResult& result);
 
 // The columns: run, experiment, stage, model, cell, units, optimizer, lr, batch, epochs, seed,
-// state, test accuracy, cross entropy, trainable params, model bytes, training memory bytes,
-// seconds. `csv`: snake_case names for CSV.
+// state, accuracy (test), CE (test cross entropy), params (trainable), model bytes, train memory
+// (bytes), seconds. `csv`: the CSV's longer snake_case names.
 std::vector<std::string> hparams_table_header(bool csv);
 // One row's cells: numbers formatted for reading ("-" when unknown), or with `plain_numbers`
 // as the shortest text that reads back as the same value ("" when unknown) for CSV.

@@ -686,6 +686,12 @@ bool TrainingWorkspace::exportHparams(const QString& path, QString* error) const
 }
 
 void TrainingWorkspace::showExportHparamsDialog(QWidget* parent) {
+  if (hparams_rows_.isEmpty()) {
+    emit notice(tr("Export HParams: no run has finished in this session: start an experiment "
+                   "first"),
+                true);
+    return;
+  }
   QSettings settings;
   const QString dir = settings.value("training/reportDirectory", QDir::homePath()).toString();
   const QString path = QFileDialog::getSaveFileName(parent, tr("Export the HParams Table"),

@@ -126,9 +126,9 @@ class HparamsTableTest : public QObject {
       if (c < 0) qWarning("no column '%s'", title);
       return c;
     };
-    for (const char* title : {"run", "experiment", "stage", "cell", "units", "lr", "batch",
-                              "epochs", "seed", "test accuracy", "cross entropy",
-                              "trainable params", "model bytes", "training memory (bytes)"}) {
+    for (const char* title :
+         {"run", "experiment", "stage", "cell", "units", "lr", "batch", "epochs", "seed",
+          "accuracy", "CE", "params", "model bytes", "train memory"}) {
       QVERIFY2(column(title) >= 0, title);
     }
 
@@ -149,16 +149,13 @@ class HparamsTableTest : public QObject {
       if (r.experiment.startsWith("lstm5")) stage = &r;
     }
     QVERIFY(stage);
-    QCOMPARE(table->cellText(lstm, column("test accuracy")),
-             QString::number(stage->accuracy, 'f', 4));
-    QCOMPARE(table->cellText(lstm, column("cross entropy")),
-             QString::number(stage->cross_entropy, 'f', 4));
-    QCOMPARE(table->cellText(lstm, column("trainable params")),
-             QString::number(stage->trainable_parameters));
-    QCOMPARE(table->cellText(lstm, column("training memory (bytes)")),
+    QCOMPARE(table->cellText(lstm, column("accuracy")), QString::number(stage->accuracy, 'f', 4));
+    QCOMPARE(table->cellText(lstm, column("CE")), QString::number(stage->cross_entropy, 'f', 4));
+    QCOMPARE(table->cellText(lstm, column("params")), QString::number(stage->trainable_parameters));
+    QCOMPARE(table->cellText(lstm, column("train memory")),
              QString::number(stage->training_memory_bytes));
     // LSTM(5) on 6 channels, Dense 4: 4*5*(6+5) + 4*5 + 5*4 + 4 trainable values ("all").
-    QCOMPARE(table->cellText(lstm, column("trainable params")).toInt(), 4 * 5 * 12 + 24);
+    QCOMPARE(table->cellText(lstm, column("params")).toInt(), 4 * 5 * 12 + 24);
     QVERIFY(table->cellText(lstm, column("model bytes")).toInt() > 4 * (4 * 5 * 12 + 24));
 
     // The GRU runs: seeds 9 and 10 named as the Curves dock names them; init trains no epoch.
@@ -172,7 +169,7 @@ class HparamsTableTest : public QObject {
       QCOMPARE(table->cellText(r, column("batch")), QString("8"));
       QCOMPARE(table->cellText(r, column("epochs")), QString(run.contains("init") ? "0" : "2"));
       QCOMPARE(table->cellText(r, column("seed")), QString(run.endsWith("s9") ? "9" : "10"));
-      QVERIFY(isNumber(table->cellText(r, column("test accuracy"))));
+      QVERIFY(isNumber(table->cellText(r, column("accuracy"))));
     }
     QVERIFY(workspace.runList()->contains("gru4 / fc s10"));
 
@@ -180,8 +177,8 @@ class HparamsTableTest : public QObject {
     table->sortBy(column("seed"), Qt::AscendingOrder);
     QCOMPARE(table->cellText(0, column("seed")), QString("3"));
     QCOMPARE(table->cellText(4, column("seed")), QString("10"));
-    for (const char* title : {"units", "seed", "test accuracy", "cross entropy", "trainable params",
-                              "model bytes", "training memory (bytes)"}) {
+    for (const char* title :
+         {"units", "seed", "accuracy", "CE", "params", "model bytes", "train memory"}) {
       for (Qt::SortOrder order : {Qt::AscendingOrder, Qt::DescendingOrder}) {
         table->sortBy(column(title), order);
         for (int r = 1; r < table->visibleRows(); ++r) {
@@ -231,7 +228,7 @@ class HparamsTableTest : public QObject {
     // The CSV's figure is the table's, unrounded.
     const int first_row = rowOf(table, first[0]);
     QCOMPARE(QString::number(first[12].toDouble(), 'f', 4),
-             table->cellText(first_row, column("test accuracy")));
+             table->cellText(first_row, column("accuracy")));
     table->setFilter("no such run");
     QVERIFY(!workspace.exportHparams(dir.filePath("none.csv"), &error));
     QVERIFY2(error.contains("matches no run"), qPrintable(error));
