@@ -760,6 +760,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
     finished.runs = total;
     finished.progress = static_cast<double>(index + 1) / total;
     finished.message = result.runs.back().error;
+    finished.stage_run = &result.runs.back();
     notify(finished);
     ++index;
   };

@@ -244,6 +244,9 @@ struct ExperimentEvent {
   int run = 0, runs = 0;   // 0-based index of the current run, total
   double progress = 0.0;   // 0..1 over the whole experiment
   TrainingEvent training;  // kTraining
+  // kRunFinished: the run just recorded (valid during the callback only), so a caller can show
+  // it before the experiment ends (the GUI's HParams rows).
+  const StageRun* stage_run = nullptr;
 };
 using ExperimentCallback = std::function<void(const ExperimentEvent&)>;
 

@@ -139,6 +139,7 @@ struct TrainingWorkspace::Run {
   std::unique_ptr<QThread> thread;
   Status status = Status::kQueued;
   std::shared_ptr<const app::ExperimentResult> result;  // set when it ends
+  std::vector<app::StageRun> finished_runs;             // until then: the runs done so far
   bool borrowed_board = false;                          // spec.board_port came from the Board dock
 };
 
@@ -534,10 +535,12 @@ void TrainingWorkspace::apply(int id, const WorkerBatch& batch) {
   for (const auto& g : batch.state_gradients) gradient_view_->addStateGradient(g);
   for (const auto& r : batch.stage_results) comparison_->setStageResult(r);
   if (!batch.cell_results.isEmpty()) comparison_->setCellResults(batch.cell_results);
-  if (batch.result) {
-    run.result = batch.result;
-    refreshHparams();
+  if (!batch.finished_runs.empty()) {
+    run.finished_runs.insert(run.finished_runs.end(), batch.finished_runs.begin(),
+                             batch.finished_runs.end());
   }
+  if (batch.result) run.result = batch.result;
+  if (batch.result || !batch.finished_runs.empty()) refreshHparams();
   if (!batch.error.isEmpty()) last_error_ = batch.error;
   // A pause the user asked for wins over the worker's "running".
   Status status = batch.status;
@@ -635,8 +638,13 @@ void TrainingWorkspace::refreshHparams() {
   std::sort(ids.begin(), ids.end());  // experiments in the order they started
   for (const int id : ids) {
     const std::shared_ptr<Run>& run = runs_[id];
-    if (!run->result) continue;
-    for (app::HparamsRow row : app::hparams_rows(*run->result)) {
+    // A running experiment: the runs it has finished so far.
+    app::ExperimentResult so_far;
+    if (!run->result) {
+      so_far.spec = run->spec;
+      so_far.runs = run->finished_runs;
+    }
+    for (app::HparamsRow row : app::hparams_rows(run->result ? *run->result : so_far)) {
       const QString key = q(row.run);
       if (run_list_->isRemoved(key)) continue;  // deleted in the Curves dock
       if (run_list_->contains(key)) row.run = run_list_->label(key).toStdString();
@@ -997,7 +1005,14 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
         }
         break;
       }
-      case app::ExperimentEvent::Kind::kRunFinished: batcher->flush(); break;
+      case app::ExperimentEvent::Kind::kRunFinished:
+        if (event.stage_run) {
+          app::StageRun done = *event.stage_run;
+          done.trained_model.clear();  // the table needs its figures, not its weights
+          b.finished_runs.push_back(std::move(done));
+        }
+        batcher->flush();
+        break;
       default: break;
     }
     batcher->maybeFlush();

@@ -63,6 +63,9 @@ struct WorkerBatch {
   QVector<views::StateGradientSample> state_gradients;
   QVector<views::StageResult> stage_results;
   QVector<views::CellResult> cell_results;  // a cell comparison's table
+  // Runs finished since the last post (without their trained model bytes): the HParams rows of
+  // an experiment still running.
+  std::vector<app::StageRun> finished_runs;
   // Everything the run produced (the report writers' input); at the end.
   std::shared_ptr<const app::ExperimentResult> result;
   bool has_state = false;

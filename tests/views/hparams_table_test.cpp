@@ -103,6 +103,32 @@ class HparamsTableTest : public QObject {
     QCOMPARE(table.visibleKeys(), QStringList({"a", "b", "d", "c"}));
   }
 
+  // A run's row comes when the run ends, not when its experiment does: the init row is there
+  // while the long FC stage still trains (then Stop).
+  void rowsComeAsRunsEnd() {
+    TrainingWorkspace workspace;
+    ExperimentSettings s = gruTwoSeeds();
+    s.seeds = 1;
+    s.epochs = 400;
+    const int id = workspace.startExperiment(s);
+    QTRY_VERIFY_WITH_TIMEOUT(workspace.hparamsTable()->rowCount() >= 1, 60000);
+    QVERIFY2(workspace.isRunning(), "the FC stage ended before the init row came");
+    QCOMPARE(workspace.hparamsTable()->rowCount(), 1);
+    QCOMPARE(workspace.hparamsTable()->cellText(0, 0), QString("gru4 / init"));
+    QCOMPARE(workspace.hparamsTable()->cellText(0, workspace.hparamsTable()->columnOf("state")),
+             QString("finished"));
+    workspace.stopExperiment(id);
+    QVERIFY(workspace.waitForIdle(60000));
+    // The stopped stage: a row that says so, with no figures.
+    QCOMPARE(workspace.hparamsTable()->rowCount(), 2);
+    const int fc = rowOf(workspace.hparamsTable(), "gru4 / fc");
+    QVERIFY(fc >= 0);
+    QCOMPARE(workspace.hparamsTable()->cellText(fc, workspace.hparamsTable()->columnOf("state")),
+             QString("stopped"));
+    QCOMPARE(workspace.hparamsTable()->cellText(fc, workspace.hparamsTable()->columnOf("accuracy")),
+             QString("-"));
+  }
+
   void sessionRunsFillTheTable() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
