@@ -249,8 +249,22 @@ void CurvePlot::setSeriesStyle(const QString& name, const QColor& color, Qt::Pen
   QColor faint = color;
   faint.setAlpha(60);
   s.raw->setPen(QPen(faint, 1, style));
-  s.smooth->setPen(QPen(color, 2, style));
+  s.smooth->setPen(QPen(color, s.highlighted ? 4 : 2, style));
   scheduleReplot();
+}
+
+void CurvePlot::setSeriesHighlighted(const QString& name, bool highlighted) {
+  const Series* s = find(name);
+  if (!s || s->highlighted == highlighted) return;
+  const QColor color = s->color;
+  const Qt::PenStyle style = s->style;
+  seriesFor(name).highlighted = highlighted;
+  setSeriesStyle(name, color, style);
+}
+
+bool CurvePlot::isSeriesHighlighted(const QString& name) const {
+  const Series* s = find(name);
+  return s && s->highlighted;
 }
 
 void CurvePlot::setSeriesColor(const QString& name, const QColor& color) {

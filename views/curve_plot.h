@@ -104,6 +104,9 @@ class CurvePlot : public QWidget {
   // unless set; a renamed run).
   void setSeriesLabel(const QString& series, const QString& label);
   QString seriesLabel(const QString& series) const;
+  // Draws the series' smoothed line thicker: the run picked in the run list or the HParams dock.
+  void setSeriesHighlighted(const QString& series, bool highlighted);
+  bool isSeriesHighlighted(const QString& series) const;
   void removeSeries(const QString& series);
   // Removes `series` and returns all of it; false when there is none.
   bool takeSeries(const QString& series, SeriesData* data);
@@ -183,6 +186,7 @@ class CurvePlot : public QWidget {
     QCPGraph* raw = nullptr;     // faint, behind
     QCPGraph* smooth = nullptr;  // bold, in the legend
     bool visible = true;
+    bool highlighted = false;
   };
 
   Series& seriesFor(const QString& name);

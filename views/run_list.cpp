@@ -111,7 +111,10 @@ RunList::RunList(QWidget* parent) : QWidget(parent) {
 
   connect(filter_edit_, &QLineEdit::textChanged, this, &RunList::setFilter);
   connect(list_, &QListWidget::itemChanged, this, &RunList::onItemChanged);
-  connect(list_, &QListWidget::currentItemChanged, this, [this] { updateButtons(); });
+  connect(list_, &QListWidget::currentItemChanged, this, [this] {
+    updateButtons();
+    emit currentRunChanged(currentKey());
+  });
   connect(rename_button_, &QPushButton::clicked, this, [this] {
     if (QListWidgetItem* item = list_->currentItem()) list_->editItem(item);
   });
@@ -346,6 +349,11 @@ void RunList::chooseColor() {
   const QColor chosen =
       QColorDialog::getColor(color(key), this, tr("Colour of %1").arg(label(key)));
   if (chosen.isValid()) setColor(key, chosen);
+}
+
+void RunList::setCurrentRun(const QString& key) {
+  QListWidgetItem* item = key.isEmpty() ? nullptr : itemFor(key);
+  if (item != list_->currentItem()) list_->setCurrentItem(item);
 }
 
 QString RunList::currentKey() const {

@@ -47,6 +47,10 @@ class RunList : public QWidget {
   // Checked and matching the filter: its curves are drawn.
   bool isShown(const QString& key) const;
 
+  // Selects the run's row ("" or an unknown run: none); currentRunChanged follows.
+  void setCurrentRun(const QString& key);
+  QString currentRun() const { return currentKey(); }
+
   void setChecked(const QString& key, bool checked);
   void rename(const QString& key, const QString& label);  // "" = back to the key
   void setColor(const QString& key, const QColor& color);
@@ -79,7 +83,8 @@ class RunList : public QWidget {
   QPushButton* undoButton() const { return undo_button_; }
 
  signals:
-  void runsChanged();  // shown, name or colour of any run
+  void runsChanged();                          // shown, name or colour of any run
+  void currentRunChanged(const QString& key);  // "" when none
   void runRemoved(const QString& key);
   void runRestored(const QString& key);
   void xAxisChanged(gruwb::views::CurveXAxis axis);

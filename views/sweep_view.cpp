@@ -4,23 +4,16 @@
 
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QSortFilterProxyModel>
 #include <QSplitter>
-#include <QStandardItemModel>
-#include <QTableView>
 #include <QVBoxLayout>
-#include <limits>
 
 #include "views/curve_plot.h"
+#include "views/hparams_table.h"
 
 namespace gruwb::views {
 namespace {
-
-constexpr int kRunRole = Qt::UserRole + 1;
-constexpr int kSortRole = Qt::UserRole + 2;
 
 const QColor kPalette[] = {QColor("#1f77b4"), QColor("#d62728"), QColor("#2ca02c"),
                            QColor("#ff7f0e"), QColor("#9467bd"), QColor("#8c564b"),
@@ -30,23 +23,8 @@ const QColor kPalette[] = {QColor("#1f77b4"), QColor("#d62728"), QColor("#2ca02c
 
 SweepView::SweepView(QWidget* parent) : QWidget(parent) {
   title_ = new QLabel;
-  filter_ = new QLineEdit;
-  filter_->setPlaceholderText(tr("Filter runs (any column, e.g. lstm or failed)"));
-  filter_->setClearButtonEnabled(true);
-  model_ = new QStandardItemModel(this);
-  proxy_ = new QSortFilterProxyModel(this);
-  proxy_->setSourceModel(model_);
-  proxy_->setSortRole(kSortRole);
-  proxy_->setFilterKeyColumn(-1);
-  proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
-  table_ = new QTableView;
-  table_->setModel(proxy_);
-  table_->setSortingEnabled(true);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table_->verticalHeader()->hide();
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_ = new HparamsTable;
+  table_->filterEdit()->setPlaceholderText(tr("Filter runs (any column, e.g. lstm or failed)"));
 
   axis_ = new QComboBox;
   axis_->addItem(tr("Accuracy vs model bytes"), "model_bytes");
@@ -64,7 +42,6 @@ SweepView::SweepView(QWidget* parent) : QWidget(parent) {
   auto* left_layout = new QVBoxLayout(left);
   left_layout->setContentsMargins(0, 0, 0, 0);
   left_layout->addWidget(title_);
-  left_layout->addWidget(filter_);
   left_layout->addWidget(table_);
   auto* right = new QSplitter(Qt::Vertical);
   auto* scatter_box = new QWidget;
@@ -83,13 +60,9 @@ SweepView::SweepView(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(split);
 
-  connect(filter_, &QLineEdit::textChanged, this, &SweepView::setFilter);
   connect(axis_, &QComboBox::currentIndexChanged, this, [this] { replotScatter(); });
-  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-          [this](const QModelIndex& current) {
-            if (current.isValid())
-              showRun(proxy_->data(proxy_->index(current.row(), 0), kRunRole).toInt());
-          });
+  connect(table_, &HparamsTable::currentKeyChanged, this,
+          [this](const QString& key) { showRun(key.toInt()); });
   connect(scatter_, &QCustomPlot::plottableClick, this,
           [this](QCPAbstractPlottable* plottable, int point, QMouseEvent*) {
             const QVariant runs = plottable->property("runs");
@@ -102,39 +75,19 @@ void SweepView::setData(const SweepViewData& data) {
   data_ = data;
   shown_run_ = -1;
   title_->setText(data.title);
-  model_->clear();
-  model_->setHorizontalHeaderLabels(data.header);
-  for (const SweepViewRun& run : data.runs) {
-    QList<QStandardItem*> items;
-    for (const QString& text : run.cells) {
-      auto* item = new QStandardItem(text);
-      bool number = false;
-      const double value = text.toDouble(&number);
-      // Numbers sort as numbers, and "-" (not finished) below every figure.
-      const bool missing = text == "-";
-      item->setData(number    ? QVariant(value)
-                    : missing ? QVariant(-std::numeric_limits<double>::infinity())
-                              : QVariant(text),
-                    kSortRole);
-      if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-      item->setData(run.run, kRunRole);
-      item->setToolTip(run.label);
-      items.append(item);
-    }
-    model_->appendRow(items);
-  }
+  QVector<HparamsTable::Row> rows;
+  for (const SweepViewRun& run : data.runs)
+    rows.append({QString::number(run.run), run.cells, run.label});
+  table_->setRows(data.header, rows);
   replotScatter();
   curves_->clear();
   // Best first, and its curves shown, until the user sorts or picks another.
   const int accuracy = data.header.indexOf("test accuracy");
   if (accuracy >= 0) sortBy(accuracy, Qt::DescendingOrder);
-  if (proxy_->rowCount() > 0) showRun(proxy_->data(proxy_->index(0, 0), kRunRole).toInt());
+  if (table_->visibleRows() > 0) showRun(table_->keyAt(0).toInt());
 }
 
-void SweepView::setFilter(const QString& text) {
-  if (filter_->text() != text) filter_->setText(text);  // comes back here through textChanged
-  proxy_->setFilterFixedString(text);
-}
+void SweepView::setFilter(const QString& text) { table_->setFilter(text); }
 
 void SweepView::setScatterAxis(const QString& axis) {
   const int index = axis_->findData(axis);
@@ -194,23 +147,21 @@ bool SweepView::showRun(int run) {
     for (const QPointF& p : it.value()) curves_->addPoint(it.key(), p.x(), p.y());
   }
   curves_->flush();
-  for (int row = 0; row < proxy_->rowCount(); ++row) {
-    if (proxy_->data(proxy_->index(row, 0), kRunRole).toInt() == run &&
-        table_->currentIndex().row() != row) {
-      table_->selectRow(row);
-      break;
-    }
-  }
+  table_->selectKey(QString::number(run));
   emit runShown(run);
   return true;
 }
 
-int SweepView::visibleRows() const { return proxy_->rowCount(); }
+int SweepView::visibleRows() const { return table_->visibleRows(); }
 
 QString SweepView::cellText(int visible_row, int column) const {
-  return proxy_->data(proxy_->index(visible_row, column)).toString();
+  return table_->cellText(visible_row, column);
 }
 
-void SweepView::sortBy(int column, Qt::SortOrder order) { table_->sortByColumn(column, order); }
+void SweepView::sortBy(int column, Qt::SortOrder order) { table_->sortBy(column, order); }
+
+QTableView* SweepView::table() const { return table_->table(); }
+
+QLineEdit* SweepView::filterEdit() const { return table_->filterEdit(); }
 
 }  // namespace gruwb::views

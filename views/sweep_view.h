@@ -1,5 +1,5 @@
 #pragma once
-// A sweep's runs (gruwb sweep, app/core/sweep.h): the hparams table (sortable,
+// A sweep's runs (gruwb sweep, app/core/sweep.h): the hparams table (HparamsTable: sortable,
 // numbers as numbers; a filter over every column), a scatter of test accuracy
 // against model bytes or latency (one colour per value of the first setting),
 // and the curves of the run selected in either. The data arrive as plain rows
@@ -15,13 +15,12 @@ class QComboBox;
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
-class QSortFilterProxyModel;
-class QStandardItemModel;
 class QTableView;
 
 namespace gruwb::views {
 
 class CurvePlot;
+class HparamsTable;
 
 struct SweepViewRun {
   int run = 0;
@@ -58,10 +57,10 @@ class SweepView : public QWidget {
   QString cellText(int visible_row, int column) const;  // as sorted and filtered
   void sortBy(int column, Qt::SortOrder order);
   int shownRun() const { return shown_run_; }
-  QTableView* table() const { return table_; }
+  QTableView* table() const;
   QCustomPlot* scatter() const { return scatter_; }
   CurvePlot* curves() const { return curves_; }
-  QLineEdit* filterEdit() const { return filter_; }
+  QLineEdit* filterEdit() const;
 
  signals:
   void runShown(int run);
@@ -71,10 +70,7 @@ class SweepView : public QWidget {
 
   SweepViewData data_;
   QLabel* title_ = nullptr;
-  QLineEdit* filter_ = nullptr;
-  QTableView* table_ = nullptr;
-  QStandardItemModel* model_ = nullptr;
-  QSortFilterProxyModel* proxy_ = nullptr;
+  HparamsTable* table_ = nullptr;
   QComboBox* axis_ = nullptr;
   QCustomPlot* scatter_ = nullptr;
   CurvePlot* curves_ = nullptr;

@@ -21,6 +21,7 @@
 #include "app/core/inference_eval.h"
 #include "app/core/inspect.h"
 #include "app/core/quantize.h"
+#include "engine/tools/cells/cell_registry.h"
 #include "engine/tools/fuser.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_builder.h"
@@ -132,8 +133,6 @@ bool stage_scope_ok(const std::string& scope) {
   return scope.rfind("names:", 0) == 0 && scope.size() > 6;
 }
 
-const char* optimizer_name(Optimizer o) { return o == Optimizer::kSgd ? "sgd" : "adam"; }
-
 TrainingData training_data(const PreparedSplit& split, const PreparedData& data,
                            const std::string& label) {
   TrainingData out;
@@ -216,6 +215,8 @@ struct ExperimentRow {
   bool built = false;
   bool summarize = false;  // a model file in a comparison: gets a CellSummary
   std::vector<uint8_t> bytes;
+  std::string cell_type;  // StageRun::cell_type, units of the row's model
+  int units = 0;
   int32_t loss_output = -1;  // built models: their one output
   const PreparedData* data = nullptr;
   std::string error;  // the row cannot run (shown in its CellSummary)
@@ -313,8 +314,49 @@ Figure figure(const std::vector<double>& values) {
 
 }  // namespace
 
+const char* optimizer_name(Optimizer o) { return o == Optimizer::kSgd ? "sgd" : "adam"; }
+
 bool is_quantization_scope(const std::string& scope) {
   return scope == "int8" || scope == "int16x8" || scope == "dynamic";
+}
+
+bool model_recurrent_cell(const Model& model, std::string* cell, int* units) {
+  // A fused op: its name under every variant the registered cells write.
+  for (int sg = 0; sg < model.subgraph_count(); ++sg) {
+    const SubgraphView subgraph = model.subgraph(sg);
+    for (int i = 0; i < subgraph.operator_count; ++i) {
+      const OperatorView op = subgraph.op(i);
+      const std::string name = op.name();
+      for (const tools::CellDescriptor* type : tools::registered_cells()) {
+        bool match = false;
+        for (bool reset_after : {true, false}) {
+          for (ModelFormat format : {ModelFormat::kTflite, ModelFormat::kCircle}) {
+            for (bool hybrid : {false, true}) {
+              tools::CellConfig config;
+              config.reset_after = reset_after;
+              match = match || name == type->fused_op(config, format, hybrid);
+            }
+          }
+        }
+        if (!match) continue;
+        *cell = type->name;
+        *units = 0;
+        if (!op.outputs.empty() && op.outputs[0] >= 0 && op.outputs[0] < subgraph.tensor_count) {
+          const TensorView out = subgraph.tensor(op.outputs[0]);
+          if (!out.shape.empty()) *units = out.shape[out.shape.size - 1];
+        }
+        return true;
+      }
+    }
+  }
+  tools::ModelDef def;
+  std::string error;
+  if (!tools::unpack_model(model, &def, &error)) return false;
+  const tools::DetectionReport found = tools::detect_rnn_cells(def);
+  if (found.cells.empty() || !found.cells[0].type) return false;
+  *cell = found.cells[0].type->name;
+  *units = found.cells[0].units;
+  return true;
 }
 
 bool model_summary(const std::string& path, const std::vector<uint8_t>& bytes,
@@ -638,6 +680,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
     ExperimentRow row =
         make_row(beside ? file_name(spec.model_path) : "model", spec.model_path, false);
     row.bytes = loaded.bytes;
+    model_recurrent_cell(loaded.model, &row.cell_type, &row.units);
     row.data = &data;
     row.summarize = beside;
     if (!fit_model(loaded.model, runner, spec.model_path, spec.loss_output, data, spec.data_path,
@@ -659,6 +702,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
     int t = 0;
     if (open_model(path, &model, &model_runner, &t, &row.error)) {
       row.bytes = model.bytes;
+      model_recurrent_cell(model.model, &row.cell_type, &row.units);
       if (data.timesteps == t && options.normalize_data == file_normalize) {
         row.data = &data;
       } else {
@@ -716,6 +760,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
     finished.runs = total;
     finished.progress = static_cast<double>(index + 1) / total;
     finished.message = result.runs.back().error;
+    finished.stage_run = &result.runs.back();
     notify(finished);
     ++index;
   };
@@ -734,9 +779,13 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
       continue;
     }
     tools::BuildSpec cell_spec = build;
+    std::string row_cell_type = row.cell_type;
+    int row_units = row.units;
     const PreparedData& row_data = row.built ? data : *row.data;
     if (row.built) {
       tools::parse_cell(cell, &cell_spec.cell);
+      row_cell_type = cell_spec.cell->name;
+      row_units = cell_spec.units;
       cell_spec.timesteps = data.timesteps;
       cell_spec.features = data.features;
       cell_spec.classes = static_cast<int>(data.class_names.size());
@@ -771,6 +820,8 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
         run.stage = stage.name;
         run.cell = cell;
         run.seed = seed;
+        run.cell_type = row_cell_type;
+        run.units = row_units;
         ExperimentEvent started;
         started.kind = ExperimentEvent::Kind::kRunStarted;
         started.run = index;
@@ -786,6 +837,8 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
           if (!quantization_stage(stage.scope, latest, row_data.train, test,
                                   std::max(loss_output, 0), &run, &error)) {
             run.error = error;
+          } else {
+            run.model_bytes = run.quantization.quantized.model_bytes;
           }
           finish_run(std::move(run), run_start);
           continue;
@@ -844,6 +897,7 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
           run.test_accuracy = run.test_classes.accuracy;
           ok = run.evaluated && session.trained_model(session.model_format(), &latest, &error);
           if (ok) {
+            run.model_bytes = latest.size();
             latest_stage = stage.name;
             latest_evaluated = true;
             latest_accuracy = run.test_accuracy;
@@ -1114,6 +1168,9 @@ std::string experiment_result_json(const ExperimentResult& r) {
     json.key("cell").value(run.cell);
     json.key("stage").value(run.stage);
     json.key("seed").value(run.seed);
+    if (!run.cell_type.empty()) json.key("cell_type").value(run.cell_type);
+    if (run.units > 0) json.key("units").value(run.units);
+    if (run.model_bytes > 0) json.key("model_bytes").value(run.model_bytes);
     json.key("outcome").value(training_outcome_name(run.training.outcome));
     json.key("error").value(run.error);
     json.key("seconds").value(run.seconds);
@@ -1352,6 +1409,10 @@ class ResultReader {
     QJsonObject o;
     return read(v, path, &o) && member(o, path, "cell", &out->cell) &&
            member(o, path, "stage", &out->stage) && member(o, path, "seed", &out->seed) &&
+           // Results saved before these were kept: unknown.
+           optional(o, path, "cell_type", &out->cell_type) &&
+           optional(o, path, "units", &out->units) &&
+           optional(o, path, "model_bytes", &out->model_bytes) &&
            member(o, path, "outcome", &out->training.outcome) &&
            member(o, path, "error", &out->error) && member(o, path, "seconds", &out->seconds) &&
            optional(o, path, "test_loss", &out->test_loss, &out->evaluated) &&

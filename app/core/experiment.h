@@ -81,6 +81,9 @@ struct ExperimentSpec {
   bool as_written = false;
 };
 
+// "adam" or "sgd", as specs and tables name it.
+const char* optimizer_name(Optimizer o);
+
 // Whether a stage scope quantizes rather than trains (int8, int16x8, dynamic).
 bool is_quantization_scope(const std::string& scope);
 
@@ -98,6 +101,11 @@ bool check_experiment_spec(const ExperimentSpec& spec, std::string* error);
 // not be checked against, why. False with one line naming the file in `error`.
 bool check_dataset_for_model(const std::string& data_path, const std::string& model_path,
                              std::string* summary, std::string* error);
+
+// The first recurrent cell of a model: a registered cell's fused op (its units from the op's
+// output), else a cell the detector finds spelled out (a WHILE loop or unrolled steps). False
+// when the model has none.
+bool model_recurrent_cell(const Model& model, std::string* cell, int* units);
 
 // What a model costs on a board: file, weights, inference arena, host latency.
 struct DeployFigures {
@@ -125,6 +133,14 @@ struct StageRun {
   std::string stage;
   std::string cell;  // a registered cell's name (tools/cells/cell_registry.h) or "model"
   uint64_t seed = 0;
+  // The recurrent cell of the model the stage trained: a registered cell's name (from the build
+  // spec, or found in the model file: model_recurrent_cell) and its units; "" and 0 when the
+  // file has none we know. Results saved before these existed read as unknown.
+  std::string cell_type;
+  int units = 0;
+  // Bytes of the model the stage ended with (the quantized one after a quantization stage);
+  // 0 when it ended with none (failed, stopped).
+  uint64_t model_bytes = 0;
   TrainingResult training;  // epochs (curves), memory, trainable parameters, outcome
   bool evaluated = false;   // test figures below are valid
   double test_loss = 0.0;
@@ -228,6 +244,9 @@ struct ExperimentEvent {
   int run = 0, runs = 0;   // 0-based index of the current run, total
   double progress = 0.0;   // 0..1 over the whole experiment
   TrainingEvent training;  // kTraining
+  // kRunFinished: the run just recorded (valid during the callback only), so a caller can show
+  // it before the experiment ends (the GUI's HParams rows).
+  const StageRun* stage_run = nullptr;
 };
 using ExperimentCallback = std::function<void(const ExperimentEvent&)>;
 

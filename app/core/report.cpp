@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "app/core/text_table.h"
 #include "engine/tools/model_file.h"
 
 namespace gruwb::app {
@@ -53,13 +54,6 @@ std::string escape_md(const std::string& text) {
     out += c;
   }
   return out;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::string number(double v) {
@@ -656,20 +650,15 @@ std::string sweep_report_markdown(const SweepResult& result) {
 }
 
 std::string sweep_report_csv(const SweepResult& result) {
-  std::string csv;
-  const auto line = [&](const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) csv += (i ? "," : "") + csv_field(cells[i]);
-    csv += "\n";
-  };
   std::vector<std::string> header = {"run"};
   header.insert(header.end(), result.param_names.begin(), result.param_names.end());
   for (const char* column : {"state", "test_accuracy", "test_loss", "parameters", "model_bytes",
                              "arena_bytes", "latency_us", "seconds"}) {
     header.push_back(column);
   }
-  line(header);
-  for (const SweepRow& row : result.rows) line(sweep_table_row(row, true));
-  return csv;
+  std::vector<std::vector<std::string>> rows;
+  for (const SweepRow& row : result.rows) rows.push_back(sweep_table_row(row, true));
+  return csv_table(header, rows);
 }
 
 bool write_sweep_report(const std::string& path, const SweepResult& result, std::string* error) {

@@ -35,16 +35,6 @@ std::string number_text(double v) {
   return text;
 }
 
-// The shortest text that reads back as the same double (CSV, comparable across runs).
-std::string shortest_text(double v) {
-  char text[32];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof text, "%.*g", digits, v);
-    if (std::strtod(text, nullptr) == v) break;
-  }
-  return text;
-}
-
 bool value_text(const QJsonValue& v, std::string* out) {
   if (v.isString()) return *out = v.toString().toStdString(), true;
   if (v.isBool()) return *out = v.toBool() ? "true" : "false", true;

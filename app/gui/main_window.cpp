@@ -201,6 +201,12 @@ void MainWindow::createActions() {
     if (training_) training_->showExportReportDialog(this);
   });
   export_report_action_->setShortcut(QKeySequence("Ctrl+Shift+R"));
+  // Every run of the session with its settings and figures (the HParams dock's rows).
+  QAction* export_hparams = file->addAction(tr("Export &HParams Table…"), this, [this] {
+    if (training_) training_->showExportHparamsDialog(this);
+  });
+  export_hparams->setObjectName("exportHparamsAction");
+  export_hparams->setStatusTip(tr("Save the HParams dock's rows, as filtered and sorted, as CSV"));
   // The model itself, in the type the file name's extension names (as gruwb export).
   export_model_action_ =
       file->addAction(tr("Export &Model…"), this, &MainWindow::showExportModelDialog);

@@ -9,12 +9,15 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLineEdit>
 #include <QMainWindow>
 #include <QMap>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -23,9 +26,11 @@
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QThread>
+#include <algorithm>
 #include <atomic>
 
 #include "app/core/experiment.h"
+#include "app/core/hparams.h"
 #include "app/core/report.h"
 #include "app/core/training_session.h"
 #include "app/gui/model_export.h"
@@ -34,6 +39,7 @@
 #include "engine/tools/model_writer.h"
 #include "engine/train/loss_output.h"
 #include "views/curve_plot.h"
+#include "views/hparams_table.h"
 #include "views/run_list.h"
 #include "views/scrollable.h"
 
@@ -133,6 +139,7 @@ struct TrainingWorkspace::Run {
   std::unique_ptr<QThread> thread;
   Status status = Status::kQueued;
   std::shared_ptr<const app::ExperimentResult> result;  // set when it ends
+  std::vector<app::StageRun> finished_runs;             // until then: the runs done so far
   bool borrowed_board = false;                          // spec.board_port came from the Board dock
 };
 
@@ -171,8 +178,10 @@ TrainingWorkspace::TrainingWorkspace(QMainWindow* window) : QObject(window), win
                                     Qt::BottomDockWidgetArea);
   QDockWidget* comparison =
       add_dock(comparison_, tr("Comparison"), "comparisonDock", Qt::BottomDockWidgetArea);
+  QDockWidget* hparams = add_dock(hparams_, tr("HParams"), "hparamsDock", Qt::BottomDockWidgetArea);
   window->tabifyDockWidget(curves, gradients);
   window->tabifyDockWidget(gradients, comparison);
+  window->tabifyDockWidget(comparison, hparams);
   curves->raise();
   window->resizeDocks({curves}, {300}, Qt::Vertical);
   window->installEventFilter(this);  // saves the settings on close
@@ -254,6 +263,7 @@ TrainingWorkspace::~TrainingWorkspace() {
   delete curves_panel_;
   delete gradient_view_;
   delete comparison_;
+  delete hparams_;
 }
 
 bool TrainingWorkspace::eventFilter(QObject* watched, QEvent* event) {
@@ -313,6 +323,37 @@ void TrainingWorkspace::createWidgets() {
   gradient_view_->setObjectName("gradientView");
   comparison_ = new views::ComparisonTable;
   comparison_->setObjectName("comparisonTable");
+  hparams_ = new views::HparamsTable;
+  hparams_->setObjectName("hparamsTable");
+  hparams_->setPlaceholder(
+      tr("One row per run (stage, cell and seed) of every experiment: start one in the "
+         "Experiments panel. Click a header to sort, double-click a run to show its curves."));
+  hparams_export_ = new QPushButton(tr("Export CSV…"));
+  hparams_export_->setObjectName("hparamsExportButton");
+  hparams_export_->setToolTip(tr("The rows as filtered and sorted, as CSV"));
+  hparams_->toolbar()->addWidget(hparams_export_);
+  connect(hparams_export_, &QPushButton::clicked, this,
+          [this] { showExportHparamsDialog(hparams_); });
+  connect(hparams_, &views::HparamsTable::currentKeyChanged, run_list_,
+          &views::RunList::setCurrentRun);
+  connect(hparams_, &views::HparamsTable::keyActivated, this, [this](const QString& run) {
+    if (!run_list_->contains(run)) return;  // an init stage: no curves
+    run_list_->setChecked(run, true);
+    run_list_->setCurrentRun(run);
+    if (auto* dock = window_ ? window_->findChild<QDockWidget*>("curvesDock") : nullptr) {
+      dock->show();
+      dock->raise();
+    }
+  });
+  connect(run_list_, &views::RunList::currentRunChanged, this, [this](const QString& run) {
+    highlightRun(run);
+    if (!run.isEmpty()) hparams_->selectKey(run);
+  });
+  for (auto signal : {&views::RunList::runRemoved, &views::RunList::runRestored}) {
+    connect(run_list_, signal, this, [this] { refreshHparams(); });
+  }
+  connect(run_list_, &views::RunList::runsChanged, this, &TrainingWorkspace::refreshHparams);
+  refreshHparams();
   connect(panel_, &views::ExperimentPanel::startRequested, this,
           [this](const views::ExperimentSettings& s) { startExperiment(s); });
   connect(panel_, &views::ExperimentPanel::pauseRequested, this,
@@ -494,7 +535,12 @@ void TrainingWorkspace::apply(int id, const WorkerBatch& batch) {
   for (const auto& g : batch.state_gradients) gradient_view_->addStateGradient(g);
   for (const auto& r : batch.stage_results) comparison_->setStageResult(r);
   if (!batch.cell_results.isEmpty()) comparison_->setCellResults(batch.cell_results);
+  if (!batch.finished_runs.empty()) {
+    run.finished_runs.insert(run.finished_runs.end(), batch.finished_runs.begin(),
+                             batch.finished_runs.end());
+  }
   if (batch.result) run.result = batch.result;
+  if (batch.result || !batch.finished_runs.empty()) refreshHparams();
   if (!batch.error.isEmpty()) last_error_ = batch.error;
   // A pause the user asked for wins over the worker's "running".
   Status status = batch.status;
@@ -550,6 +596,7 @@ void TrainingWorkspace::addCurvePoint(int id, const CurvePoint& p) {
                          p.split == "val" ? Qt::DashLine : Qt::SolidLine);
     plot->setSeriesLabel(series, run_list_->label(p.run) + ' ' + p.split);
     plot->setSeriesVisible(series, run_list_->isShown(p.run));
+    plot->setSeriesHighlighted(series, run_list_->currentRun() == p.run);
   }
   plot->addPoint(series, x, p.value);
 }
@@ -582,6 +629,89 @@ void TrainingWorkspace::putRunBack(const QString& run) {
     (t.accuracy ? accuracy_plot_ : loss_plot_)->putSeries(t.data);
   }
   applyRuns();
+}
+
+void TrainingWorkspace::refreshHparams() {
+  hparams_rows_.clear();
+  QVector<views::HparamsTable::Row> rows;
+  QVector<int> ids = runs_.keys().toVector();
+  std::sort(ids.begin(), ids.end());  // experiments in the order they started
+  for (const int id : ids) {
+    const std::shared_ptr<Run>& run = runs_[id];
+    // A running experiment: the runs it has finished so far.
+    app::ExperimentResult so_far;
+    if (!run->result) {
+      so_far.spec = run->spec;
+      so_far.runs = run->finished_runs;
+    }
+    for (app::HparamsRow row : app::hparams_rows(run->result ? *run->result : so_far)) {
+      const QString key = q(row.run);
+      if (run_list_->isRemoved(key)) continue;  // deleted in the Curves dock
+      if (run_list_->contains(key)) row.run = run_list_->label(key).toStdString();
+      views::HparamsTable::Row shown;
+      shown.key = key;
+      for (const std::string& cell : app::hparams_table_row(row, false)) shown.cells << q(cell);
+      shown.tooltip = key + " — " + q(row.state);
+      shown.dimmed = run_list_->contains(key) && !run_list_->isShown(key);
+      rows.append(shown);
+      hparams_rows_.append({key, row});
+    }
+  }
+  QStringList header;
+  for (const std::string& column : app::hparams_table_header(false)) header << q(column);
+  hparams_->setRows(header, rows);
+  hparams_export_->setEnabled(!rows.isEmpty());
+}
+
+void TrainingWorkspace::highlightRun(const QString& run) {
+  for (views::CurvePlot* plot : {loss_plot_, accuracy_plot_}) {
+    for (const QString& series : plot->seriesNames()) {
+      plot->setSeriesHighlighted(series, !run.isEmpty() && CurvePoint::runOf(series) == run);
+    }
+  }
+}
+
+bool TrainingWorkspace::exportHparams(const QString& path, QString* error) const {
+  std::vector<app::HparamsRow> rows;
+  for (const QString& key : hparams_->visibleKeys()) {
+    for (const auto& [run, row] : hparams_rows_) {
+      if (run == key) rows.push_back(row);
+    }
+  }
+  if (rows.empty()) {
+    *error = hparams_rows_.isEmpty()
+                 ? tr("no run has finished in this session: start an experiment first")
+                 : tr("the filter '%1' matches no run").arg(hparams_->filterEdit()->text());
+    return false;
+  }
+  std::string message;
+  if (!app::save_text_atomically(QFile::encodeName(path).toStdString(), app::hparams_csv(rows),
+                                 &message)) {
+    *error = q(message);
+    return false;
+  }
+  return true;
+}
+
+void TrainingWorkspace::showExportHparamsDialog(QWidget* parent) {
+  if (hparams_rows_.isEmpty()) {
+    emit notice(tr("Export HParams: no run has finished in this session: start an experiment "
+                   "first"),
+                true);
+    return;
+  }
+  QSettings settings;
+  const QString dir = settings.value("training/reportDirectory", QDir::homePath()).toString();
+  const QString path = QFileDialog::getSaveFileName(parent, tr("Export the HParams Table"),
+                                                    dir + "/hparams.csv", tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  settings.setValue("training/reportDirectory", QFileInfo(path).absolutePath());
+  QString error;
+  if (exportHparams(path, &error)) {
+    emit notice(tr("Saved %1 runs to %2").arg(hparams_->visibleRows()).arg(path), false);
+  } else {
+    emit notice(tr("Export HParams: %1").arg(error), true);
+  }
 }
 
 void TrainingWorkspace::setBoardLender(std::function<QString()> borrow,
@@ -723,6 +853,7 @@ void TrainingWorkspace::loadProjectSection(const QJsonValue& value) {
     cells.append(views::cell_result_from_json(v.toObject()));
   }
   comparison_->setCellResults(cells);
+  refreshHparams();
 }
 
 void TrainingWorkspace::saveSettings(QSettings& settings) const {
@@ -762,11 +893,9 @@ QString runLabel(const app::ExperimentSpec& spec, const app::ExperimentEvent& ev
   const QStringList words = q(event.message).split(' ', Qt::SkipEmptyParts);
   const int n = int(words.size());
   *stage = words.value(n - 3);
-  QString label = q(spec.name) + " / " + *stage;
-  if (!spec.compare_cells.empty() || !spec.compare_models.empty())
-    label += " " + QStringList(words.mid(0, qMax(0, n - 3))).join(' ');
-  if (spec.seeds > 1) label += " s" + words.value(n - 1);
-  return label;
+  const QString cell = QStringList(words.mid(0, qMax(0, n - 3))).join(' ');
+  return q(app::hparams_run_name(spec, cell.toStdString(), stage->toStdString(),
+                                 words.value(n - 1).toULongLong()));
 }
 
 // The engine observer of a worker: every optimizer step, each trainable
@@ -876,7 +1005,14 @@ void runOnWorker(const std::shared_ptr<TrainingWorkspace::Run>& run_ptr, Batcher
         }
         break;
       }
-      case app::ExperimentEvent::Kind::kRunFinished: batcher->flush(); break;
+      case app::ExperimentEvent::Kind::kRunFinished:
+        if (event.stage_run) {
+          app::StageRun done = *event.stage_run;
+          done.trained_model.clear();  // the table needs its figures, not its weights
+          b.finished_runs.push_back(std::move(done));
+        }
+        batcher->flush();
+        break;
       default: break;
     }
     batcher->maybeFlush();

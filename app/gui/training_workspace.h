@@ -14,7 +14,9 @@
 #include <QVector>
 #include <functional>
 #include <memory>
+#include <utility>
 
+#include "app/core/hparams.h"
 #include "views/comparison_table.h"
 #include "views/curve_plot.h"
 #include "views/experiment_panel.h"
@@ -26,8 +28,11 @@ class QSplitter;
 class QThread;
 class QWidget;
 
+class QPushButton;
+
 namespace gruwb::views {
 class CurvePlot;
+class HparamsTable;
 class RunList;
 }  // namespace gruwb::views
 namespace gruwb::app {
@@ -58,6 +63,9 @@ struct WorkerBatch {
   QVector<views::StateGradientSample> state_gradients;
   QVector<views::StageResult> stage_results;
   QVector<views::CellResult> cell_results;  // a cell comparison's table
+  // Runs finished since the last post (without their trained model bytes): the HParams rows of
+  // an experiment still running.
+  std::vector<app::StageRun> finished_runs;
   // Everything the run produced (the report writers' input); at the end.
   std::shared_ptr<const app::ExperimentResult> result;
   bool has_state = false;
@@ -104,7 +112,18 @@ class TrainingWorkspace : public QObject {
   views::RunList* runList() const { return run_list_; }
   views::GradientView* gradientView() const { return gradient_view_; }
   views::ComparisonTable* comparisonTable() const { return comparison_; }
+  // The HParams dock: one row per run of every experiment of the session (app::hparams_rows),
+  // renamed, greyed and left out as the Curves dock's run list renames, hides and deletes them.
+  // A row's run is the run list's current run (its curves drawn thicker); double-click shows it.
+  views::HparamsTable* hparamsTable() const { return hparams_; }
+  QPushButton* hparamsExportButton() const { return hparams_export_; }
   QString lastError() const { return last_error_; }
+
+  // The HParams dock's rows as filtered and sorted, as CSV (app::hparams_csv), written
+  // atomically to `path`. False with a one-line `error`.
+  bool exportHparams(const QString& path, QString* error) const;
+  // Asks for a file name and exports; the outcome goes out as notice().
+  void showExportHparamsDialog(QWidget* parent);
 
   // The experiment whose report File > Export Report writes: the selected
   // one when it has results, else the latest that has; -1 when none.
@@ -161,7 +180,9 @@ class TrainingWorkspace : public QObject {
   void addCurvePoint(int id, const CurvePoint& point);
   // The run list's state (shown, name, colour) onto every series of both plots.
   void applyRuns();
-  void takeRun(const QString& run);  // a deleted run's series out of the plots, kept for undo
+  void refreshHparams();  // the HParams dock's rows from every result and the run list
+  void highlightRun(const QString& run);  // the run list's current run, thicker in both plots
+  void takeRun(const QString& run);       // a deleted run's series out of the plots, kept for undo
   void putRunBack(const QString& run);
 
   views::ExperimentPanel* panel_ = nullptr;
@@ -178,6 +199,9 @@ class TrainingWorkspace : public QObject {
   QHash<QString, QVector<TakenSeries>> taken_;  // deleted runs' series, for undo
   views::GradientView* gradient_view_ = nullptr;
   views::ComparisonTable* comparison_ = nullptr;
+  views::HparamsTable* hparams_ = nullptr;
+  QPushButton* hparams_export_ = nullptr;
+  QVector<std::pair<QString, app::HparamsRow>> hparams_rows_;  // run -> its row, as shown
   QHash<int, std::shared_ptr<Run>> runs_;
   QHash<QString, int> stage_colors_;  // "exp / stage" -> palette index
   int next_id_ = 1;

@@ -51,6 +51,8 @@ project "$stages" '{"name": "gesture", "model": "'"$samples"'/gesture_gru_fused.
   "optimizer": "adam", "learning_rate": 0.005, "batch_size": 8, "epochs": 15}'
 # Two experiments (--run twice: "gesture" and "gesture 2", the next seed), so the run list has rows to manage.
 shot training_curves "$stages" --run --run --dock curves
+# Every run of both experiments in the HParams table (settings and figures, sortable, CSV).
+shot training_hparams "$stages" --run --run --dock hparams
 shot training_gradients "$stages" --run --dock gradients
 shot training_comparison "$stages" --run --dock comparison
 shot training_experiments "$stages" --run --dock experiments

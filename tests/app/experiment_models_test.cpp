@@ -15,6 +15,7 @@
 #include <QTemporaryDir>
 
 #include "app/core/experiment.h"
+#include "app/core/hparams.h"
 #include "app/core/report.h"
 #include "engine/tools/model_file.h"
 #include "tests/tools/converter_variants.h"
@@ -235,12 +236,43 @@ TEST(ExperimentModels, ModelFileAndComparedFiles) {
   EXPECT_EQ(result.cells[1].while_bytes, file_size(kWhile));
   ASSERT_EQ(result.runs.size(), 2u);
   EXPECT_EQ(result.runs[1].cell, "gesture_gru_while.tflite");
+  // Each run knows the cell it trained, found in the file (a fused op, a WHILE loop), and
+  // the bytes of the model it ended with; the JSON keeps them (a reopened project's HParams).
+  ExperimentResult parsed;
+  std::string error;
+  ASSERT_TRUE(parse_experiment_result(experiment_result_json(result), "r", &parsed, &error))
+      << error;
+  for (const ExperimentResult* r : {&result, static_cast<const ExperimentResult*>(&parsed)}) {
+    for (const StageRun& run : r->runs) {
+      EXPECT_EQ(run.cell_type, "gru") << run.cell;
+      EXPECT_EQ(run.units, 60) << run.cell;
+      EXPECT_GT(run.model_bytes, uint64_t{60 * 3 * 65 * 4}) << run.cell;
+    }
+  }
+  const std::vector<HparamsRow> rows = hparams_rows(parsed);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].run, spec.name + " / init gesture_gru_while.tflite");
+  EXPECT_EQ(rows[1].model, "gesture_gru_while.tflite");
+  EXPECT_EQ(rows[1].cell, "GRU");
+  EXPECT_EQ(rows[1].units, 60);
+  EXPECT_EQ(rows[1].epochs, 0);  // init evaluates only
+  EXPECT_EQ(rows[1].model_bytes, result.runs[1].model_bytes);
+  EXPECT_DOUBLE_EQ(rows[1].accuracy, result.runs[1].test_accuracy);
+  // A model without a recurrent cell: none found.
+  tools::LoadedModel hello;
+  ASSERT_TRUE(tools::load_model_file(kSamples + "tflm_hello_world_float.tflite", &hello, &error))
+      << error;
+  std::string cell = "unchanged";
+  int units = -1;
+  EXPECT_FALSE(model_recurrent_cell(hello.model, &cell, &units));
   // Without compared files a model file experiment stays as it was: no comparison.
   spec.compare_models.clear();
   const ExperimentResult alone = run_experiment(spec, nullptr, nullptr);
   ASSERT_EQ(alone.status, ExperimentStatus::kCompleted) << alone.error;
   EXPECT_TRUE(alone.cells.empty());
   EXPECT_EQ(alone.runs[0].cell, "model");
+  EXPECT_EQ(hparams_rows(alone)[0].model, "gesture_gru_fused.tflite");
+  EXPECT_EQ(hparams_rows(alone)[0].run, spec.name + " / init");
 }
 
 }  // namespace
