@@ -6,6 +6,7 @@
 #include <QHeaderView>
 #include <QPixmap>
 #include <QPlainTextEdit>
+#include <QResizeEvent>
 #include <QSplitter>
 #include <QStyle>
 #include <QTextBlock>
@@ -177,6 +178,17 @@ ModelReportView::ModelReportView(QWidget* parent) : QWidget(parent) {
     if (kind == RowKind::kTensor) emit tensorSelected(subgraph, index);
     if (kind == RowKind::kOperator) emit opSelected(subgraph, index);
   });
+}
+
+void ModelReportView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  const Qt::Orientation orientation =
+      event->size().width() >= kSideBySideWidth ? Qt::Horizontal : Qt::Vertical;
+  if (splitter_->orientation() == orientation) return;
+  splitter_->setOrientation(orientation);
+  // The old sizes ran along the other axis: the tree three fifths, the text the rest.
+  const int length = orientation == Qt::Horizontal ? event->size().width() : event->size().height();
+  splitter_->setSizes({length * 3 / 5, length - length * 3 / 5});
 }
 
 void ModelReportView::clear() {

@@ -29,6 +29,8 @@ class ModelReportView : public QWidget {
   enum Column { kItemColumn, kValueColumn, kCostColumn, kDetailsColumn, kColumnCount };
   // Tensor groups start expanded when the whole model has at most this many tensors.
   static constexpr size_t kExpandTensorRows = 40;
+  // The text report sits beside the tree from this width on, below it when narrower.
+  static constexpr int kSideBySideWidth = 640;
 
   explicit ModelReportView(QWidget* parent = nullptr);
 
@@ -53,6 +55,11 @@ class ModelReportView : public QWidget {
   // The user made an op or tensor row current.
   void tensorSelected(int subgraph, int tensor);
   void opSelected(int subgraph, int op);
+
+ protected:
+  // Narrower than kSideBySideWidth (a left dock on a laptop), the text report goes below the
+  // tree, so the tree's columns get the dock's whole width.
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void addSummary(const tools::AnalyzerReport& report);
