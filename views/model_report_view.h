@@ -60,12 +60,16 @@ class ModelReportView : public QWidget {
   // Narrower than kSideBySideWidth (a left dock on a laptop), the text report goes below the
   // tree, so the tree's columns get the dock's whole width.
   void resizeEvent(QResizeEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void addSummary(const tools::AnalyzerReport& report);
   void addSubgraph(const tools::AnalyzerReport& report, const tools::SubgraphReport& subgraph,
                    bool expand_tensors);
   void showTextLineFor(QTreeWidgetItem* item);
+  // Item and Value as wide as their text but together within the tree's width (Item at most
+  // half of it); what does not fit is elided, the full text on hover.
+  void fitColumns();
 
   QSplitter* splitter_ = nullptr;
   QTreeWidget* tree_ = nullptr;

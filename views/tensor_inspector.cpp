@@ -280,7 +280,6 @@ void TensorInspector::clear() {
 
 void TensorInspector::addProperty(const QString& name, const QString& value) {
   auto* item = new QTreeWidgetItem(properties_, {name, value});
-  item->setToolTip(0, name);
   item->setToolTip(1, value);
 }
 
@@ -293,8 +292,9 @@ void TensorInspector::fitPropertyColumns() {
   const int available = properties_->viewport()->width();
   int names = properties_->header()->sectionSizeHint(0);
   for (int i = 0; i < properties_->topLevelItemCount(); ++i) {
-    const QString name = properties_->topLevelItem(i)->text(0);
-    names = std::max(names, properties_->fontMetrics().horizontalAdvance(name) + 12);
+    QTreeWidgetItem* item = properties_->topLevelItem(i);
+    names = std::max(names, properties_->fontMetrics().horizontalAdvance(item->text(0)) + 12);
+    item->setToolTip(0, item->text(0));  // a name cut at 45% of the width, whole on hover
   }
   properties_->setColumnWidth(0, std::min(names, available * 45 / 100));
 }
