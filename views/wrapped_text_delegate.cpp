@@ -54,7 +54,15 @@ QSize WrappedTextDelegate::sizeHint(const QStyleOptionViewItem& option,
   if (text.isEmpty()) return size;
   QStyleOptionViewItem opt = option;
   initStyleOption(&opt, index);
-  const int height = wrappedHeight(opt.font, textWidth(index.column()), text) + 4;
+  int width = textWidth(index.column());
+  if (index.column() == 0) {
+    // Column 0 starts after the tree's indentation (and the branch arrows of a decorated root).
+    int depth = view_->rootIsDecorated() ? 1 : 0;
+    for (QModelIndex parent = index.parent(); parent.isValid(); parent = parent.parent()) ++depth;
+    width -= depth * view_->indentation();
+    if (!opt.icon.isNull()) width -= opt.decorationSize.width() + 4;
+  }
+  const int height = wrappedHeight(opt.font, width, text) + 4;
   size.setHeight(std::max(size.height(), height));
   return size;
 }
