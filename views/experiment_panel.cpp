@@ -631,7 +631,7 @@ bool ExperimentPanel::groupsSideBySide() const {
 
 int ExperimentPanel::sideBySideWidth() const {
   int width = groups_->spacing();
-  for (int i = 0; i < groups_->count(); ++i) width += groups_->itemAt(i)->sizeHint().width();
+  for (int i = 0; i < groups_->count(); ++i) width += groups_->itemAt(i)->minimumSize().width();
   const QMargins margins = layout()->contentsMargins();
   return width + margins.left() + margins.right();
 }

@@ -18,6 +18,7 @@
 
 #include "engine/tools/model_runner.h"
 #include "engine/tools/npy.h"
+#include "views/curve_plot.h"
 #include "views/graph_model.h"
 #include "views/wrapped_text_delegate.h"
 
@@ -222,6 +223,8 @@ TensorInspector::TensorInspector(QWidget* parent) : QWidget(parent) {
       table_->fontMetrics().horizontalAdvance("-0.0000000e+00") + 8);
 
   histogram_ = new QCustomPlot;
+  connect(histogram_, &QCustomPlot::beforeReplot, histogram_,
+          [plot = histogram_] { space_ticks(plot); });
   histogram_->setMinimumHeight(120);
   histogram_->xAxis->setLabel(tr("value"));
   histogram_->yAxis->setLabel(tr("count"));

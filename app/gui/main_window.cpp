@@ -1043,7 +1043,7 @@ void MainWindow::restoreSettings() {
 
 void MainWindow::applyDefaultDockSizes() {
   // Shares of the window, bounded: the left docks no narrower than the Experiments form
-  // stacked (its minimum) and no wider than it side by side needs; the right one wide enough
+  // stacked (its minimum); the right one wide enough
   // for an op's attribute names and values; the bottom one the Curves' minimum plus a little.
   const QSize window = size();
   QList<QDockWidget*> docks;
@@ -1054,11 +1054,13 @@ void MainWindow::applyDefaultDockSizes() {
       widths << width;
     }
   };
-  add("experimentsDock", std::clamp(int(window.width() * 0.28), 300, 540));
+  // A wide screen gives the Experiments form room for its Stages and Training side by side.
+  const double left_share = window.width() > 1600 ? 0.3 : 0.28;
+  add("experimentsDock", std::clamp(int(window.width() * left_share), 300, 600));
   add("tensorDock", std::clamp(int(window.width() * 0.2), 270, 400));
   if (!docks.isEmpty()) resizeDocks(docks, widths, Qt::Horizontal);
   if (QDockWidget* curves = dock("curvesDock"); curves && curves->isVisible()) {
-    resizeDocks({curves}, {std::max(230, int(window.height() * 0.3))}, Qt::Vertical);
+    resizeDocks({curves}, {std::max(230, int(window.height() * 0.25))}, Qt::Vertical);
   }
 }
 
