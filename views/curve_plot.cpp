@@ -123,7 +123,7 @@ void space_ticks(QCustomPlot* plot) {
       const bool vertical = axis->orientation() == Qt::Vertical;
       const int length = vertical ? rect->height() : rect->width();
       if (length <= 0) continue;
-      axis->ticker()->setTickCount(std::clamp(length / (vertical ? across : along), 2, 8));
+      axis->ticker()->setTickCount(std::clamp(length / (vertical ? across : along), 2, 6));
     }
   }
 }
