@@ -1057,7 +1057,7 @@ void MainWindow::applyDefaultDockSizes() {
   // A wide screen gives the Experiments form room for its Stages and Training side by side.
   const double left_share = window.width() > 1600 ? 0.3 : 0.28;
   add("experimentsDock", std::clamp(int(window.width() * left_share), 300, 600));
-  add("tensorDock", std::clamp(int(window.width() * 0.2), 270, 400));
+  add("tensorDock", std::clamp(int(window.width() * 0.17), 270, 400));
   if (!docks.isEmpty()) resizeDocks(docks, widths, Qt::Horizontal);
   if (QDockWidget* curves = dock("curvesDock"); curves && curves->isVisible()) {
     resizeDocks({curves}, {std::max(230, int(window.height() * 0.25))}, Qt::Vertical);

@@ -151,7 +151,7 @@ class GraphViewTest : public QObject {
   // Issue 20 point 10: Fit never shrinks labels below kMinLabelPixels. A tall WHILE body (the
   // real wake-word and LSTM models) is fitted to its width at a readable zoom with its top in
   // view, and scrolls; a small graph still fits whole. The view has the graph's size in the
-  // window at 1366x768 (675x446).
+  // window at 1366x768 (678x446).
   void fitKeepsTallGraphsReadable_data() {
     QTest::addColumn<QString>("path");
     QTest::addColumn<bool>("whileBody");  // fit the first WHILE's body, else subgraph 0
@@ -165,7 +165,7 @@ class GraphViewTest : public QObject {
     QFETCH(QString, path);
     QFETCH(bool, whileBody);
     GraphView view;
-    view.resize(675, 446 + 30);  // the canvas plus the find bar
+    view.resize(678, 446 + 30);  // the canvas plus the find bar
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     view.setReport(gruwb::test::analyze_file(path));

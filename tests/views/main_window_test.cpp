@@ -162,7 +162,7 @@ class MainWindowTest : public QObject {
     }
   }
 
-  // Issue 20 point 10: at 1366x768 the graph gets the space (it was 578x390 px, the docks
+  // Issue 20 point 10: at 1366x768 the graph gets the space (it was 513x389 px, the docks
   // took the rest), and the Tensor dock is wide enough for an op's attributes.
   void graphGetsTheSpaceAtLaptopSize() {
     MainWindow window;
