@@ -2,12 +2,14 @@
 
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QHelpEvent>
 #include <QJsonArray>
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -89,6 +91,82 @@ QString ConfusionMatrixView::className(int i) const {
 QSize ConfusionMatrixView::sizeHint() const { return QSize(320, 300); }
 QSize ConfusionMatrixView::minimumSizeHint() const { return QSize(160, 140); }
 
+ConfusionMatrixView::Layout ConfusionMatrixView::layout() const {
+  Layout l;
+  const int n = confusion_.size();
+  const QFontMetrics metrics(font());
+  int name_width = 0;
+  for (int i = 0; i < n; ++i)
+    name_width = std::max(name_width, metrics.horizontalAdvance(className(i)));
+  l.label_width = std::max(metrics.horizontalAdvance(tr("true")), name_width) + 10;
+  const auto side_for = [&](int header) {
+    return std::max(8, std::min((width() - l.label_width - 4) / std::max(n, 1),
+                                (height() - header - 4) / std::max(n, 1)));
+  };
+  l.header = metrics.height() * 2 + 6;
+  int side = side_for(l.header);
+  if (name_width > side - 2) {
+    // Upright names need the height of the longest, at most two fifths of the view's.
+    l.upright = true;
+    l.header = metrics.height() + 8 + std::min(name_width, height() * 2 / 5);
+    side = side_for(l.header);
+  }
+  l.grid = QRect(l.label_width, l.header, side * n, side * n);
+  return l;
+}
+
+QStringList ConfusionMatrixView::columnLabels() const {
+  const Layout l = layout();
+  const QFontMetrics metrics(font());
+  const int n = confusion_.size();
+  const int room =
+      l.upright ? l.header - metrics.height() - 6 : l.grid.width() / std::max(n, 1) - 2;
+  QStringList labels;
+  for (int i = 0; i < n; ++i) labels << metrics.elidedText(className(i), Qt::ElideRight, room);
+  return labels;
+}
+
+bool ConfusionMatrixView::columnLabelsUpright() const { return layout().upright; }
+
+QString ConfusionMatrixView::toolTipAt(const QPoint& pos) const {
+  const int n = confusion_.size();
+  if (n == 0) return {};
+  const Layout l = layout();
+  const int side = l.grid.width() / n;
+  const int column = pos.x() >= l.grid.left() ? (pos.x() - l.grid.left()) / side : -1;
+  const int row = pos.y() >= l.grid.top() ? (pos.y() - l.grid.top()) / side : -1;
+  if (column >= 0 && column < n && row >= 0 && row < n && row < confusion_.size() &&
+      column < confusion_[row].size()) {
+    qint64 total = 0;
+    for (qint64 c : confusion_[row]) total += c;
+    return tr("true %1, predicted %2: %3 of %4 (%5%)")
+        .arg(className(row), className(column))
+        .arg(confusion_[row][column])
+        .arg(total)
+        .arg(total > 0 ? 100.0 * confusion_[row][column] / total : 0.0, 0, 'f', 1);
+  }
+  if (column >= 0 && column < n && pos.y() < l.grid.top()) {
+    return tr("predicted %1").arg(className(column));
+  }
+  if (row >= 0 && row < n && pos.x() < l.grid.left()) return tr("true %1").arg(className(row));
+  return {};
+}
+
+bool ConfusionMatrixView::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(event);
+    const QString text = toolTipAt(help->pos());
+    if (text.isEmpty()) {
+      QToolTip::hideText();
+      event->ignore();
+    } else {
+      QToolTip::showText(help->globalPos(), text, this);
+    }
+    return true;
+  }
+  return QWidget::event(event);
+}
+
 void ConfusionMatrixView::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   painter.fillRect(rect(), palette().base());
@@ -99,23 +177,28 @@ void ConfusionMatrixView::paintEvent(QPaintEvent*) {
     return;
   }
   const QFontMetrics metrics(font());
-  int label_width = metrics.horizontalAdvance(tr("true"));
-  for (int i = 0; i < n; ++i)
-    label_width = std::max(label_width, metrics.horizontalAdvance(className(i)));
-  label_width += 10;
-  const int header = metrics.height() * 2 + 6;
-  const int side =
-      std::max(8, std::min((width() - label_width - 4) / n, (height() - header - 4) / n));
-  const QRect grid(label_width, header, side * n, side * n);
+  const Layout l = layout();
+  const QRect& grid = l.grid;
+  const int side = grid.width() / n;
+  const int label_width = l.label_width;
 
   painter.setPen(palette().color(QPalette::Text));
   painter.drawText(QRect(grid.left(), 0, grid.width(), metrics.height()), Qt::AlignCenter,
                    tr("predicted"));
-  painter.drawText(QRect(0, 0, label_width, header), Qt::AlignLeft | Qt::AlignBottom, tr("true"));
+  painter.drawText(QRect(0, 0, label_width, l.header), Qt::AlignLeft | Qt::AlignBottom, tr("true"));
+  const QStringList labels = columnLabels();
   for (int i = 0; i < n; ++i) {
-    const QString name = metrics.elidedText(className(i), Qt::ElideRight, side - 2);
-    painter.drawText(QRect(grid.left() + i * side, metrics.height() + 2, side, metrics.height()),
-                     Qt::AlignCenter, name);
+    if (l.upright) {
+      // Read bottom to top, ending just above its column.
+      painter.save();
+      painter.translate(grid.left() + i * side + side / 2 + metrics.ascent() / 2 - 1, l.header - 4);
+      painter.rotate(-90);
+      painter.drawText(0, 0, labels[i]);
+      painter.restore();
+    } else {
+      painter.drawText(QRect(grid.left() + i * side, metrics.height() + 2, side, metrics.height()),
+                       Qt::AlignCenter, labels[i]);
+    }
     painter.drawText(QRect(0, grid.top() + i * side, label_width - 6, side),
                      Qt::AlignRight | Qt::AlignVCenter, className(i));
   }

@@ -81,11 +81,26 @@ class ConfusionMatrixView : public QWidget {
   const QVector<QVector<qint64>>& matrix() const { return confusion_; }
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
+  // The column (predicted class) labels as painted at the current size: class names that do
+  // not fit across a column are turned upright rather than cut ("Stand… Runni…").
+  QStringList columnLabels() const;
+  bool columnLabelsUpright() const;
+  // What hovering `pos` shows: the cell's true and predicted class with its count and share
+  // of the row, or a label's full class name; "" elsewhere.
+  QString toolTipAt(const QPoint& pos) const;
 
  protected:
   void paintEvent(QPaintEvent* event) override;
+  bool event(QEvent* event) override;
 
  private:
+  struct Layout {
+    int label_width = 0;  // row labels (true classes) left of the grid
+    int header = 0;       // "predicted" and the column labels above it
+    bool upright = false;
+    QRect grid;
+  };
+  Layout layout() const;
   QString className(int i) const;
   QVector<QVector<qint64>> confusion_;
   QStringList class_names_;

@@ -114,6 +114,20 @@ double show_smoothing(QSlider* slider, QLabel* label, double weight) {
   return weight;
 }
 
+void space_ticks(QCustomPlot* plot) {
+  const QFontMetrics metrics(plot->font());
+  const int across = 2 * metrics.height();
+  const int along = metrics.horizontalAdvance(QStringLiteral("-0.000")) + metrics.height();
+  for (QCPAxisRect* rect : plot->axisRects()) {
+    for (QCPAxis* axis : rect->axes()) {
+      const bool vertical = axis->orientation() == Qt::Vertical;
+      const int length = vertical ? rect->height() : rect->width();
+      if (length <= 0) continue;
+      axis->ticker()->setTickCount(std::clamp(length / (vertical ? across : along), 2, 6));
+    }
+  }
+}
+
 CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* parent)
     : QWidget(parent), replot_([this] { replotNow(); }), title_(title) {
   plot_ = new QCustomPlot;
@@ -144,6 +158,7 @@ CurvePlot::CurvePlot(const QString& title, const QString& y_label, QWidget* pare
   tracer_->setVisible(false);
   plot_->setMouseTracking(true);
   plot_->installEventFilter(this);
+  connect(plot_, &QCustomPlot::beforeReplot, plot_, [this] { space_ticks(plot_); });
 
   smoothing_controls_ = new QWidget;
   smoothing_slider_ = new QSlider(Qt::Horizontal);

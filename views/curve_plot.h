@@ -67,6 +67,11 @@ struct CurveX {
   double on(CurveXAxis axis) const;
 };
 
+// Ticks no closer than two text lines up a plot's side and a label's width along its bottom:
+// a short or narrow plot (a 1366x768 dock) shows fewer ticks instead of labels that run
+// together. Connected to QCustomPlot::beforeReplot by the plots that use it.
+void space_ticks(QCustomPlot* plot);
+
 class CurvePlot : public QWidget {
   Q_OBJECT
 

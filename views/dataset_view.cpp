@@ -11,6 +11,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "views/curve_plot.h"
+
 namespace gruwb::views {
 namespace {
 
@@ -35,6 +37,7 @@ DatasetView::DatasetView(QWidget* parent) : QWidget(parent) {
   counts_->verticalHeader()->hide();
   counts_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   plot_ = new QCustomPlot;
+  connect(plot_, &QCustomPlot::beforeReplot, plot_, [plot = plot_] { space_ticks(plot); });
   plot_->setMinimumHeight(160);
   // The table as wide as its columns, the plots take the rest.
   counts_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);

@@ -14,11 +14,13 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QSettings>
 #include <QSpinBox>
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "engine/tools/cells/cell_registry.h"
 
@@ -124,7 +126,8 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   QStringList cell_names;
   for (const tools::CellDescriptor* cell : tools::registered_cells())
     cell_names << QString::fromUtf8(cell->display_name);
-  cells_box_ = new QCheckBox(tr("Compare cells: %1").arg(cell_names.join(", ")));
+  // The count only: the names (in the tooltip) would set the narrowest the dock can be.
+  cells_box_ = new QCheckBox(tr("Compare cells (%1 types)").arg(cell_names.size()));
   cells_box_->setObjectName("compareCells");
   cells_box_->setToolTip(
       tr("Run the same data and stages through a fresh model of each registered cell (%1) "
@@ -337,10 +340,10 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   // What stops Start, right under the fields it is about (the panel scrolls below).
   layout->addWidget(dataset_error_label_);
   layout->addWidget(problem_label_);
-  auto* groups = new QHBoxLayout;
-  groups->addWidget(stages, 1);
-  groups->addWidget(training, 1);
-  layout->addLayout(groups);
+  groups_ = new QBoxLayout(QBoxLayout::TopToBottom);
+  groups_->addWidget(stages, 1);
+  groups_->addWidget(training, 1);
+  layout->addLayout(groups_);
   layout->addWidget(action_bar_);
   layout->addWidget(experiments_, 1);
 
@@ -603,6 +606,44 @@ void ExperimentPanel::start() {
   name_edit_->setPlaceholderText(tr("experiment %1").arg(next_number_));
   if (name_edit_->text().trimmed() == s.name) name_edit_->clear();
   emit startRequested(s);
+}
+
+QSize ExperimentPanel::minimumSizeHint() const {
+  QSize hint = QWidget::minimumSizeHint();  // the layout's, in its current direction
+  if (!groupsSideBySide()) return hint;
+  // Side by side now, but the panel may narrow again: the widest row with the groups stacked.
+  int width = 0;
+  for (int i = 0; i < layout()->count(); ++i) {
+    QLayoutItem* item = layout()->itemAt(i);
+    if (item->layout() != groups_) width = std::max(width, item->minimumSize().width());
+  }
+  for (int i = 0; i < groups_->count(); ++i) {
+    width = std::max(width, groups_->itemAt(i)->minimumSize().width());
+  }
+  const QMargins margins = layout()->contentsMargins();
+  hint.setWidth(width + margins.left() + margins.right());
+  return hint;
+}
+
+bool ExperimentPanel::groupsSideBySide() const {
+  return groups_->direction() == QBoxLayout::LeftToRight;
+}
+
+int ExperimentPanel::sideBySideWidth() const {
+  int width = groups_->spacing();
+  for (int i = 0; i < groups_->count(); ++i) width += groups_->itemAt(i)->minimumSize().width();
+  const QMargins margins = layout()->contentsMargins();
+  return width + margins.left() + margins.right();
+}
+
+void ExperimentPanel::resizeEvent(QResizeEvent* event) {
+  const auto direction = event->size().width() >= sideBySideWidth() ? QBoxLayout::LeftToRight
+                                                                    : QBoxLayout::TopToBottom;
+  if (groups_->direction() != direction) {
+    groups_->setDirection(direction);
+    updateGeometry();
+  }
+  QWidget::resizeEvent(event);
 }
 
 QTreeWidgetItem* ExperimentPanel::itemFor(int id) const {

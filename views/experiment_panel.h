@@ -13,6 +13,7 @@
 #include <QWidget>
 #include <functional>
 
+class QBoxLayout;
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
@@ -72,6 +73,10 @@ class ExperimentPanel : public QWidget {
   static QString statusText(Status status);
 
   explicit ExperimentPanel(QWidget* parent = nullptr);
+  // As narrow as the Stages and Training groups stacked: a narrow dock (1366x768) leaves the
+  // graph its space; the groups sit side by side once the panel is wide enough for both.
+  QSize minimumSizeHint() const override;
+  bool groupsSideBySide() const;
 
   ExperimentSettings settings() const;
   void setSettings(const ExperimentSettings& settings);
@@ -151,7 +156,12 @@ class ExperimentPanel : public QWidget {
   // chooseDataset() took `path` (Browse): the window shows it in the Dataset dock.
   void datasetChosen(const QString& path);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  int sideBySideWidth() const;  // the width the groups need side by side
+  QBoxLayout* groups_ = nullptr;
   QTreeWidgetItem* itemFor(int id) const;
   void updateButtons();
   void browseModel();

@@ -5,11 +5,14 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "views/curve_plot.h"
+
 namespace gruwb::views {
 
 GradientFlowMap::GradientFlowMap(QWidget* parent)
     : QWidget(parent), replot_([this] { rebuild(); }) {
   plot_ = new QCustomPlot;
+  connect(plot_, &QCustomPlot::beforeReplot, plot_, [plot = plot_] { space_ticks(plot); });
   plot_->setObjectName("gradientFlowMap");
   plot_->setMinimumSize(200, 140);
   plot_->plotLayout()->insertRow(0);

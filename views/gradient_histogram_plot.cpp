@@ -5,6 +5,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "views/curve_plot.h"
+
 namespace gruwb::views {
 namespace {
 
@@ -38,6 +40,7 @@ QVector<double> histogram_fractions(const GradientHistogram& h) {
 GradientHistogramPlot::GradientHistogramPlot(QWidget* parent)
     : QWidget(parent), replot_([this] { rebuild(); }) {
   plot_ = new QCustomPlot;
+  connect(plot_, &QCustomPlot::beforeReplot, plot_, [plot = plot_] { space_ticks(plot); });
   plot_->setObjectName("gradientHistogramPlot");
   plot_->setMinimumSize(200, 140);
   plot_->plotLayout()->insertRow(0);

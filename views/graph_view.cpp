@@ -668,19 +668,9 @@ void GraphView::rebuildScene() {
   const double margin = m.line * 2;
   scene_->setSceneRect(-margin, -margin, layout_.width + 2 * margin, layout_.height + 2 * margin);
 
-  // Small graphs fit the view; tall ones (unrolled RNNs) start readable at
-  // the top instead of shrunk to a stripe.
-  canvas_->setZoom(1.0);
-  const QSize viewport = canvas_->viewport()->size();
-  const double fit = std::min(viewport.width() / scene_->sceneRect().width(),
-                              viewport.height() / scene_->sceneRect().height());
-  if (fit < 1.0 && fit >= 0.6) {
-    fitToView();
-  } else {
-    canvas_->centerOn(scene_->sceneRect().center().x(), scene_->sceneRect().top());
-    canvas_->ensureVisible(
-        QRectF(scene_->sceneRect().center().x(), scene_->sceneRect().top(), 1, 1));
-  }
+  // Small graphs fit the view; tall ones (unrolled RNNs, WHILE bodies) open readable at the
+  // top instead of shrunk to a stripe.
+  fit(1.0);
 }
 
 void GraphView::rebuildBreadcrumb() {
@@ -766,9 +756,29 @@ void GraphView::focusFind() {
   find_field_->selectAll();
 }
 
-void GraphView::fitToView() {
-  canvas_->fitInView(scene_->sceneRect(), Qt::KeepAspectRatio);
-  canvas_->setZoom(canvas_->zoom());  // clamp
+void GraphView::fitToView() { fit(GraphCanvas::kMaxZoom); }
+
+double GraphView::minimumReadableZoom() const { return kMinLabelPixels / metricsFor(font()).line; }
+
+double GraphView::labelPixelHeight() const { return canvas_->zoom() * metricsFor(font()).line; }
+
+void GraphView::fit(double max_zoom) {
+  const QRectF scene = scene_->sceneRect();
+  if (scene.isEmpty()) return;
+  const QSize viewport = canvas_->viewport()->size();
+  const double whole =
+      std::min(viewport.width() / scene.width(), viewport.height() / scene.height());
+  if (whole >= minimumReadableZoom()) {
+    canvas_->setZoom(std::min(whole, max_zoom));
+    canvas_->centerOn(scene.center());
+    return;
+  }
+  // Too tall (or wide) to fit readably: the width at a readable zoom, the top in view.
+  const double width_fit = viewport.width() / scene.width();
+  canvas_->setZoom(
+      std::clamp(width_fit, minimumReadableZoom(), std::max(1.0, minimumReadableZoom())));
+  const double half_height = viewport.height() / (2 * canvas_->zoom());
+  canvas_->centerOn(scene.center().x(), scene.top() + half_height);
 }
 
 bool GraphView::exportImage(const QString& path, QString* error) const {

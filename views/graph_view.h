@@ -65,7 +65,15 @@ class GraphView : public QWidget {
   int find(const QString& text);
   static constexpr double kReadableZoom = 0.75;
   void focusFind();
+  // Fits the whole graph in the view, but never below the zoom at which node labels are
+  // kMinLabelPixels high: a taller graph (a WHILE body, an unrolled RNN) is fitted to its
+  // width at a readable zoom (at most actual size) with its top in view, and scrolls.
   void fitToView();
+  static constexpr double kMinLabelPixels = 8.0;
+  // The zoom at which a node label's line is kMinLabelPixels high.
+  double minimumReadableZoom() const;
+  // Height in pixels of one node label line at the current zoom.
+  double labelPixelHeight() const;
   // Writes the whole drawing to `path`: .svg as vector graphics, anything
   // else as a PNG at 2x (reduced for huge graphs). False with `error` set.
   bool exportImage(const QString& path, QString* error) const;
@@ -113,6 +121,8 @@ class GraphView : public QWidget {
  private:
   void rebuildScene();
   void rebuildBreadcrumb();
+  // fitToView() with the zoom capped at `max_zoom` (a graph opens at most at actual size).
+  void fit(double max_zoom);
   void onSelectionChanged();
 
   tools::AnalyzerReport report_;

@@ -1,11 +1,13 @@
 #include "views/model_report_view.h"
 
 #include <QApplication>
+#include <QEvent>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QPixmap>
 #include <QPlainTextEdit>
+#include <QResizeEvent>
 #include <QSplitter>
 #include <QStyle>
 #include <QTextBlock>
@@ -149,6 +151,7 @@ ModelReportView::ModelReportView(QWidget* parent) : QWidget(parent) {
   tree_->setAlternatingRowColors(true);
   tree_->setAcceptDrops(false);  // model files dropped here go to the main window
   tree_->header()->setStretchLastSection(true);
+  tree_->viewport()->installEventFilter(this);
 
   text_ = new QPlainTextEdit;
   text_->setReadOnly(true);
@@ -179,6 +182,38 @@ ModelReportView::ModelReportView(QWidget* parent) : QWidget(parent) {
   });
 }
 
+void ModelReportView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  const Qt::Orientation orientation =
+      event->size().width() >= kSideBySideWidth ? Qt::Horizontal : Qt::Vertical;
+  if (splitter_->orientation() == orientation) return;
+  splitter_->setOrientation(orientation);
+  // The old sizes ran along the other axis: the tree three fifths, the text the rest.
+  const int length = orientation == Qt::Horizontal ? event->size().width() : event->size().height();
+  splitter_->setSizes({length * 3 / 5, length - length * 3 / 5});
+}
+
+bool ModelReportView::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == tree_->viewport() && event->type() == QEvent::Resize) fitColumns();
+  return QWidget::eventFilter(watched, event);
+}
+
+void ModelReportView::fitColumns() {
+  // Converter tensor names run to 80+ characters: content widths, capped by what is visible.
+  const int available = tree_->viewport()->width();
+  const int char_width = tree_->fontMetrics().averageCharWidth();
+  int content[kDetailsColumn];
+  for (int column = 0; column < kDetailsColumn; ++column) {
+    tree_->resizeColumnToContents(column);
+    content[column] = tree_->columnWidth(column);
+  }
+  const int item = std::min(content[kItemColumn], std::max(available / 2, 12 * char_width));
+  const int value = std::min(content[kValueColumn], std::max(available - item, 12 * char_width));
+  tree_->setColumnWidth(kItemColumn, item);
+  tree_->setColumnWidth(kValueColumn, value);
+  tree_->setColumnWidth(kCostColumn, std::min(content[kCostColumn], 16 * char_width));
+}
+
 void ModelReportView::clear() {
   tree_->clear();
   text_->clear();
@@ -194,15 +229,14 @@ void ModelReportView::setReport(const AnalyzerReport& report) {
   for (const SubgraphReport& subgraph : report.subgraphs) {
     addSubgraph(report, subgraph, tensor_rows <= kExpandTensorRows);
   }
-  // Fit columns to their text, but cap them: converter tensor names run to
-  // 80+ characters and would push sizes and details out of sight (the full
-  // text stays in the tooltip).
-  const int char_width = tree_->fontMetrics().averageCharWidth();
-  const int caps[kDetailsColumn] = {42 * char_width, 34 * char_width, 16 * char_width};
-  for (int column = 0; column < kDetailsColumn; ++column) {
-    tree_->resizeColumnToContents(column);
-    tree_->setColumnWidth(column, std::min(tree_->columnWidth(column), caps[column]));
+  // Every cell's full text on hover, for the columns too narrow for it (names of 80+
+  // characters); cells with their own explanation keep it.
+  for (QTreeWidgetItemIterator it(tree_); *it; ++it) {
+    for (int column = 0; column < kColumnCount; ++column) {
+      if ((*it)->toolTip(column).isEmpty()) (*it)->setToolTip(column, (*it)->text(column));
+    }
   }
+  fitColumns();
   tree_->setUpdatesEnabled(true);
   text_->setPlainText(qs(tools::report_to_text(report)));
 }

@@ -29,6 +29,8 @@ class ModelReportView : public QWidget {
   enum Column { kItemColumn, kValueColumn, kCostColumn, kDetailsColumn, kColumnCount };
   // Tensor groups start expanded when the whole model has at most this many tensors.
   static constexpr size_t kExpandTensorRows = 40;
+  // The text report sits beside the tree from this width on, below it when narrower.
+  static constexpr int kSideBySideWidth = 640;
 
   explicit ModelReportView(QWidget* parent = nullptr);
 
@@ -54,11 +56,20 @@ class ModelReportView : public QWidget {
   void tensorSelected(int subgraph, int tensor);
   void opSelected(int subgraph, int op);
 
+ protected:
+  // Narrower than kSideBySideWidth (a left dock on a laptop), the text report goes below the
+  // tree, so the tree's columns get the dock's whole width.
+  void resizeEvent(QResizeEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
   void addSummary(const tools::AnalyzerReport& report);
   void addSubgraph(const tools::AnalyzerReport& report, const tools::SubgraphReport& subgraph,
                    bool expand_tensors);
   void showTextLineFor(QTreeWidgetItem* item);
+  // Item and Value as wide as their text but together within the tree's width (Item at most
+  // half of it); what does not fit is elided, the full text on hover.
+  void fitColumns();
 
   QSplitter* splitter_ = nullptr;
   QTreeWidget* tree_ = nullptr;

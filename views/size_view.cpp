@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
@@ -10,6 +11,7 @@
 #include <algorithm>
 
 #include "views/graph_model.h"
+#include "views/wrapped_text_delegate.h"
 
 namespace gruwb::views {
 namespace {
@@ -46,22 +48,26 @@ SizeView::SizeView(QWidget* parent) : QWidget(parent) {
 
   bars_ = new QCustomPlot;
   bars_->setMinimumHeight(90);
-  bars_->xAxis->setLabel(tr("stored bytes per subgraph"));
+  bars_->xAxis->setLabel(tr("stored bytes"));
+  // Each bar's label carries its bytes; numbers under a narrow dock's axis ran together.
+  bars_->xAxis->setTickLabels(false);
 
   arena_table_ = new QTreeWidget;
   arena_table_->setHeaderLabels({tr("Arena (RAM)"), tr("Bytes"), tr("")});
-  arena_table_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-  arena_table_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+  new WrappedTextDelegate(arena_table_);
+  arena_table_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  arena_table_->header()->setMinimumSectionSize(24);
+  arena_table_->setMinimumHeight(160);
+  arena_table_->setIndentation(12);
+  arena_table_->header()->setStretchLastSection(false);  // fitColumns() sizes the notes
+  arena_table_->viewport()->installEventFilter(this);
 
   tensor_table_ = new QTreeWidget;
   tensor_table_->setRootIsDecorated(false);
   tensor_table_->setHeaderLabels(
       {tr("Largest tensors"), tr("Bytes"), tr("Shape"), tr("Type"), tr("Subgraph")});
-  tensor_table_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
-  for (int c = 1; c < 5; ++c) {
-    tensor_table_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
-  }
-  tensor_table_->header()->setStretchLastSection(false);
+  tensor_table_->setMinimumHeight(140);
+  tensor_table_->viewport()->installEventFilter(this);
   connect(tensor_table_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
     emit tensorActivated(item->data(0, Qt::UserRole).toInt(),
                          item->data(0, Qt::UserRole + 1).toInt());
@@ -80,6 +86,30 @@ SizeView::SizeView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(summary_);
   layout->addWidget(split, 1);
   clear();
+}
+
+bool SizeView::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::Resize &&
+      (watched == arena_table_->viewport() || watched == tensor_table_->viewport())) {
+    fitColumns();
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+void SizeView::fitColumns() {
+  const int arena = arena_table_->viewport()->width();
+  arena_table_->resizeColumnToContents(0);
+  arena_table_->resizeColumnToContents(1);
+  const int bytes_width = arena_table_->columnWidth(1);
+  // The notes keep at least 60 px (they wrap); the names take the rest they need.
+  arena_table_->setColumnWidth(
+      0, std::min(arena_table_->columnWidth(0), std::max(60, arena - bytes_width - 60)));
+  arena_table_->setColumnWidth(
+      2, std::max(60, arena - arena_table_->columnWidth(0) - arena_table_->columnWidth(1)));
+  arena_table_->doItemsLayout();  // row heights for the new widths
+  const int tensors = tensor_table_->viewport()->width();
+  for (int c = 0; c < 5; ++c) tensor_table_->resizeColumnToContents(c);
+  tensor_table_->setColumnWidth(0, std::min(tensor_table_->columnWidth(0), tensors * 45 / 100));
 }
 
 void SizeView::clear() {
@@ -123,6 +153,7 @@ void SizeView::setModel(const Model& model, const tools::AnalyzerReport& report)
     item->setData(0, Qt::UserRole, t.subgraph);
     item->setData(0, Qt::UserRole + 1, t.tensor);
   }
+  fitColumns();
 }
 
 void SizeView::showSubgraphBars(const tools::AnalyzerReport& report) {
@@ -171,10 +202,13 @@ void SizeView::showArenas() {
                                 ? new QTreeWidgetItem(arena_table_, {label, exact(r.bytes), shown})
                                 : new QTreeWidgetItem(top, {label, exact(r.bytes), shown});
     item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+    item->setToolTip(0, label);
     item->setToolTip(1, bytes(r.bytes));
+    item->setToolTip(2, shown);
     if (r.depth == 0) top = item;
   }
   arena_table_->expandAll();
+  fitColumns();
 }
 
 }  // namespace gruwb::views

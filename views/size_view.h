@@ -59,7 +59,13 @@ class SizeView : public QWidget {
  signals:
   void tensorActivated(int subgraph, int tensor);
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  // Arena: the bytes whole, the row names and notes wrapped in the rest. Largest tensors: the
+  // name up to 45% of the width, the other columns whole (they scroll sideways when narrow).
+  void fitColumns();
   void showSubgraphBars(const tools::AnalyzerReport& report);
   void showArenas();
 

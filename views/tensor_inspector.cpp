@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include <QEvent>
 #include <QFileDialog>
 #include <QHeaderView>
 #include <QLabel>
@@ -17,7 +18,9 @@
 
 #include "engine/tools/model_runner.h"
 #include "engine/tools/npy.h"
+#include "views/curve_plot.h"
 #include "views/graph_model.h"
+#include "views/wrapped_text_delegate.h"
 
 namespace gruwb::views {
 namespace {
@@ -193,8 +196,12 @@ TensorInspector::TensorInspector(QWidget* parent) : QWidget(parent) {
   properties_->setColumnCount(2);
   properties_->setHeaderLabels({tr("Property"), tr("Value")});
   properties_->setRootIsDecorated(false);
-  properties_->setWordWrap(true);
-  properties_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  // Whole values in a narrow dock: the value column takes the width left and its text wraps.
+  new WrappedTextDelegate(properties_);
+  properties_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  properties_->header()->setStretchLastSection(true);
+  properties_->header()->setMinimumSectionSize(24);
+  properties_->viewport()->installEventFilter(this);
   connect(properties_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
     const QVariant op = item->data(1, Qt::UserRole);
     if (op.isValid()) emit opActivated(subgraph_, op.toInt());
@@ -216,6 +223,8 @@ TensorInspector::TensorInspector(QWidget* parent) : QWidget(parent) {
       table_->fontMetrics().horizontalAdvance("-0.0000000e+00") + 8);
 
   histogram_ = new QCustomPlot;
+  connect(histogram_, &QCustomPlot::beforeReplot, histogram_,
+          [plot = histogram_] { space_ticks(plot); });
   histogram_->setMinimumHeight(120);
   histogram_->xAxis->setLabel(tr("value"));
   histogram_->yAxis->setLabel(tr("count"));
@@ -275,6 +284,22 @@ void TensorInspector::clear() {
 void TensorInspector::addProperty(const QString& name, const QString& value) {
   auto* item = new QTreeWidgetItem(properties_, {name, value});
   item->setToolTip(1, value);
+}
+
+bool TensorInspector::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == properties_->viewport() && event->type() == QEvent::Resize) fitPropertyColumns();
+  return QWidget::eventFilter(watched, event);
+}
+
+void TensorInspector::fitPropertyColumns() {
+  const int available = properties_->viewport()->width();
+  int names = properties_->header()->sectionSizeHint(0);
+  for (int i = 0; i < properties_->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* item = properties_->topLevelItem(i);
+    names = std::max(names, properties_->fontMetrics().horizontalAdvance(item->text(0)) + 12);
+    item->setToolTip(0, item->text(0));  // a name cut at 45% of the width, whole on hover
+  }
+  properties_->setColumnWidth(0, std::min(names, available * 45 / 100));
 }
 
 QString TensorInspector::property(const QString& name) const {
@@ -352,6 +377,7 @@ bool TensorInspector::showTensor(int subgraph, int tensor) {
             : tr("No stored values: this tensor is computed when the model runs."));
     no_values_->show();
   }
+  fitPropertyColumns();
   return true;
 }
 
@@ -412,6 +438,7 @@ bool TensorInspector::showOp(int subgraph, int op) {
   for (size_t i = 0; i < info.outputs.size(); ++i) {
     add_tensor_row(tr("out %1").arg(i), info.outputs[i]);
   }
+  fitPropertyColumns();
   return true;
 }
 

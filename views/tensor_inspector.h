@@ -100,7 +100,12 @@ class TensorInspector : public QWidget {
   // A producer/consumer row was activated: show that op (e.g. in the graph).
   void opActivated(int subgraph, int op);
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  // Names as wide as the longest (at most 45% of the table), values in the rest, wrapped.
+  void fitPropertyColumns();
   static QString nothingSelected();  // the title while nothing is shown
   void addProperty(const QString& name, const QString& value);
   void showHistogram();

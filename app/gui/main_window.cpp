@@ -25,6 +25,7 @@
 #include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QSettings>
+#include <QShowEvent>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -33,6 +34,7 @@
 #include <QToolButton>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "app/core/bundled_files.h"
 #include "app/core/dataset.h"
@@ -399,13 +401,12 @@ void MainWindow::createDocks() {
   report_view_ = new views::ModelReportView;
   inspector_ = new views::TensorInspector;
   size_view_ = new views::SizeView;
-  QDockWidget* model = addDock(report_view_, tr("Model"), "modelDock", Qt::LeftDockWidgetArea);
+  addDock(report_view_, tr("Model"), "modelDock", Qt::LeftDockWidgetArea);
   QDockWidget* tensor = addDock(inspector_, tr("Tensor"), "tensorDock", Qt::RightDockWidgetArea);
   QDockWidget* size =
       addDock(views::scrollable(size_view_), tr("Size"), "sizeDock", Qt::RightDockWidgetArea);
   tabifyDockWidget(tensor, size);
-  tensor->raise();
-  resizeDocks({model, tensor}, {360, 420}, Qt::Horizontal);
+  tensor->raise();  // sized at the first show: applyDefaultDockSizes()
 }
 
 void MainWindow::createWorkspaces() {
@@ -1042,8 +1043,39 @@ void MainWindow::saveSettings() {
 void MainWindow::restoreSettings() {
   QSettings settings;
   if (!restoreGeometry(settings.value(kGeometryKey).toByteArray())) resize(1366, 768);
-  restoreState(settings.value(kStateKey).toByteArray(), kLayoutVersion);
+  default_layout_pending_ = !restoreState(settings.value(kStateKey).toByteArray(), kLayoutVersion);
   report_view_->splitter()->restoreState(settings.value(kSplitterKey).toByteArray());
+}
+
+void MainWindow::applyDefaultDockSizes() {
+  // Shares of the window, bounded: the left docks no narrower than the Experiments form
+  // stacked (its minimum); the right one wide enough
+  // for an op's attribute names and values; the bottom one the Curves' minimum plus a little.
+  const QSize window = size();
+  QList<QDockWidget*> docks;
+  QList<int> widths;
+  const auto add = [&](const char* name, int width) {
+    if (QDockWidget* d = dock(name); d && d->isVisible()) {
+      docks << d;
+      widths << width;
+    }
+  };
+  // A wide screen gives the Experiments form room for its Stages and Training side by side.
+  const double left_share = window.width() > 1600 ? 0.3 : 0.28;
+  add("experimentsDock", std::clamp(int(window.width() * left_share), 300, 600));
+  add("tensorDock", std::clamp(int(window.width() * 0.17), 270, 400));
+  if (!docks.isEmpty()) resizeDocks(docks, widths, Qt::Horizontal);
+  if (QDockWidget* curves = dock("curvesDock"); curves && curves->isVisible()) {
+    resizeDocks({curves}, {std::max(230, int(window.height() * 0.25))}, Qt::Vertical);
+  }
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (default_layout_pending_) {
+    default_layout_pending_ = false;
+    applyDefaultDockSizes();
+  }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -146,6 +146,10 @@ class MainWindow : public QMainWindow {
   // Applies/records the layout the way closing and reopening the app does.
   void saveSettings();
   void restoreSettings();
+  // Without a saved layout: dock sizes as shares of the window, so the graph gets the space
+  // (at 1366x768 the docks' own hints left it 513x389 px) and the Tensor dock reads an op.
+  void applyDefaultDockSizes();
+  bool default_layout_pending_ = false;
 
  signals:
   void modelChanged(const QString& path);
@@ -156,6 +160,7 @@ class MainWindow : public QMainWindow {
   void dragMoveEvent(QDragMoveEvent* event) override;
   void dropEvent(QDropEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
   struct ProjectSection {

@@ -4,6 +4,7 @@
 
 #include "views/comparison_table.h"
 
+#include <QFile>
 #include <QTableWidget>
 #include <QtTest>
 #include <cmath>
@@ -78,6 +79,38 @@ class ComparisonTableTest : public QObject {
     QCOMPARE(table.confusionView()->matrix(), refined.confusion);
     table.selectRow(0);
     QCOMPARE(table.confusionView()->matrix()[2][0], qint64(3));
+  }
+
+  // Issue 20 point 9: the bundled sample's class names head the confusion matrix whole (they
+  // were cut to "Stand… Runni…" in the Comparison dock), and hovering names the cell in full.
+  void confusionLabelsAreWholeWithTheCellOnHover() {
+    QFile ts(QString(GRUWB_SOURCE_DIR) + "/resources/samples/BasicMotionsAcc60_TRAIN.ts");
+    QVERIFY(ts.open(QIODevice::ReadOnly));
+    QStringList classes;
+    while (!ts.atEnd() && classes.isEmpty()) {
+      const QString line = QString::fromUtf8(ts.readLine()).trimmed();
+      if (line.startsWith("@classLabel true ")) classes = line.mid(17).split(' ');
+    }
+    QCOMPARE(classes.size(), 4);
+    ConfusionMatrixView view;
+    view.resize(290, 200);  // its size in the Comparison dock at 1366x768
+    view.setMatrix({{10, 0, 0, 0}, {0, 10, 0, 0}, {3, 0, 7, 0}, {0, 0, 4, 6}}, classes);
+    QCOMPARE(view.columnLabels(), classes);
+    QVERIFY(view.columnLabelsUpright());  // "Badminton" is wider than a column
+    // Row 2 (Walking), column 0 (Standing): 3 of 10, and the last column's label, found by
+    // hovering over the whole view.
+    QStringList tips;
+    for (int y = 0; y < view.height(); y += 2) {
+      for (int x = 0; x < view.width(); x += 2) tips << view.toolTipAt(QPoint(x, y));
+    }
+    QVERIFY(tips.contains(
+        QString("true %1, predicted %2: 3 of 10 (30.0%)").arg(classes[2], classes[0])));
+    QVERIFY(tips.contains("predicted " + classes[3]));
+    QVERIFY(tips.contains("true " + classes[3]));
+    // A roomy view keeps the names across.
+    view.resize(900, 700);
+    QCOMPARE(view.columnLabels(), classes);
+    QVERIFY(!view.columnLabelsUpright());
   }
 
   void cellComparisonAppearsWhenItRan() {

@@ -51,6 +51,42 @@ class CurvePlotTest : public QObject {
     QVERIFY(!plot.plot()->legend->visible());
   }
 
+  // Issue 20 point 9: a short plot spaces its tick labels instead of running them together.
+  // The Gradients dock's norm plot at 1366x768 (log scale, norms from 1.2 down to 0.0006 over
+  // 60 steps, as after the bundled gesture run) had "1 0.1 0.01 0.001" in 40 px.
+  void shortPlotsSpaceTheirTickLabels() {
+    gruwb::views::CurvePlot plot("Gradient norm per weight", "||grad||");
+    plot.resize(680, 150);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.setLogScale(true);
+    for (int step = 1; step <= 60; ++step) {
+      plot.addPoint("gru/kernel", step, 1.2 * std::pow(0.88, step));
+    }
+    plot.flush();
+    plot.plot()->replot();  // the axis rect's size of the first layout sets the tick counts
+    QCustomPlot* p = plot.plot();
+    const int line = QFontMetrics(p->font()).height();
+    const auto gaps = [](QCPAxis* axis) {
+      QVector<double> pixels;
+      for (double tick : axis->tickVector()) {
+        if (axis->range().contains(tick)) pixels << axis->coordToPixel(tick);
+      }
+      std::sort(pixels.begin(), pixels.end());
+      double smallest = 1e9;
+      for (int i = 1; i < pixels.size(); ++i)
+        smallest = std::min(smallest, pixels[i] - pixels[i - 1]);
+      return std::make_pair(static_cast<int>(pixels.size()), smallest);
+    };
+    const auto [y_ticks, y_gap] = gaps(p->yAxis);
+    QVERIFY2(y_ticks >= 2, qPrintable(QString::number(y_ticks)));
+    QVERIFY2(y_gap >= line,
+             qPrintable(QString("y ticks %1 px apart, text %2 px").arg(y_gap).arg(line)));
+    const auto [x_ticks, x_gap] = gaps(p->xAxis);
+    QVERIFY(x_ticks >= 2);
+    QVERIFY(x_gap >= QFontMetrics(p->font()).horizontalAdvance("60") + 4);
+  }
+
   void smoothingIsTensorBoardsDebiasedEma() {
     // By hand, w = 0.6:
     //   n=1: last = 0.4*1            = 0.4    / (1-0.6)    = 1

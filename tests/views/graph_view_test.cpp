@@ -148,6 +148,54 @@ class GraphViewTest : public QObject {
     QVERIFY(visible().contains(view.nodeRect(view.selectedNode())));
   }
 
+  // Issue 20 point 10: Fit never shrinks labels below kMinLabelPixels. A tall WHILE body (the
+  // real wake-word and LSTM models) is fitted to its width at a readable zoom with its top in
+  // view, and scrolls; a small graph still fits whole. The view has the graph's size in the
+  // window at 1366x768 (678x446).
+  void fitKeepsTallGraphsReadable_data() {
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<bool>("whileBody");  // fit the first WHILE's body, else subgraph 0
+    QTest::newRow("hey_mycroft body")
+        << shared("real/mycroftai_plugin_wake_word_precise_lite_hey_mycroft.tflite") << true;
+    QTest::newRow("networkfilter_lstm body")
+        << shared("real/casonka_networkfilter_lstm.tflite") << true;
+    QTest::newRow("dtln main") << shared("real/breizhn_dtln_model_1.tflite") << false;
+  }
+  void fitKeepsTallGraphsReadable() {
+    QFETCH(QString, path);
+    QFETCH(bool, whileBody);
+    GraphView view;
+    view.resize(678, 446 + 30);  // the canvas plus the find bar
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setReport(gruwb::test::analyze_file(path));
+    if (whileBody) {
+      const int loop = nodeWithTitle(view, "WHILE");
+      QVERIFY(loop >= 0);
+      QVERIFY(view.activateNode(loop));
+    }
+    const QRectF scene = view.scene()->sceneRect();
+    const QSize viewport = view.canvas()->viewport()->size();
+    const double whole =
+        std::min(viewport.width() / scene.width(), viewport.height() / scene.height());
+    QVERIFY2(whole < view.minimumReadableZoom(), "the graph must be too tall to fit readably");
+    QVERIFY(view.labelPixelHeight() >= GraphView::kMinLabelPixels);  // as it opens
+    view.canvas()->setZoom(1.0);
+    view.fitToView();
+    QVERIFY2(view.labelPixelHeight() >= GraphView::kMinLabelPixels,
+             qPrintable(QString("labels %1 px").arg(view.labelPixelHeight())));
+    const QRectF visible =
+        view.canvas()->mapToScene(view.canvas()->viewport()->rect()).boundingRect();
+    QVERIFY(visible.top() <= scene.top() + 1);  // the graph's top, where its inputs are
+
+    // A small graph still fits whole.
+    view.setReport(gruwb::test::analyze_file(shared("tflite/tflm_hello_world_float.tflite")));
+    view.fitToView();
+    const QRectF small =
+        view.canvas()->mapToScene(view.canvas()->viewport()->rect()).boundingRect();
+    QVERIFY(small.adjusted(-1, -1, 1, 1).contains(view.scene()->sceneRect()));
+  }
+
   void selectingNodesAndEdgesNamesTensorsAndOps() {
     const AnalyzerReport report =
         gruwb::test::analyze_file(shared("tflite/tflm_hello_world_float.tflite"));

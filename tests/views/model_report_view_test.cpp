@@ -4,8 +4,10 @@
 #include "views/model_report_view.h"
 
 #include <QPlainTextEdit>
+#include <QSplitter>
 #include <QTextBlock>
 #include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
 #include <QtTest>
 
 #include "engine/tools/analyzer.h"
@@ -138,7 +140,7 @@ class ModelReportViewTest : public QObject {
     view.setReport(report);
     QTreeWidgetItem* ops = childOfKind(view.subgraphItem(0), RowKind::kOperators);
     QVERIFY(ops->child(0)->data(0, ModelReportView::kRunnableRole).toBool());
-    QVERIFY(ops->child(0)->toolTip(0).isEmpty());
+    QVERIFY(!ops->child(0)->toolTip(0).contains("cannot run"));  // its name, in full
     QVERIFY(!ops->child(1)->data(0, ModelReportView::kRunnableRole).toBool());
     QVERIFY(ops->child(1)->toolTip(0).contains("cannot run FULLY_CONNECTED"));
     QVERIFY(ops->child(0)->icon(0).cacheKey() != ops->child(1)->icon(0).cacheKey());
@@ -154,6 +156,41 @@ class ModelReportViewTest : public QObject {
     view.clear();
     QCOMPARE(view.tree()->topLevelItemCount(), 0);
     QVERIFY(view.textView()->toPlainText().isEmpty());
+  }
+
+  // Issue 20 point 9: in a left dock at its 1366x768 width (about 370 px) the tree's Item and
+  // Value columns fit side by side (the text report goes below the tree), and a cell too
+  // narrow for its text carries the full text on hover.
+  void columnsFitANarrowDockWithFullTextOnHover() {
+    ModelReportView view;
+    view.resize(372, 435);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setReport(gruwb::test::analyze_file(
+        QString(GRUWB_SHARED_DIR) + "/data/models/real/casonka_networkfilter_lstm.tflite"));
+    QTest::qWait(20);
+    QCOMPARE(view.splitter()->orientation(), Qt::Vertical);
+    QTreeWidget* tree = view.tree();
+    const int viewport = tree->viewport()->width();
+    const int item = tree->columnWidth(ModelReportView::kItemColumn);
+    const int value = tree->columnWidth(ModelReportView::kValueColumn);
+    QVERIFY2(item + value <= viewport,
+             qPrintable(QString("item %1 + value %2 > %3").arg(item).arg(value).arg(viewport)));
+    int elided = 0;
+    for (QTreeWidgetItemIterator it(tree); *it; ++it) {
+      for (int column : {ModelReportView::kItemColumn, ModelReportView::kValueColumn}) {
+        const QString text = (*it)->text(column);
+        const int room = tree->visualItemRect(*it).width() > 0 ? tree->columnWidth(column) : 0;
+        if (tree->fontMetrics().horizontalAdvance(text) + 8 <= room) continue;
+        ++elided;
+        QVERIFY2(!(*it)->toolTip(column).isEmpty(), qPrintable(text));
+      }
+    }
+    QVERIFY(elided > 0);  // converter names such as serving_default_input_1:0 are long
+    // Wide enough, the text report goes back beside the tree.
+    view.resize(ModelReportView::kSideBySideWidth + 100, 435);
+    QTest::qWait(20);
+    QCOMPARE(view.splitter()->orientation(), Qt::Horizontal);
   }
 
   void selectingAnOpScrollsTheTextToIt() {

@@ -8,12 +8,14 @@
 
 #include <QLabel>
 #include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
 #include <QtTest>
 
 #include "engine/tools/analyzer.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
 #include "tests/views/loaded_model.h"
+#include "views/wrapped_text_delegate.h"
 
 using gruwb::views::SizeView;
 
@@ -71,6 +73,41 @@ class SizeViewTest : public QObject {
                  fc.other_bytes,
              fc.total);
     QCOMPARE(view.arenaTable()->topLevelItemCount(), 3);
+  }
+
+  // Issue 20 point 9: in the Size dock at its 1366x768 width (262 px inside the 270-px dock) every
+  // arena figure and note is shown whole: the three columns fit the table and each row is as tall
+  // as its wrapped text (the bytes and notes were cut at the dock's edge).
+  void arenaFiguresAreWholeInANarrowDock() {
+    const auto loaded = load(sample("gesture_gru_while.tflite"));
+    SizeView view;
+    view.resize(262, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setModel(loaded->model.model, loaded->report);
+    QTest::qWait(20);
+    QTreeWidget* tree = view.arenaTable();
+    QVERIFY(tree->columnWidth(0) + tree->columnWidth(1) + tree->columnWidth(2) <=
+            tree->viewport()->width());
+    auto* delegate = qobject_cast<gruwb::views::WrappedTextDelegate*>(tree->itemDelegate());
+    QVERIFY(delegate);
+    int rows = 0;
+    for (QTreeWidgetItemIterator it(tree); *it; ++it, ++rows) {
+      const int height = tree->visualItemRect(*it).height();
+      const QString bytes = (*it)->text(1);
+      QVERIFY2(tree->fontMetrics().horizontalAdvance(bytes) <= delegate->textWidth(1),
+               qPrintable(bytes));
+      const QString note = (*it)->text(2);
+      const int needed = gruwb::views::WrappedTextDelegate::wrappedHeight(
+          tree->font(), delegate->textWidth(2), note);
+      QVERIFY2(
+          height >= needed,
+          qPrintable(QString("'%1': row %2 px, text %3 px").arg(note).arg(height).arg(needed)));
+      QCOMPARE((*it)->toolTip(2), note);
+    }
+    QVERIFY(rows >= 9);  // inference and two training scopes with their parts
+    // The bar chart's axis carries no numbers to run together; each bar's label has its bytes.
+    QVERIFY(!view.subgraphBars()->xAxis->tickLabels());
   }
 
   void largestTensorsComeFirstAndEachSubgraphGetsABar() {

@@ -19,6 +19,7 @@
 #include "engine/tools/model_file.h"
 #include "engine/tools/npy.h"
 #include "tests/views/loaded_model.h"
+#include "views/wrapped_text_delegate.h"
 
 using gruwb::views::TensorInspector;
 
@@ -196,6 +197,49 @@ class TensorInspectorTest : public QObject {
     QCOMPARE(inspector.tensor(), ops[gru].inputs[1]);
     QCOMPARE(inspector.op(), -1);
     QVERIFY(!inspector.showOp(0, static_cast<int>(ops.size())));
+  }
+
+  // Issue 20 point 9: at the Tensor dock's default width on a 1366x768 screen (262 px inside the
+  // 270-px dock) an op's attributes and inputs are shown whole: the columns fit the table (no
+  // sideways scrolling) and every value that is wider than its column wraps onto rows tall enough
+  // for it.
+  void attributesAreShownWholeInANarrowDock() {
+    const auto fused =
+        load(QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite");
+    TensorInspector inspector;
+    inspector.resize(262, 600);
+    inspector.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&inspector));
+    inspector.setModel(&fused->model.model, fused->report);
+    QVERIFY(inspector.showOp(0, 0));  // CUSTOM:GRUWB_GRU
+    QTreeWidget* tree = inspector.properties();
+    QTest::qWait(20);
+    const int viewport = tree->viewport()->width();
+    QVERIFY2(tree->columnWidth(0) + tree->columnWidth(1) <= viewport,
+             qPrintable(QString("columns %1 + %2 > %3")
+                            .arg(tree->columnWidth(0))
+                            .arg(tree->columnWidth(1))
+                            .arg(viewport)));
+    auto* delegate = qobject_cast<gruwb::views::WrappedTextDelegate*>(tree->itemDelegate());
+    QVERIFY(delegate);
+    int wrapped = 0;
+    for (int i = 0; i < tree->topLevelItemCount(); ++i) {
+      QTreeWidgetItem* item = tree->topLevelItem(i);
+      for (int column = 0; column < 2; ++column) {
+        const QString text = item->text(column);
+        const int needed = gruwb::views::WrappedTextDelegate::wrappedHeight(
+            tree->font(), delegate->textWidth(column), text);
+        QVERIFY2(tree->visualItemRect(item).height() >= needed,
+                 qPrintable(QString("'%1': row %2 px, text %3 px")
+                                .arg(text)
+                                .arg(tree->visualItemRect(item).height())
+                                .arg(needed)));
+        if (tree->fontMetrics().horizontalAdvance(text) > delegate->textWidth(column)) ++wrapped;
+      }
+      QCOMPARE(item->toolTip(0), item->text(0));
+    }
+    // "T#2 [180,60] gru/recurrent_kernel" does not fit on one line here: something wrapped.
+    QVERIFY(wrapped > 0);
   }
 
   void outOfRangeRequestsAreRefused() {
