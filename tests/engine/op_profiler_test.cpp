@@ -49,6 +49,16 @@ struct Recorder : OpProfiler {
   }
 };
 
+// Every float input element 1.
+void fill_inputs(Interpreter& interpreter) {
+  for (int i = 0; i < interpreter.input_count(); ++i) {
+    Tensor* input = interpreter.input(i);
+    for (int64_t k = 0; k < input->elements(); ++k) {
+      if (input->type == TensorType::FLOAT32) input->f32()[k] = 1.f;
+    }
+  }
+}
+
 TEST(OpProfilerTest, HearsEveryOpNestedLikeTheControlFlow) {
   tools::LoadedModel loaded;
   std::string error;
@@ -57,12 +67,7 @@ TEST(OpProfilerTest, HearsEveryOpNestedLikeTheControlFlow) {
       << error;
   tools::ModelRunner runner;
   ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
-  for (int i = 0; i < runner.input_count(); ++i) {
-    Tensor* input = runner.interpreter().input(i);
-    for (int64_t k = 0; k < input->elements(); ++k) {
-      if (input->type == TensorType::FLOAT32) input->f32()[k] = 1.f;
-    }
-  }
+  fill_inputs(runner.interpreter());
   Recorder recorder;
   runner.interpreter().set_profiler(&recorder);
   ASSERT_TRUE(runner.invoke(&error)) << error;
@@ -111,14 +116,6 @@ TEST(OpProfilerTest, BeginOpReturningFalseStopsTheRunAtThatOp) {
       << error;
   tools::ModelRunner runner;
   ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
-  const auto fill_inputs = [&] {
-    for (int i = 0; i < runner.input_count(); ++i) {
-      Tensor* input = runner.interpreter().input(i);
-      for (int64_t k = 0; k < input->elements(); ++k) {
-        if (input->type == TensorType::FLOAT32) input->f32()[k] = 1.f;
-      }
-    }
-  };
   struct StopAfter : Recorder {
     int budget = 0;
     int begun = 0;
@@ -134,13 +131,13 @@ TEST(OpProfilerTest, BeginOpReturningFalseStopsTheRunAtThatOp) {
   } stopper;
   Recorder whole;
   runner.interpreter().set_profiler(&whole);
-  fill_inputs();
+  fill_inputs(runner.interpreter());
   ASSERT_TRUE(runner.invoke(&error)) << error;
   const int all_ops = static_cast<int>(whole.ended.size());
 
   stopper.budget = all_ops / 2;  // inside a loop's body
   runner.interpreter().set_profiler(&stopper);
-  fill_inputs();
+  fill_inputs(runner.interpreter());
   const Status stopped = runner.interpreter().invoke();
   EXPECT_EQ(stopped.code(), StatusCode::kStopped);
   ASSERT_GT(stopper.stopped_subgraph, 0) << "the stop should fall inside a loop";
@@ -154,7 +151,7 @@ TEST(OpProfilerTest, BeginOpReturningFalseStopsTheRunAtThatOp) {
 
   runner.interpreter().set_profiler(&whole);
   whole.ended.clear();
-  fill_inputs();
+  fill_inputs(runner.interpreter());
   ASSERT_TRUE(runner.invoke(&error)) << error;
   EXPECT_EQ(static_cast<int>(whole.ended.size()), all_ops);
 }
@@ -180,12 +177,7 @@ TEST(OpProfilerTest, HooksSetBeforePrepareSurviveIt) {
   EXPECT_EQ(interpreter.observer(), &observer);
   EXPECT_EQ(interpreter.profiler(), &recorder);
   EXPECT_EQ(interpreter.op_resolver(), &all_ops());
-  for (int i = 0; i < runner.input_count(); ++i) {
-    Tensor* input = interpreter.input(i);
-    for (int64_t k = 0; k < input->elements(); ++k) {
-      if (input->type == TensorType::FLOAT32) input->f32()[k] = 1.f;
-    }
-  }
+  fill_inputs(interpreter);
   ASSERT_TRUE(runner.invoke(&error)) << error;
   EXPECT_FALSE(recorder.ended.empty());
   EXPECT_EQ(recorder.nesting_errors, 0);
