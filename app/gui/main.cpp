@@ -1,7 +1,7 @@
 // gru-workbench: the desktop workbench. `gru-workbench [FILES...]` opens
 // models, datasets or a project at start; `--screenshot PNG` renders the
 // window to a file and exits (used for docs and for a smoke test that needs
-// no display); --subgraph/--tensor/--dock/--find/--run/--fuse set the scene for it.
+// no display); --subgraph/--tensor/--dock/--find/--run/--fuse/--quantize set the scene for it.
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -64,6 +64,12 @@ int main(int argc, char** argv) {
                           "with --screenshot, the fuse window is grabbed.",
                           "out");
   parser.addOption(fuse);
+  QCommandLineOption quantize("quantize",
+                              "Quantize the open model (int8, calibrated on the dataset given) "
+                              "into <out> (Tools > Quantize) and show the report; with "
+                              "--screenshot, the report window is grabbed.",
+                              "out");
+  parser.addOption(quantize);
   parser.process(app);
 
   // Plugins before the window, so its panels list their cells and formats; a refused plugin
@@ -119,6 +125,10 @@ int main(int argc, char** argv) {
   if (parser.isSet(fuse)) {
     opened = window.fuseModel(parser.value(fuse)) && opened;
     if (opened && parser.isSet(screenshot)) grabbed = window.fuseDialog();
+  }
+  if (parser.isSet(quantize)) {
+    opened = window.quantizeModel(parser.value(quantize)) && opened;
+    if (opened && parser.isSet(screenshot)) grabbed = window.quantizeDialog();
   }
   if (parser.isSet(sweep)) {
     opened = window.openSweep(parser.value(sweep)) && opened;

@@ -16,6 +16,7 @@
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMenu>
@@ -23,6 +24,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
 #include <QShowEvent>
@@ -43,6 +45,7 @@
 #include "app/core/inspect.h"
 #include "app/core/model_document.h"
 #include "app/core/plugin_manager.h"
+#include "app/core/quantize.h"
 #include "app/gui/bench_runner.h"
 #include "app/gui/board_workspace.h"
 #include "app/gui/model_export.h"
@@ -249,6 +252,14 @@ void MainWindow::createActions() {
       tr("Rewrite the WHILE-loop or unrolled recurrent cells into one op each (gruwb fuse) and "
          "show the fused model beside this one"));
   fuse_action_->setEnabled(false);
+  quantize_action_ =
+      tools->addAction(tr("&Quantize Model…"), this, &MainWindow::showQuantizeDialog);
+  quantize_action_->setObjectName("quantizeAction");
+  quantize_action_->setShortcut(QKeySequence("Ctrl+Shift+Q"));
+  quantize_action_->setStatusTip(
+      tr("Post-training quantization (int8, int16x8 or dynamic range) calibrated on the chosen "
+         "dataset (gruwb quantize); the report shows what was quantized and what stayed float"));
+  quantize_action_->setEnabled(false);
   bench_ = new BenchRunner(this);
   connect(bench_, &BenchRunner::finished, this, &MainWindow::showBenchResult);
 
@@ -561,6 +572,7 @@ bool MainWindow::openModel(const QString& path) {
   export_action_->setEnabled(true);
   export_model_action_->setEnabled(true);
   fuse_action_->setEnabled(true);
+  quantize_action_->setEnabled(true);
   bench_action_->setEnabled(!bench_->running());
   addRecentFile(absolute);
   updateTitle();
@@ -868,6 +880,83 @@ void MainWindow::showFuseDialog() {
     return;
   }
   fuseModel(isModelFileName(path) ? path : path + ".tflite");
+}
+
+bool MainWindow::quantizeModel(const QString& output_path, const QString& mode) {
+  if (!document_.loaded) {
+    showError(tr("Quantize: no model is open"));
+    return false;
+  }
+  if (dataset_path_.isEmpty()) {
+    showError(
+        tr("Quantize: choose a dataset first (Experiments > Data); its samples calibrate "
+           "the integer ranges"));
+    return false;
+  }
+  app::QuantizeRequest request;
+  request.model_path = document_.loaded->path;
+  request.data_path = QFile::encodeName(dataset_path_).toStdString();
+  request.output_path = QFile::encodeName(output_path).toStdString();
+  if (!tools::parse_quantize_mode(mode.toStdString(), &request.options.quantize.mode)) {
+    showError(tr("Quantize: unknown mode '%1' (int8, int16x8 or dynamic)").arg(mode));
+    return false;
+  }
+  std::string report, error;
+  QApplication::setOverrideCursor(Qt::WaitCursor);
+  const int code = app::run_quantize(request, &report, &error);
+  QApplication::restoreOverrideCursor();
+  if (code != app::kExitOk) {
+    showError(tr("Quantize: %1").arg(QString::fromStdString(error)));
+    return false;
+  }
+  quantized_path_ = output_path;
+  if (!quantize_dialog_) {
+    quantize_dialog_ = new QDialog(this);
+    quantize_dialog_->setObjectName("quantizeDialog");
+    quantize_report_ = new QPlainTextEdit;
+    quantize_report_->setReadOnly(true);
+    quantize_report_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    QPushButton* open =
+        buttons->addButton(tr("Open Quantized Model"), QDialogButtonBox::ActionRole);
+    connect(open, &QPushButton::clicked, this, [this] { openInNewWindow(quantized_path_); });
+    connect(buttons, &QDialogButtonBox::rejected, quantize_dialog_, &QDialog::hide);
+    auto* layout = new QVBoxLayout(quantize_dialog_);
+    layout->addWidget(quantize_report_, 1);
+    layout->addWidget(buttons);
+    quantize_dialog_->resize(860, 420);  // the report is a dozen lines; fits 1366x768
+  }
+  quantize_report_->setPlainText(QString::fromStdString(report));
+  quantize_dialog_->setWindowTitle(tr("Quantized: %1").arg(QFileInfo(output_path).fileName()));
+  quantize_dialog_->show();
+  quantize_dialog_->raise();
+  showNotice(tr("Quantized %1 (%2, calibrated on %3) into %4: %5")
+                 .arg(QFileInfo(currentPath()).fileName(), mode,
+                      QFileInfo(dataset_path_).fileName(), output_path)
+                 .arg(views::size_difference_text(QFileInfo(currentPath()).size(),
+                                                  QFileInfo(output_path).size())));
+  return true;
+}
+
+void MainWindow::showQuantizeDialog() {
+  if (!document_.loaded) return;
+  bool chosen = false;
+  const QString mode = QInputDialog::getItem(this, tr("Quantize Model"),
+                                             tr("Quantization (calibrated on the chosen dataset):"),
+                                             {"int8", "int16x8", "dynamic"}, 0, false, &chosen);
+  if (!chosen) return;
+  const QFileInfo current(currentPath());
+  const QString suggested = current.absolutePath() + "/" + current.completeBaseName() + "_" + mode +
+                            "." + current.suffix();
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Quantize: Save the Quantized Model As"), suggested,
+                                   tr("TensorFlow Lite model (*.tflite);;Circle model (*.circle)"));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).absoluteFilePath() == current.absoluteFilePath()) {
+    showError(tr("Quantize: choose a new file name; the original stays as it is"));
+    return;
+  }
+  quantizeModel(isModelFileName(path) ? path : path + ".tflite", mode);
 }
 
 MainWindow* MainWindow::openInNewWindow(const QString& path) {

@@ -92,6 +92,16 @@ class MainWindow : public QMainWindow {
   // sizes before and after and the fused graph beside the original, which
   // stays open. False with the error in the banner.
   bool fuseModel(const QString& output_path);
+  // Tools > Quantize: post-training quantization of the open model (`mode`: "int8",
+  // "int16x8" or "dynamic"), calibrated on the chosen dataset, written to `output_path`
+  // (app::run_quantize, as `gruwb quantize`); the report (ops quantized, kept float and why,
+  // sizes, arena and the largest float-vs-quantized difference) is shown beside the model,
+  // which stays open. False with the error in the banner (no dataset chosen, a model or data
+  // that do not fit, an unwritable file).
+  bool quantizeModel(const QString& output_path, const QString& mode = "int8");
+  QPlainTextEdit* quantizeReport() const { return quantize_report_; }
+  QDialog* quantizeDialog() const { return quantize_dialog_; }
+  QAction* quantizeAction() const { return quantize_action_; }
   views::FuseView* fuseView() const { return fuse_view_; }
   QDialog* fuseDialog() const { return fuse_dialog_; }
   // Opens `path` in a new main window (a second document); it deletes itself on close.
@@ -179,6 +189,7 @@ class MainWindow : public QMainWindow {
   void showExportDialog();
   void showExportModelDialog();
   void showFuseDialog();
+  void showQuantizeDialog();
   void showError(const QString& message);
   void showNotice(const QString& message);  // the banner, as a confirmation
   void hideError();
@@ -216,6 +227,10 @@ class MainWindow : public QMainWindow {
   QAction* export_model_action_ = nullptr;
   QAction* fuse_action_ = nullptr;
   QDialog* fuse_dialog_ = nullptr;
+  QAction* quantize_action_ = nullptr;
+  QDialog* quantize_dialog_ = nullptr;
+  QPlainTextEdit* quantize_report_ = nullptr;
+  QString quantized_path_;  // the last quantized model, for the dialog's Open button
   views::FuseView* fuse_view_ = nullptr;
   bool banner_is_error_ = false;
   QLabel* banner_icon_ = nullptr;

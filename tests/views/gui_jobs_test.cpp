@@ -236,6 +236,38 @@ class GuiJobsTest : public QObject {
     QVERIFY(!window.errorText().isEmpty());
   }
 
+  // Tools > Quantize (the CLI's `gruwb quantize` in the window): calibrated on the chosen
+  // dataset, the report shown beside the model, which stays open; refused without a dataset.
+  void quantizeWritesTheIntegerModelAndItsReport() {
+    MainWindow window;
+    QVERIFY(!window.quantizeAction()->isEnabled());
+    QVERIFY(window.openModel(kFused));
+    QVERIFY(window.quantizeAction()->isEnabled());
+    const QString out = temp_.filePath("gesture_int8.tflite");
+    QVERIFY(!window.quantizeModel(out));
+    QVERIFY2(window.errorText().contains("choose a dataset"), qPrintable(window.errorText()));
+    QVERIFY(!QFileInfo::exists(out));
+
+    QVERIFY(window.openDataset(kAcc60));
+    QVERIFY2(window.quantizeModel(out), qPrintable(window.errorText()));
+    QVERIFY(loads(out));
+    QVERIFY(QFileInfo(out).size() < QFileInfo(kFused).size() / 2);  // int8 weights
+    QCOMPARE(window.currentPath(), kFused);
+    QVERIFY(window.quantizeDialog()->isVisible());
+    const QString report = window.quantizeReport()->toPlainText();
+    QVERIFY2(report.contains("quantized: 3 ops, kept float: 0"), qPrintable(report));
+    QVERIFY2(report.contains("GRUWB_GRU") && report.contains("max |float - quantized|"),
+             qPrintable(report));
+    QVERIFY2(window.noticeText().contains("gesture_int8.tflite"), qPrintable(window.noticeText()));
+
+    // dynamic range: float activations, int8 weights; an unknown mode is refused.
+    const QString dynamic = temp_.filePath("gesture_dynamic.tflite");
+    QVERIFY2(window.quantizeModel(dynamic, "dynamic"), qPrintable(window.errorText()));
+    QVERIFY(loads(dynamic));
+    QVERIFY(!window.quantizeModel(temp_.filePath("x.tflite"), "int4"));
+    QVERIFY(window.errorText().contains("int4"));
+  }
+
   // Point 2: clicking the note of a fusable cell asks for Fuse (the window
   // connects it to Tools > Fuse); a click elsewhere on the node does not.
   void noteClickAsksForFuse() {
