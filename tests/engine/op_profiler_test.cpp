@@ -59,12 +59,20 @@ void fill_inputs(Interpreter& interpreter) {
   }
 }
 
-TEST(OpProfilerTest, HearsEveryOpNestedLikeTheControlFlow) {
+// Every test runs the real nested-WHILE model.
+class OpProfilerTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(
+        tools::load_model_file(test::model_path("litert_nested_while.tflite"), &loaded, &error))
+        << error;
+  }
   tools::LoadedModel loaded;
+};
+
+TEST_F(OpProfilerTest, HearsEveryOpNestedLikeTheControlFlow) {
   std::string error;
-  ASSERT_TRUE(
-      tools::load_model_file(test::model_path("litert_nested_while.tflite"), &loaded, &error))
-      << error;
   tools::ModelRunner runner;
   ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
   fill_inputs(runner.interpreter());
@@ -108,12 +116,8 @@ TEST(OpProfilerTest, HearsEveryOpNestedLikeTheControlFlow) {
 // begin_op returning false stops the run where it is (a caller's work budget or Stop button):
 // invoke fails with kStopped naming the op, no later op runs, the stopped op gets no end_op
 // while the loops around it still end theirs, and the next invoke runs whole again.
-TEST(OpProfilerTest, BeginOpReturningFalseStopsTheRunAtThatOp) {
-  tools::LoadedModel loaded;
+TEST_F(OpProfilerTest, BeginOpReturningFalseStopsTheRunAtThatOp) {
   std::string error;
-  ASSERT_TRUE(
-      tools::load_model_file(test::model_path("litert_nested_while.tflite"), &loaded, &error))
-      << error;
   tools::ModelRunner runner;
   ASSERT_TRUE(runner.prepare(loaded.model, &error)) << error;
   struct StopAfter : Recorder {
@@ -159,12 +163,8 @@ TEST(OpProfilerTest, BeginOpReturningFalseStopsTheRunAtThatOp) {
 // interpreter.h: the observer, profiler and op table are the caller's and are
 // kept across prepare(); ModelRunner prepares twice (probe, then exact arena),
 // so hooks set before it must survive both.
-TEST(OpProfilerTest, HooksSetBeforePrepareSurviveIt) {
-  tools::LoadedModel loaded;
+TEST_F(OpProfilerTest, HooksSetBeforePrepareSurviveIt) {
   std::string error;
-  ASSERT_TRUE(
-      tools::load_model_file(test::model_path("litert_nested_while.tflite"), &loaded, &error))
-      << error;
   struct Observer : TrainingObserver {
   } observer;
   Recorder recorder;
