@@ -91,6 +91,9 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
           "experiment)")},
       {"compare", tr("Compare cells"),
        tr("Experiments dock, Build mode, \"Compare cells\": GRU, LSTM, ... on the same data")},
+      {"quantize", tr("Quantize a model"),
+       tr("Tools > Quantize Model: int8, int16x8 or dynamic range, calibrated on your dataset "
+          "(gruwb quantize)")},
       {"board", tr("Train on a board"),
        tr("Board dock: connect over serial, flash the firmware, train on the device")},
       {"export", tr("Export a model"),

@@ -1247,6 +1247,10 @@ void MainWindow::startJob(const QString& job) {
   } else if (job == "compare" || job == "build") {
     training_->panel()->showBuildMode();
     raise("experimentsDock");
+  } else if (job == "quantize") {
+    if (!document_.loaded) openFile(samples + "/gesture_gru_fused.tflite");
+    if (dataset_path_.isEmpty()) openFile(samples + "/BasicMotionsAcc60_TRAIN.ts");
+    if (quantize_action_->isEnabled()) quantize_action_->trigger();
   } else if (job == "board") {
     raise("boardDock");
   } else if (job == "export") {
