@@ -572,6 +572,9 @@ Status Interpreter::plan_activations() {
   // arena's tail until planning is done.
   const size_t work_bytes = planner_work_bytes(buffer_count_);
   size_t persistent = align_up(persistent_end_);
+  // The padding up to the activations counts, also when planning fails here: a caller that
+  // retries with arena_bytes_needed() must get enough.
+  usage_.persistent_bytes = persistent - usage_.metadata_bytes;
   if (saturating_add(persistent, work_bytes) > arena_bytes_) {
     usage_.activation_bytes = work_bytes;
     return Status::error(StatusCode::kOutOfMemory,
@@ -584,7 +587,6 @@ Status Interpreter::plan_activations() {
   // The work lists above sit in the same tail, so a model with almost no
   // activations (all folded, or tiny) needs room for them instead.
   usage_.activation_bytes = high_water > work_bytes ? high_water : work_bytes;
-  usage_.persistent_bytes = persistent - usage_.metadata_bytes;
   if (saturating_add(persistent, high_water) > arena_bytes_) {
     return Status::error(
         StatusCode::kOutOfMemory,
