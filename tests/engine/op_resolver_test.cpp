@@ -189,5 +189,44 @@ TEST(OpResolverTest, UserKernelsJoinATableFromOutsideTheLibrary) {
   EXPECT_NE(std::string(missing.message()).find("USER_TWICE"), std::string::npos);
 }
 
+// A kernel whose persistent request is not a multiple of the arena alignment (3 bytes), so the
+// activations start after padding: a prepare that fails for want of room must count that
+// padding in arena_bytes_needed(), or a caller retrying with it never gets there.
+Status prepare_twice_with_odd_persistent(OpContext& ctx) {
+  void* odd = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(3, &odd));
+  return prepare_twice(ctx);
+}
+const KernelRegistration kOddPersistentKernel = {kOpCustom, "USER_TWICE",
+                                                 prepare_twice_with_odd_persistent, eval_twice};
+
+TEST(OpResolverTest, RetryingWithArenaBytesNeededSucceeds) {
+  MutableOpResolver<1> ops("user");
+  ASSERT_TRUE(ops.add(kOddPersistentKernel));
+  test::OpModelBuilder b;
+  const int x = b.input("x", {1, 64});
+  const int y = b.output("y");
+  b.custom_op("USER_TWICE", {x}, {y}, {});
+  const std::vector<uint8_t> bytes = b.bytes(ModelFormat::kTflite);
+  Model model;
+  ASSERT_TRUE(Model::load(bytes.data(), bytes.size(), &model).ok());
+  alignas(Interpreter::kAlignment) static uint8_t arena[1 << 16];
+  Interpreter interpreter;
+  interpreter.set_op_resolver(&ops);
+  size_t size = 64;
+  Status status = interpreter.prepare(model, arena, size);
+  for (int attempt = 0; !status.ok() && attempt < 8; ++attempt) {
+    ASSERT_EQ(status.code(), StatusCode::kOutOfMemory) << status.message();
+    const size_t needed = interpreter.arena_bytes_needed();
+    ASSERT_GT(needed, size) << "a failed prepare must ask for more than it had: "
+                            << status.message();
+    ASSERT_LE(needed, sizeof arena);
+    size = needed;
+    status = interpreter.prepare(model, arena, size);
+  }
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(interpreter.arena_bytes_needed(), size);  // the last retry's size, exactly
+}
+
 }  // namespace
 }  // namespace gruwb
