@@ -866,20 +866,27 @@ bool MainWindow::fuseModel(const QString& output_path) {
   return true;
 }
 
+QString MainWindow::askNewModelPath(const QString& job, const QString& title,
+                                    const QString& name_suffix) {
+  const QFileInfo current(currentPath());
+  const QString path =
+      QFileDialog::getSaveFileName(this, title,
+                                   current.absolutePath() + "/" + current.completeBaseName() +
+                                       name_suffix + "." + current.suffix(),
+                                   tr("TensorFlow Lite model (*.tflite);;Circle model (*.circle)"));
+  if (path.isEmpty()) return QString();
+  if (QFileInfo(path).absoluteFilePath() == current.absoluteFilePath()) {
+    showError(tr("%1: choose a new file name; the original stays as it is").arg(job));
+    return QString();
+  }
+  return isModelFileName(path) ? path : path + ".tflite";
+}
+
 void MainWindow::showFuseDialog() {
   if (!document_.loaded) return;
-  const QFileInfo current(currentPath());
-  const QString suggested =
-      current.absolutePath() + "/" + current.completeBaseName() + "_fused." + current.suffix();
-  const QString path = QFileDialog::getSaveFileName(
-      this, tr("Fuse Recurrent Cells: Save the Fused Model As"), suggested,
-      tr("TensorFlow Lite model (*.tflite);;Circle model (*.circle)"));
-  if (path.isEmpty()) return;
-  if (QFileInfo(path).absoluteFilePath() == current.absoluteFilePath()) {
-    showError(tr("Fuse: choose a new file name; the original stays as it is"));
-    return;
-  }
-  fuseModel(isModelFileName(path) ? path : path + ".tflite");
+  const QString path =
+      askNewModelPath(tr("Fuse"), tr("Fuse Recurrent Cells: Save the Fused Model As"), "_fused");
+  if (!path.isEmpty()) fuseModel(path);
 }
 
 bool MainWindow::quantizeModel(const QString& output_path, const QString& mode) {
@@ -940,23 +947,19 @@ bool MainWindow::quantizeModel(const QString& output_path, const QString& mode) 
 
 void MainWindow::showQuantizeDialog() {
   if (!document_.loaded) return;
+  QStringList modes;
+  for (tools::QuantizeMode mode :
+       {tools::QuantizeMode::kInt8, tools::QuantizeMode::kInt16x8, tools::QuantizeMode::kDynamic}) {
+    modes << tools::quantize_mode_name(mode);
+  }
   bool chosen = false;
   const QString mode = QInputDialog::getItem(this, tr("Quantize Model"),
                                              tr("Quantization (calibrated on the chosen dataset):"),
-                                             {"int8", "int16x8", "dynamic"}, 0, false, &chosen);
+                                             modes, 0, false, &chosen);
   if (!chosen) return;
-  const QFileInfo current(currentPath());
-  const QString suggested = current.absolutePath() + "/" + current.completeBaseName() + "_" + mode +
-                            "." + current.suffix();
   const QString path =
-      QFileDialog::getSaveFileName(this, tr("Quantize: Save the Quantized Model As"), suggested,
-                                   tr("TensorFlow Lite model (*.tflite);;Circle model (*.circle)"));
-  if (path.isEmpty()) return;
-  if (QFileInfo(path).absoluteFilePath() == current.absoluteFilePath()) {
-    showError(tr("Quantize: choose a new file name; the original stays as it is"));
-    return;
-  }
-  quantizeModel(isModelFileName(path) ? path : path + ".tflite", mode);
+      askNewModelPath(tr("Quantize"), tr("Quantize: Save the Quantized Model As"), "_" + mode);
+  if (!path.isEmpty()) quantizeModel(path, mode);
 }
 
 MainWindow* MainWindow::openInNewWindow(const QString& path) {

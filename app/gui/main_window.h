@@ -190,6 +190,9 @@ class MainWindow : public QMainWindow {
   void showExportModelDialog();
   void showFuseDialog();
   void showQuantizeDialog();
+  // A save dialog for a model derived from the open one (BASE<name_suffix>.EXT beside it):
+  // "" when cancelled or when it names the open file (`job` says so in the banner).
+  QString askNewModelPath(const QString& job, const QString& title, const QString& name_suffix);
   void showError(const QString& message);
   void showNotice(const QString& message);  // the banner, as a confirmation
   void hideError();
