@@ -16,6 +16,7 @@
 // onert-micro's gru_float.circle.
 
 #include <cstdio>
+#include <new>
 
 #include "engine/kernels/gru_cell.h"
 #include "engine/kernels/gru_integer.h"
@@ -156,6 +157,18 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(
       gru_arena_bytes(l.input_size, l.units, l.batch, l.time, hybrid, batched_rows, &bytes));
   GRUWB_RETURN_IF_ERROR(ctx.request_scratch(bytes.scratch, &slot));
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  GruPackedKernels packed;
+  GRUWB_RETURN_IF_ERROR(prepare_gru_packed_kernels(ctx, ctx.input(kInputKernel), recurrent_kernel,
+                                                   l.input_size, l.units, true, batched_rows,
+                                                   &packed));
+  ctx.set_user_data(nullptr);
+  if (packed.input.data || packed.recurrent.data) {
+    void* memory = nullptr;
+    GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(GruPackedKernels), &memory));
+    ctx.set_user_data(new (memory) GruPackedKernels(packed));
+  }
+#endif
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
         recurrent_kernel->type != TensorType::FLOAT32) {
@@ -185,6 +198,9 @@ Status eval(OpContext& ctx) {
   cell.recurrent_kernel = dense_weights(ctx.input(kRecurrentKernel));
   cell.input_bias = bx ? bx->f32() : nullptr;
   cell.recurrent_bias = bh ? bh->f32() : nullptr;
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  if (ctx.user_data()) cell.packed = *static_cast<const GruPackedKernels*>(ctx.user_data());
+#endif
   const auto* options = ctx.op().options<fb::GRUOptions>();
   bool return_sequences = options && options->return_sequences();
   float* scratch = static_cast<float*>(ctx.scratch(0));

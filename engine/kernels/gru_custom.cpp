@@ -40,6 +40,9 @@ struct Options {
   bool batched = false;  // B > 1 float rows as matrix products (gru_sequence_batch)
   GruActivation activation = GruActivation::kTanh;
   GruGateActivation recurrent_activation = GruGateActivation::kSigmoid;
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  GruPackedKernels packed;  // prepare_gru_packed_kernels
+#endif
 };
 
 Status read_activation(const CustomOption& option, Options* options) {
@@ -195,6 +198,11 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(
       gru_arena_bytes(input_size, units, layout.batch, layout.time, hybrid, batched_rows, &bytes));
   GRUWB_RETURN_IF_ERROR(ctx.request_scratch(bytes.scratch, &slot));
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  GRUWB_RETURN_IF_ERROR(prepare_gru_packed_kernels(ctx, ctx.input(kInputKernel), recurrent_kernel,
+                                                   input_size, units, options->reset_after,
+                                                   batched_rows, &options->packed));
+#endif
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
         recurrent_kernel->type != TensorType::FLOAT32) {
@@ -219,6 +227,9 @@ GruCell make_cell(OpContext& ctx, const Options& options) {
   cell.activation = options.activation;
   cell.recurrent_activation = options.recurrent_activation;
   cell.asymmetric_inputs = options.asymmetric_quantize_inputs;
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  cell.packed = options.packed;
+#endif
   if (bias) {
     cell.input_bias = bias->f32();
     cell.recurrent_bias = options.reset_after ? bias->f32() + 3 * cell.units : nullptr;

@@ -2,6 +2,9 @@
 
 #include <cstdio>
 
+#include "engine/model/checked_size.h"
+#include "engine/runtime/interpreter.h"
+
 namespace gruwb {
 
 DenseWeights dense_weights(const Tensor* tensor) {
@@ -184,6 +187,52 @@ void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, con
   matvec_rows_portable(w, rows, cols, x, bias, accumulate, out);
 #endif
 }
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+Status column_major_bytes(int32_t rows, int32_t cols, size_t* out) {
+  const int64_t padded_rows = (int64_t{rows} + 15) / 16 * 16;
+  size_t floats = 0;
+  if (rows < 0 || cols < 0 || padded_rows > INT32_MAX || !checked_mul(padded_rows, cols, &floats) ||
+      !checked_mul(floats, sizeof(float), out)) {
+    return Status::error(StatusCode::kOutOfMemory,
+                         "a packed copy of a [%d,%d] weight matrix does not fit",
+                         static_cast<int>(rows), static_cast<int>(cols));
+  }
+  return Status();
+}
+
+ColumnMajorWeights pack_column_major(const float* w, int32_t rows, int32_t cols, float* packed) {
+  ColumnMajorWeights out;
+  out.rows = rows;
+  out.cols = cols;
+  out.padded_rows = (rows + 15) / 16 * 16;
+  for (int32_t j = 0; j < cols; ++j) {
+    float* column = packed + static_cast<int64_t>(j) * out.padded_rows;
+    for (int32_t r = 0; r < rows; ++r) column[r] = w[static_cast<int64_t>(r) * cols + j];
+    for (int32_t r = rows; r < out.padded_rows; ++r) column[r] = 0.f;
+  }
+  out.data = packed;
+  return out;
+}
+
+Status prepare_column_major(OpContext& ctx, const Tensor* tensor, int32_t rows, int32_t cols,
+                            ColumnMajorWeights* out) {
+  *out = ColumnMajorWeights();
+  static const bool avx512 = cpu_has_avx512();
+  // Training copies the weights and changes them after prepare; a variable or computed matrix
+  // changes between invokes: only a file's constant matrix can be packed once.
+  if (!avx512 || ctx.interpreter().training() || tensor->type != TensorType::FLOAT32 ||
+      tensor->kind != TensorKind::kConstant || !tensor->data || rows <= 0 || cols <= 0) {
+    return Status();
+  }
+  size_t bytes = 0;
+  GRUWB_RETURN_IF_ERROR(column_major_bytes(rows, cols, &bytes));
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(bytes, &memory));
+  *out = pack_column_major(tensor->f32(), rows, cols, static_cast<float*>(memory));
+  return Status();
+}
+#endif
 
 #if GRUWB_BATCHED_KERNELS
 // The portable product (cloned for AVX2 on x86-64 Linux): one C row at a time, each A value
@@ -431,6 +480,13 @@ void add_rows(float* out, int32_t rows, const float* g, int64_t g_stride, int32_
 // polynomial even at -O2 (its cheap cost model refuses open-ended loops).
 GRUWB_HOT_LOOP
 void vector_sigmoid(float* x, int32_t n) {
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  static const bool avx512 = cpu_has_avx512();
+  if (avx512) {
+    vector_sigmoid_avx512(x, n);
+    return;
+  }
+#endif
   int32_t i = 0;
   for (; i + 8 <= n; i += 8) {
     for (int32_t j = 0; j < 8; ++j) x[i + j] = fast_sigmoid(x[i + j]);
@@ -440,6 +496,13 @@ void vector_sigmoid(float* x, int32_t n) {
 
 GRUWB_HOT_LOOP
 void vector_tanh(float* x, int32_t n) {
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  static const bool avx512 = cpu_has_avx512();
+  if (avx512) {
+    vector_tanh_avx512(x, n);
+    return;
+  }
+#endif
   int32_t i = 0;
   for (; i + 8 <= n; i += 8) {
     for (int32_t j = 0; j < 8; ++j) x[i + j] = fast_tanh(x[i + j]);

@@ -96,6 +96,36 @@ constexpr int32_t kAvx512MaxCols = 128;
 bool cpu_has_avx512();
 void matvec_rows_avx512(const float* w, int32_t rows, int32_t cols, const float* x,
                         const float* bias, bool accumulate, float* out);
+
+// Inference on AVX-512 hosts: a constant float [rows, cols] matrix packed once
+// at prepare as its transpose, rows padded to 16 (column j's rows at
+// data + j * padded_rows, zeros below `rows`). Its product needs no horizontal
+// sums: per column, broadcast x[j] and multiply-add it into up to 16 zmm
+// accumulators (BM_Matvec180x60 0.40 us, packed: tests/bench). Never in
+// training, where the weights change after prepare; never on the board.
+struct ColumnMajorWeights {
+  const float* data = nullptr;  // nullptr: not packed, use matvec_rows
+  int32_t rows = 0;
+  int32_t cols = 0;
+  int32_t padded_rows = 0;
+};
+// Bytes of the packed copy, with overflow checks.
+Status column_major_bytes(int32_t rows, int32_t cols, size_t* out);
+// Writes the packed copy of w into `packed` (column_major_bytes long).
+ColumnMajorWeights pack_column_major(const float* w, int32_t rows, int32_t cols, float* packed);
+// prepare: packs `tensor` ([rows, cols]) into persistent arena memory when it
+// pays and is safe (AVX-512, float32 constant, interpreter not training);
+// leaves *out empty otherwise.
+Status prepare_column_major(OpContext& ctx, const Tensor* tensor, int32_t rows, int32_t cols,
+                            ColumnMajorWeights* out);
+// out[r] = (accumulate ? out[r] : bias ? bias[r] : 0) + W[r, :] . x, as
+// matvec_rows (multiply-adds in column order: equal to it within rounding).
+void matvec_columns_avx512(const ColumnMajorWeights& w, const float* x, const float* bias,
+                           bool accumulate, float* out);
+// vector_sigmoid/vector_tanh on 16 lanes (they call these when
+// cpu_has_avx512()): fast_sigmoid/fast_tanh operation for operation.
+void vector_sigmoid_avx512(float* x, int32_t n);
+void vector_tanh_avx512(float* x, int32_t n);
 #endif
 
 // matvec_rows for GRUWB_CORTEX_M_FP_KERNELS builds, bit-identical to
