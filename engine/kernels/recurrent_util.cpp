@@ -215,21 +215,43 @@ ColumnMajorWeights pack_column_major(const float* w, int32_t rows, int32_t cols,
   return out;
 }
 
-Status prepare_column_major(OpContext& ctx, const Tensor* tensor, int32_t rows, int32_t cols,
-                            ColumnMajorWeights* out) {
+Status prepare_column_major(OpContext& ctx, const Tensor* const* tensors, int count,
+                            int32_t rows_each, int32_t cols, ColumnMajorWeights* out) {
   *out = ColumnMajorWeights();
   static const bool avx512 = cpu_has_avx512();
   // Training copies the weights and changes them after prepare; a variable or computed matrix
-  // changes between invokes: only a file's constant matrix can be packed once.
-  if (!avx512 || ctx.interpreter().training() || tensor->type != TensorType::FLOAT32 ||
-      tensor->kind != TensorKind::kConstant || !tensor->data || rows <= 0 || cols <= 0) {
+  // changes between invokes: only a file's constant matrices can be packed once.
+  if (!avx512 || ctx.interpreter().training() || count <= 0 || rows_each <= 0 || cols <= 0) {
     return Status();
   }
+  for (int i = 0; i < count; ++i) {
+    const Tensor* t = tensors[i];
+    if (!t || t->type != TensorType::FLOAT32 || t->kind != TensorKind::kConstant || !t->data) {
+      return Status();
+    }
+  }
+  int32_t rows = 0;
   size_t bytes = 0;
+  if (!checked_mul(rows_each, count, &rows)) return column_major_bytes(-1, cols, &bytes);
   GRUWB_RETURN_IF_ERROR(column_major_bytes(rows, cols, &bytes));
   void* memory = nullptr;
   GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(bytes, &memory));
-  *out = pack_column_major(tensor->f32(), rows, cols, static_cast<float*>(memory));
+  float* packed = static_cast<float*>(memory);
+  out->rows = rows;
+  out->cols = cols;
+  out->padded_rows = (rows + 15) / 16 * 16;
+  // Tensor i's rows at i * rows_each of each column, zeros below.
+  for (int32_t j = 0; j < cols; ++j) {
+    float* column = packed + static_cast<int64_t>(j) * out->padded_rows;
+    for (int i = 0; i < count; ++i) {
+      const float* w = tensors[i]->f32();
+      for (int32_t r = 0; r < rows_each; ++r) {
+        column[i * rows_each + r] = w[static_cast<int64_t>(r) * cols + j];
+      }
+    }
+    for (int32_t r = rows; r < out->padded_rows; ++r) column[r] = 0.f;
+  }
+  out->data = packed;
   return Status();
 }
 #endif

@@ -113,11 +113,16 @@ struct ColumnMajorWeights {
 Status column_major_bytes(int32_t rows, int32_t cols, size_t* out);
 // Writes the packed copy of w into `packed` (column_major_bytes long).
 ColumnMajorWeights pack_column_major(const float* w, int32_t rows, int32_t cols, float* packed);
-// prepare: packs `tensor` ([rows, cols]) into persistent arena memory when it
-// pays and is safe (AVX-512, float32 constant, interpreter not training);
-// leaves *out empty otherwise.
-Status prepare_column_major(OpContext& ctx, const Tensor* tensor, int32_t rows, int32_t cols,
-                            ColumnMajorWeights* out);
+// prepare: packs `count` tensors ([rows_each, cols] each, stacked: LSTM gate
+// matrices become one [4H, H]) into persistent arena memory when it pays and
+// is safe (AVX-512, float32 constants, interpreter not training); leaves
+// *out empty otherwise.
+Status prepare_column_major(OpContext& ctx, const Tensor* const* tensors, int count,
+                            int32_t rows_each, int32_t cols, ColumnMajorWeights* out);
+inline Status prepare_column_major(OpContext& ctx, const Tensor* tensor, int32_t rows, int32_t cols,
+                                   ColumnMajorWeights* out) {
+  return prepare_column_major(ctx, &tensor, 1, rows, cols, out);
+}
 // out[r] = (accumulate ? out[r] : bias ? bias[r] : 0) + W[r, :] . x, as
 // matvec_rows (multiply-adds in column order: equal to it within rounding).
 void matvec_columns_avx512(const ColumnMajorWeights& w, const float* x, const float* bias,
