@@ -84,17 +84,17 @@ template <int kVectors>
 GRUWB_AVX512 void column_block(const float* w, int64_t stride, int32_t cols, const float* x,
                                const float* base, float* out, __mmask16 tail) {
   __m512 acc[kVectors];
-#pragma GCC unroll 16
+#pragma GCC unroll 24
   for (int v = 0; v < kVectors; ++v) acc[v] = _mm512_setzero_ps();
   for (int32_t j = 0; j < cols; ++j) {
     const __m512 xj = _mm512_set1_ps(x[j]);
     const float* column = w + j * stride;
-#pragma GCC unroll 16
+#pragma GCC unroll 24
     for (int v = 0; v < kVectors; ++v) {
       acc[v] = _mm512_fmadd_ps(_mm512_loadu_ps(column + 16 * v), xj, acc[v]);
     }
   }
-#pragma GCC unroll 16
+#pragma GCC unroll 24
   for (int v = 0; v < kVectors; ++v) {
     const __mmask16 m = v == kVectors - 1 ? tail : static_cast<__mmask16>(0xffff);
     const __m512 sum =
@@ -105,9 +105,6 @@ GRUWB_AVX512 void column_block(const float* w, int64_t stride, int32_t cols, con
 
 using ColumnBlock = void (*)(const float*, int64_t, int32_t, const float*, const float*, float*,
                              __mmask16);
-
-// At most 16 accumulators per pass over the columns (of 32 zmm registers).
-constexpr int kMaxColumnVectors = 16;
 
 ColumnBlock column_block_for(int vectors) {
   switch (vectors) {
@@ -126,7 +123,15 @@ ColumnBlock column_block_for(int vectors) {
     case 13: return column_block<13>;
     case 14: return column_block<14>;
     case 15: return column_block<15>;
-    default: return column_block<16>;
+    case 16: return column_block<16>;
+    case 17: return column_block<17>;
+    case 18: return column_block<18>;
+    case 19: return column_block<19>;
+    case 20: return column_block<20>;
+    case 21: return column_block<21>;
+    case 22: return column_block<22>;
+    case 23: return column_block<23>;
+    default: return column_block<24>;
   }
 }
 
@@ -266,10 +271,8 @@ GRUWB_AVX512 void matvec_rows_avx512(const float* w, int32_t rows, int32_t cols,
 GRUWB_AVX512 void matvec_columns_avx512(const ColumnMajorWeights& w, const float* x,
                                         const float* bias, bool accumulate, float* out) {
   const int32_t vectors = w.padded_rows / 16;
-  if (vectors == 0) return;
-  // Passes of equal width: 24 vectors (H = 128 GRU) as 12 + 12, not 16 + 8.
-  const int32_t passes = (vectors + kMaxColumnVectors - 1) / kMaxColumnVectors;
-  const int32_t per_pass = (vectors + passes - 1) / passes;
+  const int32_t per_pass = column_pass_vectors(vectors);
+  const float* pass = w.data;  // each pass whole, column after column (pack_column_major)
   for (int32_t v0 = 0; v0 < vectors; v0 += per_pass) {
     const int32_t n = vectors - v0 < per_pass ? vectors - v0 : per_pass;
     const int32_t first_row = 16 * v0;
@@ -277,7 +280,8 @@ GRUWB_AVX512 void matvec_columns_avx512(const ColumnMajorWeights& w, const float
     const __mmask16 tail = last_rows >= 16 ? static_cast<__mmask16>(0xffff)
                                            : static_cast<__mmask16>((1u << last_rows) - 1u);
     const float* base = accumulate ? out + first_row : (bias ? bias + first_row : nullptr);
-    column_block_for(n)(w.data + first_row, w.padded_rows, w.cols, x, base, out + first_row, tail);
+    column_block_for(n)(pass, 16 * n, w.cols, x, base, out + first_row, tail);
+    pass += static_cast<int64_t>(16 * n) * w.cols;
   }
 }
 

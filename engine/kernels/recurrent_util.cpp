@@ -191,9 +191,9 @@ void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, con
 #if defined(GRUWB_CLONED_HOT_LOOPS)
 Status column_major_bytes(int32_t rows, int32_t cols, size_t* out) {
   const int64_t padded_rows = (int64_t{rows} + 15) / 16 * 16;
-  size_t floats = 0;
+  size_t floats = 0, bytes = 0;
   if (rows < 0 || cols < 0 || padded_rows > INT32_MAX || !checked_mul(padded_rows, cols, &floats) ||
-      !checked_mul(floats, sizeof(float), out)) {
+      !checked_mul(floats, sizeof(float), &bytes) || !checked_add(bytes, size_t{64}, out)) {
     return Status::error(StatusCode::kOutOfMemory,
                          "a packed copy of a [%d,%d] weight matrix does not fit",
                          static_cast<int>(rows), static_cast<int>(cols));
@@ -201,18 +201,37 @@ Status column_major_bytes(int32_t rows, int32_t cols, size_t* out) {
   return Status();
 }
 
-ColumnMajorWeights pack_column_major(const float* w, int32_t rows, int32_t cols, float* packed) {
+namespace {
+
+// Lays out the pass-major copy (recurrent_util.h) of the [rows, cols] matrix
+// whose (r, j) value `at(r, j)` returns, in `memory` (column_major_bytes).
+template <typename At>
+ColumnMajorWeights pack_columns(int32_t rows, int32_t cols, At at, void* memory) {
   ColumnMajorWeights out;
   out.rows = rows;
   out.cols = cols;
   out.padded_rows = (rows + 15) / 16 * 16;
-  for (int32_t j = 0; j < cols; ++j) {
-    float* column = packed + static_cast<int64_t>(j) * out.padded_rows;
-    for (int32_t r = 0; r < rows; ++r) column[r] = w[static_cast<int64_t>(r) * cols + j];
-    for (int32_t r = rows; r < out.padded_rows; ++r) column[r] = 0.f;
+  float* packed = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(memory) + 63) &
+                                           ~static_cast<uintptr_t>(63));
+  const int32_t vectors = out.padded_rows / 16;
+  const int32_t per_pass = column_pass_vectors(vectors);
+  float* next = packed;
+  for (int32_t v0 = 0; v0 < vectors; v0 += per_pass) {
+    const int32_t pass_rows = 16 * (vectors - v0 < per_pass ? vectors - v0 : per_pass);
+    for (int32_t j = 0; j < cols; ++j) {
+      for (int32_t r = 16 * v0; r < 16 * v0 + pass_rows; ++r) *next++ = r < rows ? at(r, j) : 0.f;
+    }
   }
   out.data = packed;
   return out;
+}
+
+}  // namespace
+
+ColumnMajorWeights pack_column_major(const float* w, int32_t rows, int32_t cols, float* packed) {
+  return pack_columns(
+      rows, cols, [&](int32_t r, int32_t j) { return w[static_cast<int64_t>(r) * cols + j]; },
+      packed);
 }
 
 Status prepare_column_major(OpContext& ctx, const Tensor* const* tensors, int count,
@@ -236,22 +255,13 @@ Status prepare_column_major(OpContext& ctx, const Tensor* const* tensors, int co
   GRUWB_RETURN_IF_ERROR(column_major_bytes(rows, cols, &bytes));
   void* memory = nullptr;
   GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(bytes, &memory));
-  float* packed = static_cast<float*>(memory);
-  out->rows = rows;
-  out->cols = cols;
-  out->padded_rows = (rows + 15) / 16 * 16;
-  // Tensor i's rows at i * rows_each of each column, zeros below.
-  for (int32_t j = 0; j < cols; ++j) {
-    float* column = packed + static_cast<int64_t>(j) * out->padded_rows;
-    for (int i = 0; i < count; ++i) {
-      const float* w = tensors[i]->f32();
-      for (int32_t r = 0; r < rows_each; ++r) {
-        column[i * rows_each + r] = w[static_cast<int64_t>(r) * cols + j];
-      }
-    }
-    for (int32_t r = rows; r < out->padded_rows; ++r) column[r] = 0.f;
-  }
-  out->data = packed;
+  // Tensor i's rows at i * rows_each.
+  *out = pack_columns(
+      rows, cols,
+      [&](int32_t r, int32_t j) {
+        return tensors[r / rows_each]->f32()[static_cast<int64_t>(r % rows_each) * cols + j];
+      },
+      memory);
   return Status();
 }
 #endif

@@ -112,11 +112,12 @@ TEST(RecurrentUtilTest, PackedColumnProductMatchesRowProduct) {
     const std::vector<float> start = random_values(static_cast<size_t>(rows), ++seed);
     size_t bytes = 0;
     ASSERT_TRUE(column_major_bytes(rows, cols, &bytes).ok());
-    ASSERT_EQ(bytes, sizeof(float) * static_cast<size_t>((rows + 15) / 16 * 16) * cols);
+    ASSERT_EQ(bytes, sizeof(float) * static_cast<size_t>((rows + 15) / 16 * 16) * cols + 64);
     // One float past the copy, to see that nothing writes there.
     std::vector<float> packed(bytes / sizeof(float) + 1, 7.f);
     const ColumnMajorWeights columns = pack_column_major(w.data(), rows, cols, packed.data());
     EXPECT_EQ(packed.back(), 7.f);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(columns.data) % 64, 0u);
     for (int mode = 0; mode < 3; ++mode) {  // no bias, bias, accumulate into `start`
       const float* b = mode == 1 ? bias.data() : nullptr;
       const bool accumulate = mode == 2;
@@ -174,7 +175,7 @@ TEST(RecurrentUtilTest, PackedCopySizeRefusesOverflow) {
   EXPECT_FALSE(column_major_bytes(INT32_MAX - 3, 1, &bytes).ok());  // padding past int32
   EXPECT_FALSE(column_major_bytes(-1, 4, &bytes).ok());
   ASSERT_TRUE(column_major_bytes(180, 60, &bytes).ok());
-  EXPECT_EQ(bytes, 192u * 60u * sizeof(float));
+  EXPECT_EQ(bytes, 192u * 60u * sizeof(float) + 64u);  // + room to align to 64 bytes
 }
 #endif
 
