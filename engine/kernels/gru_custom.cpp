@@ -198,11 +198,6 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(
       gru_arena_bytes(input_size, units, layout.batch, layout.time, hybrid, batched_rows, &bytes));
   GRUWB_RETURN_IF_ERROR(ctx.request_scratch(bytes.scratch, &slot));
-#if defined(GRUWB_CLONED_HOT_LOOPS)
-  GRUWB_RETURN_IF_ERROR(prepare_gru_packed_kernels(ctx, ctx.input(kInputKernel), recurrent_kernel,
-                                                   input_size, units, options->reset_after,
-                                                   batched_rows, &options->packed));
-#endif
   if (ctx.training()) {
     if (ctx.input(kInputKernel)->type != TensorType::FLOAT32 ||
         recurrent_kernel->type != TensorType::FLOAT32) {
@@ -215,6 +210,20 @@ Status prepare(OpContext& ctx) {
   }
   return Status();
 }
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// packed_inference_ops(): prepare, then W_x and W_h packed for eval.
+Status prepare_packing(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(prepare(ctx));
+  Options* options = static_cast<Options*>(ctx.user_data());
+  if (options->integer) return Status();
+  const Tensor* input_kernel = ctx.input(kInputKernel);
+  const Tensor* recurrent_kernel = ctx.input(kRecurrentKernel);
+  return prepare_gru_packed_kernels(ctx, input_kernel, recurrent_kernel,
+                                    input_kernel->shape.dims[1], recurrent_kernel->shape.dims[1],
+                                    options->reset_after, options->batched, &options->packed);
+}
+#endif
 
 GruCell make_cell(OpContext& ctx, const Options& options) {
   const Tensor* bias = ctx.input(kBias);
@@ -365,6 +374,19 @@ OpCost cost(const OpCostQuery& q) {
 }
 
 }  // namespace
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+extern const KernelRegistration kGruCustomPackedKernel = {
+    kOpCustom,
+    "GRUWB_GRU",
+    prepare_packing,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_range(1, 3),
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(GRUWB_GRU) != 0};
+#endif
 
 extern const KernelRegistration kGruCustomKernel = {
     kOpCustom,

@@ -119,6 +119,15 @@ inline int32_t column_pass_vectors(int32_t vectors) {
   const int32_t passes = (vectors + kMaxColumnVectors - 1) / kMaxColumnVectors;
   return passes == 0 ? 0 : (vectors + passes - 1) / passes;
 }
+// `bytes` rounded up to the arena's 16-byte alignment: persistent requests of
+// whole units keep the next one's padding out of the sizing (an arena probe
+// that fails while planning activations counts persistent bytes without it).
+inline size_t whole_alignment_units(size_t bytes) { return (bytes + 15) / 16 * 16; }
+// The default op table with GRU, GRUWB_GRU, UNIDIRECTIONAL_SEQUENCE_LSTM and
+// _RNN replaced by versions whose prepare also packs their weights (the
+// packed copies cost arena bytes a board never needs, so only host runners
+// that time or run inference ask for it: ModelRunner::set_packed_weights).
+const OpResolver& packed_inference_ops();
 // Bytes of the packed copy (with 64 bytes of room to align it), with
 // overflow checks.
 Status column_major_bytes(int32_t rows, int32_t cols, size_t* out);

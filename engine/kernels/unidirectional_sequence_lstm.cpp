@@ -171,7 +171,8 @@ Status prepare_lstm_packed(OpContext& ctx, const LstmShape& s, bool hybrid) {
   void* memory = nullptr;
   if (!s.layer_norm) {  // rows = count * H fit: column_major_bytes checked them
     const size_t rows = static_cast<size_t>(count) * static_cast<size_t>(s.units);
-    GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(float) * rows, &memory));
+    GRUWB_RETURN_IF_ERROR(
+        ctx.allocate_persistent(whole_alignment_units(sizeof(float) * rows), &memory));
     float* bias = static_cast<float*>(memory);  // zero-filled: an omitted bias stays 0
     for (int g = first; g < 4; ++g) {
       const Tensor* b = ctx.input(kGateBias + g);
@@ -179,7 +180,8 @@ Status prepare_lstm_packed(OpContext& ctx, const LstmShape& s, bool hybrid) {
     }
     packed.bias = bias;
   }
-  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(LstmPacked), &memory));
+  GRUWB_RETURN_IF_ERROR(
+      ctx.allocate_persistent(whole_alignment_units(sizeof(LstmPacked)), &memory));
   ctx.set_user_data(new (memory) LstmPacked(packed));
   return Status();
 }
@@ -279,9 +281,6 @@ Status prepare(OpContext& ctx) {
                                                   static_cast<size_t>(s.units),
                                               &slot));
   }
-#if defined(GRUWB_CLONED_HOT_LOOPS)
-  GRUWB_RETURN_IF_ERROR(prepare_lstm_packed(ctx, s, hybrid));
-#endif
   if (!ctx.training()) return Status();
   if (projection || any_layer_norm) {
     return Status::error(StatusCode::kUnsupported,
@@ -306,6 +305,16 @@ Status prepare(OpContext& ctx) {
                        static_cast<size_t>(s.layout.time)),
       &slot);
 }
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// packed_inference_ops(): prepare, then the stacked gate matrices packed for eval.
+Status prepare_packing(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(prepare(ctx));
+  if (GRUWB_INTEGER_FORM(UNIDIRECTIONAL_SEQUENCE_LSTM) && ctx.input(kX)->type == TensorType::INT8)
+    return Status();
+  return prepare_lstm_packed(ctx, lstm_shape(ctx), lstm_is_hybrid(ctx));
+}
+#endif
 
 // TFLite's layer norm: zero mean, unit variance (epsilon 1e-8), then scale.
 void layer_norm(const float* coefficients, float* gate, int32_t n) {
@@ -632,6 +641,19 @@ Status backward(OpContext& ctx) {
 OpCost cost(const OpCostQuery& q) { return lstm_cost(q.subgraph, q.op, true); }
 
 }  // namespace
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+extern const KernelRegistration kUnidirectionalSequenceLstmPackedKernel = {
+    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM),
+    nullptr,
+    prepare_packing,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_range(1, 23) & ~input_bits(18, 19),  // 18, 19: states
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(UNIDIRECTIONAL_SEQUENCE_LSTM) != 0};
+#endif
 
 extern const KernelRegistration kUnidirectionalSequenceLstmKernel = {
     static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM),

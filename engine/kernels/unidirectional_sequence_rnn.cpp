@@ -48,7 +48,7 @@ Status prepare_rnn_packed(OpContext& ctx, int32_t units, int32_t input_size) {
       prepare_column_major(ctx, ctx.input(kInputWeights), units, input_size, &packed.input));
   if (!packed.input.data) return Status();
   void* memory = nullptr;
-  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(sizeof(RnnPacked), &memory));
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(whole_alignment_units(sizeof(RnnPacked)), &memory));
   ctx.set_user_data(new (memory) RnnPacked(packed));
   return Status();
 }
@@ -100,9 +100,6 @@ Status prepare(OpContext& ctx) {
     GRUWB_RETURN_IF_ERROR(
         ctx.request_scratch(static_cast<size_t>(x->shape.dims[2] + units), &slot));
   }
-#if defined(GRUWB_CLONED_HOT_LOOPS)
-  GRUWB_RETURN_IF_ERROR(prepare_rnn_packed(ctx, units, x->shape.dims[2]));
-#endif
   if (!ctx.training()) return Status();
   if (recurrent->type != TensorType::FLOAT32 ||
       ctx.input(kInputWeights)->type != TensorType::FLOAT32) {
@@ -116,6 +113,15 @@ Status prepare(OpContext& ctx) {
   return ctx.request_backward_scratch(
       sizeof(float) * (3 * static_cast<size_t>(units) + static_cast<size_t>(layout.time)), &slot);
 }
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// packed_inference_ops(): prepare, then W and R packed for eval.
+Status prepare_packing(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(prepare(ctx));
+  return prepare_rnn_packed(ctx, ctx.input(kRecurrentWeights)->shape.dims[0],
+                            ctx.input(kX)->shape.dims[2]);
+}
+#endif
 
 Status eval(OpContext& ctx) {
   const Tensor* x = ctx.input(kX);
@@ -244,6 +250,17 @@ Status backward(OpContext& ctx) {
 OpCost cost(const OpCostQuery& q) { return rnn_cost(q.subgraph, q.op, true); }
 
 }  // namespace
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+extern const KernelRegistration kUnidirectionalSequenceRnnPackedKernel = {
+    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN),
+    nullptr,
+    prepare_packing,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_range(1, 3)};
+#endif
 
 extern const KernelRegistration kUnidirectionalSequenceRnnKernel = {
     static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN),

@@ -36,6 +36,7 @@ void run_reference(benchmark::State& state, const tools::CellDescriptor* cell,
   std::string error;
   tools::LoadedModel loaded;
   tools::ModelRunner runner;
+  runner.set_packed_weights(true);
   if (!tools::build_model(spec, &def, &error) || !tools::write_model(def, format, &bytes, &error) ||
       !tools::load_model_bytes(std::move(bytes), "reference", &loaded, &error) ||
       !runner.prepare(loaded.model, &error)) {
