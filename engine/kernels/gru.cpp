@@ -16,6 +16,7 @@
 // onert-micro's gru_float.circle.
 
 #include <cstdio>
+#include <new>
 
 #include "engine/kernels/gru_cell.h"
 #include "engine/kernels/gru_integer.h"
@@ -168,6 +169,32 @@ Status prepare(OpContext& ctx) {
   return Status();
 }
 
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// packed_inference_ops(): prepare, then W_x and W_h packed for eval.
+Status prepare_packing(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(prepare(ctx));
+  if (GRUWB_INTEGER_FORM(GRU) && ctx.input(kX)->type == TensorType::INT8) return Status();
+  const GruLayout l = layout_of(ctx);
+  bool batched_rows = false;
+#if GRUWB_BATCHED_KERNELS
+  batched_rows = batched(l, ctx.input(kInputKernel)->type == TensorType::INT8 ||
+                                ctx.input(kRecurrentKernel)->type == TensorType::INT8);
+#endif
+  GruPackedKernels packed;
+  GRUWB_RETURN_IF_ERROR(prepare_gru_packed_kernels(ctx, ctx.input(kInputKernel),
+                                                   ctx.input(kRecurrentKernel), l.input_size,
+                                                   l.units, true, batched_rows, &packed));
+  ctx.set_user_data(nullptr);
+  if (packed.input.data || packed.recurrent.data) {
+    void* memory = nullptr;
+    GRUWB_RETURN_IF_ERROR(
+        ctx.allocate_persistent(whole_alignment_units(sizeof(GruPackedKernels)), &memory));
+    ctx.set_user_data(new (memory) GruPackedKernels(packed));
+  }
+  return Status();
+}
+#endif
+
 Status eval(OpContext& ctx) {
   if (GRUWB_INTEGER_FORM(GRU) && ctx.input(kX)->type == TensorType::INT8) {
     eval_integer_gru(ctx, *static_cast<const IntegerGru*>(ctx.user_data()), ctx.input(kX),
@@ -185,6 +212,9 @@ Status eval(OpContext& ctx) {
   cell.recurrent_kernel = dense_weights(ctx.input(kRecurrentKernel));
   cell.input_bias = bx ? bx->f32() : nullptr;
   cell.recurrent_bias = bh ? bh->f32() : nullptr;
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  if (ctx.user_data()) cell.packed = *static_cast<const GruPackedKernels*>(ctx.user_data());
+#endif
   const auto* options = ctx.op().options<fb::GRUOptions>();
   bool return_sequences = options && options->return_sequences();
   float* scratch = static_cast<float*>(ctx.scratch(0));
@@ -275,6 +305,19 @@ OpCost cost(const OpCostQuery& q) {
 }
 
 }  // namespace
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+extern const KernelRegistration kGruPackedKernel = {
+    static_cast<int32_t>(BuiltinOperator::GRU),
+    nullptr,
+    prepare_packing,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_range(1, 4),
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(GRU) != 0};
+#endif
 
 extern const KernelRegistration kGruKernel = {static_cast<int32_t>(BuiltinOperator::GRU),
                                               nullptr,

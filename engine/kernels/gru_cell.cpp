@@ -49,6 +49,19 @@ Status gru_arena_bytes(int32_t input_size, int32_t units, int32_t batch, int32_t
   return Status();
 }
 
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+Status prepare_gru_packed_kernels(OpContext& ctx, const Tensor* input_kernel,
+                                  const Tensor* recurrent_kernel, int32_t input_size, int32_t units,
+                                  bool reset_after, bool batched, GruPackedKernels* out) {
+  *out = GruPackedKernels();
+  if (batched) return Status();
+  GRUWB_RETURN_IF_ERROR(
+      prepare_column_major(ctx, input_kernel, 3 * units, input_size, &out->input));
+  if (!reset_after) return Status();
+  return prepare_column_major(ctx, recurrent_kernel, 3 * units, units, &out->recurrent);
+}
+#endif
+
 namespace {
 
 // The element-wise parts of a step, in fixed blocks of 8: GCC's -O2 cost
@@ -102,8 +115,14 @@ GRUWB_ALWAYS_INLINE void gru_step(const GruCell& cell, float* input_part, const 
   float* candidate = input_part + 2 * units;
   if (hybrid) quantize_row(h_prev, units, cell.asymmetric_inputs, &hq);
   if (cell.reset_after) {
-    matvec_assign(cell.recurrent_kernel, 0, 3 * units, h_prev, hq, cell.recurrent_bias,
-                  recurrent_part);
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+    if (cell.packed.recurrent.data) {
+      matvec_columns_avx512(cell.packed.recurrent, h_prev, cell.recurrent_bias, false,
+                            recurrent_part);
+    } else
+#endif
+      matvec_assign(cell.recurrent_kernel, 0, 3 * units, h_prev, hq, cell.recurrent_bias,
+                    recurrent_part);
     add_to(z, recurrent_part, 2 * units);  // z and r blocks
     gate_activation(cell.recurrent_activation, z, 2 * units);
     const float* recurrent_candidate = recurrent_part + 2 * units;
@@ -154,8 +173,16 @@ void gru_sequence(const GruCell& cell, const float* x, int64_t x_stride, int32_t
                       projected + s * gates);
       }
     } else {
-      project_steps(cell.input_kernel, x + t0 * x_stride, x_stride, block, cell.input_bias,
-                    transposed, projected);
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+      if (cell.packed.input.data) {  // a whole block of steps costs less than one transpose
+        for (int32_t s = 0; s < block; ++s) {
+          matvec_columns_avx512(cell.packed.input, x + (t0 + s) * x_stride, cell.input_bias, false,
+                                projected + s * gates);
+        }
+      } else
+#endif
+        project_steps(cell.input_kernel, x + t0 * x_stride, x_stride, block, cell.input_bias,
+                      transposed, projected);
     }
     for (int32_t s = 0; s < block; ++s) {
       float* h_next = out + (t0 + s) * out_stride;

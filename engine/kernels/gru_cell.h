@@ -26,6 +26,13 @@ namespace gruwb {
 enum class GruActivation : uint8_t { kTanh, kLinear, kRelu };
 enum class GruGateActivation : uint8_t { kSigmoid, kHardSigmoid };
 
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+struct GruPackedKernels {
+  ColumnMajorWeights input;      // W_x [3H, I]
+  ColumnMajorWeights recurrent;  // W_h [3H, H]
+};
+#endif
+
 struct GruCell {
   int32_t input_size = 0;
   int32_t units = 0;
@@ -39,6 +46,12 @@ struct GruCell {
   // Hybrid only: quantize x, h and r * h asymmetrically (TFLite's
   // asymmetric_quantize_inputs); false: symmetric.
   bool asymmetric_inputs = false;
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  // Inference on AVX-512 hosts (float, one batch row at a time): W_x and
+  // (reset_after) W_h packed at prepare by prepare_gru_packed_kernels, used
+  // by gru_sequence instead of input_kernel/recurrent_kernel when set.
+  GruPackedKernels packed;
+#endif
 };
 
 // Floats of scratch gru_sequence needs; `hybrid` (INT8 kernels) adds room for
@@ -132,6 +145,15 @@ struct GruArenaBytes {
 };
 Status gru_arena_bytes(int32_t input_size, int32_t units, int32_t batch, int32_t time, bool hybrid,
                        bool batched, GruArenaBytes* out);
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// prepare of a fused GRU op: packs W_x [3H, I] and (reset_after) W_h [3H, H]
+// (prepare_column_major) for the unbatched float path; *out stays empty when
+// batched or where prepare_column_major declines.
+Status prepare_gru_packed_kernels(OpContext& ctx, const Tensor* input_kernel,
+                                  const Tensor* recurrent_kernel, int32_t input_size, int32_t units,
+                                  bool reset_after, bool batched, GruPackedKernels* out);
+#endif
 
 // ---- Integer GRU (full-integer models; docs/fused-gru-op.md "Integer GRU") ----
 // reset_after = true, sigmoid gates, tanh candidate. x int8 (zero point),

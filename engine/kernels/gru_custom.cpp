@@ -40,6 +40,9 @@ struct Options {
   bool batched = false;  // B > 1 float rows as matrix products (gru_sequence_batch)
   GruActivation activation = GruActivation::kTanh;
   GruGateActivation recurrent_activation = GruGateActivation::kSigmoid;
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  GruPackedKernels packed;  // prepare_gru_packed_kernels
+#endif
 };
 
 Status read_activation(const CustomOption& option, Options* options) {
@@ -208,6 +211,20 @@ Status prepare(OpContext& ctx) {
   return Status();
 }
 
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// packed_inference_ops(): prepare, then W_x and W_h packed for eval.
+Status prepare_packing(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(prepare(ctx));
+  Options* options = static_cast<Options*>(ctx.user_data());
+  if (options->integer) return Status();
+  const Tensor* input_kernel = ctx.input(kInputKernel);
+  const Tensor* recurrent_kernel = ctx.input(kRecurrentKernel);
+  return prepare_gru_packed_kernels(ctx, input_kernel, recurrent_kernel,
+                                    input_kernel->shape.dims[1], recurrent_kernel->shape.dims[1],
+                                    options->reset_after, options->batched, &options->packed);
+}
+#endif
+
 GruCell make_cell(OpContext& ctx, const Options& options) {
   const Tensor* bias = ctx.input(kBias);
   GruCell cell;
@@ -219,6 +236,9 @@ GruCell make_cell(OpContext& ctx, const Options& options) {
   cell.activation = options.activation;
   cell.recurrent_activation = options.recurrent_activation;
   cell.asymmetric_inputs = options.asymmetric_quantize_inputs;
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  cell.packed = options.packed;
+#endif
   if (bias) {
     cell.input_bias = bias->f32();
     cell.recurrent_bias = options.reset_after ? bias->f32() + 3 * cell.units : nullptr;
@@ -354,6 +374,19 @@ OpCost cost(const OpCostQuery& q) {
 }
 
 }  // namespace
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+extern const KernelRegistration kGruCustomPackedKernel = {
+    kOpCustom,
+    "GRUWB_GRU",
+    prepare_packing,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_range(1, 3),
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(GRUWB_GRU) != 0};
+#endif
 
 extern const KernelRegistration kGruCustomKernel = {
     kOpCustom,

@@ -76,6 +76,115 @@ GRUWB_AVX512 void matvec_blocks(const float* w, int32_t rows, int32_t cols, cons
   }
 }
 
+// kVectors 16-row vectors of out (the last masked to `tail`) over all columns
+// of a column-major block (column j at w + j * stride): x[j] broadcast, one
+// multiply-add per vector, the sums added to `base` (bias, out or nothing)
+// at the end as matvec_blocks does.
+template <int kVectors>
+GRUWB_AVX512 void column_block(const float* w, int64_t stride, int32_t cols, const float* x,
+                               const float* base, float* out, __mmask16 tail) {
+  __m512 acc[kVectors];
+#pragma GCC unroll 24
+  for (int v = 0; v < kVectors; ++v) acc[v] = _mm512_setzero_ps();
+  for (int32_t j = 0; j < cols; ++j) {
+    const __m512 xj = _mm512_set1_ps(x[j]);
+    const float* column = w + j * stride;
+#pragma GCC unroll 24
+    for (int v = 0; v < kVectors; ++v) {
+      acc[v] = _mm512_fmadd_ps(_mm512_loadu_ps(column + 16 * v), xj, acc[v]);
+    }
+  }
+#pragma GCC unroll 24
+  for (int v = 0; v < kVectors; ++v) {
+    const __mmask16 m = v == kVectors - 1 ? tail : static_cast<__mmask16>(0xffff);
+    const __m512 sum =
+        base ? _mm512_add_ps(_mm512_maskz_loadu_ps(m, base + 16 * v), acc[v]) : acc[v];
+    _mm512_mask_storeu_ps(out + 16 * v, m, sum);
+  }
+}
+
+using ColumnBlock = void (*)(const float*, int64_t, int32_t, const float*, const float*, float*,
+                             __mmask16);
+
+ColumnBlock column_block_for(int vectors) {
+  switch (vectors) {
+    case 1: return column_block<1>;
+    case 2: return column_block<2>;
+    case 3: return column_block<3>;
+    case 4: return column_block<4>;
+    case 5: return column_block<5>;
+    case 6: return column_block<6>;
+    case 7: return column_block<7>;
+    case 8: return column_block<8>;
+    case 9: return column_block<9>;
+    case 10: return column_block<10>;
+    case 11: return column_block<11>;
+    case 12: return column_block<12>;
+    case 13: return column_block<13>;
+    case 14: return column_block<14>;
+    case 15: return column_block<15>;
+    case 16: return column_block<16>;
+    case 17: return column_block<17>;
+    case 18: return column_block<18>;
+    case 19: return column_block<19>;
+    case 20: return column_block<20>;
+    case 21: return column_block<21>;
+    case 22: return column_block<22>;
+    case 23: return column_block<23>;
+    default: return column_block<24>;
+  }
+}
+
+// fast_exp (recurrent_util.h) on 16 lanes, operation for operation (with the
+// multiply-adds GCC contracts in the x86-64-v4 clone), NaN passed through.
+GRUWB_AVX512 inline __m512 exp16(__m512 x) {
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  const __m512 clamped =
+      _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.f)), _mm512_set1_ps(88.f));
+  const __m512 round = _mm512_set1_ps(12582912.f);
+  const __m512 k =
+      _mm512_sub_ps(_mm512_fmadd_ps(clamped, _mm512_set1_ps(1.44269504f), round), round);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), clamped);
+  r = _mm512_fmadd_ps(k, _mm512_set1_ps(2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.f / 720.f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  const __m512i bits =
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
+  return _mm512_mask_mov_ps(_mm512_mul_ps(p, _mm512_castsi512_ps(bits)), nan, x);
+}
+
+GRUWB_AVX512 inline __m512 sigmoid16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 negated =
+      _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN)));
+  return _mm512_div_ps(one, _mm512_add_ps(one, exp16(negated)));
+}
+
+GRUWB_AVX512 inline __m512 tanh16(__m512 x) {
+  const __m512i sign_bit = _mm512_set1_epi32(INT32_MIN);
+  const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), sign_bit);
+  const __m512 a = _mm512_castsi512_ps(_mm512_andnot_si512(sign_bit, _mm512_castps_si512(x)));
+  const __m512 e = exp16(_mm512_mul_ps(_mm512_set1_ps(-2.f), a));
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 t = _mm512_div_ps(_mm512_sub_ps(one, e), _mm512_add_ps(one, e));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), sign));
+}
+
+template <__m512 (*kFunction)(__m512)>
+GRUWB_AVX512 inline void apply16(float* x, int32_t n) {
+  int32_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(x + i, kFunction(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_ps(x + i, m, kFunction(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
 #if GRUWB_BATCHED_KERNELS
 // One tile of gemm_accumulate: kRows rows of C x kVectors 16-lane vectors (the last masked to
 // `tail`), accumulated in registers over all of k: per k, kVectors loads of B's row, kRows
@@ -158,6 +267,26 @@ GRUWB_AVX512 void matvec_rows_avx512(const float* w, int32_t rows, int32_t cols,
     default: matvec_rows_portable(w, rows, cols, x, bias, accumulate, out); break;
   }
 }
+
+GRUWB_AVX512 void matvec_columns_avx512(const ColumnMajorWeights& w, const float* x,
+                                        const float* bias, bool accumulate, float* out) {
+  const int32_t vectors = w.padded_rows / 16;
+  const int32_t per_pass = column_pass_vectors(vectors);
+  const float* pass = w.data;  // each pass whole, column after column (pack_column_major)
+  for (int32_t v0 = 0; v0 < vectors; v0 += per_pass) {
+    const int32_t n = vectors - v0 < per_pass ? vectors - v0 : per_pass;
+    const int32_t first_row = 16 * v0;
+    const int32_t last_rows = w.rows - 16 * (v0 + n - 1);  // 1..16 in the last pass, else 16
+    const __mmask16 tail = last_rows >= 16 ? static_cast<__mmask16>(0xffff)
+                                           : static_cast<__mmask16>((1u << last_rows) - 1u);
+    const float* base = accumulate ? out + first_row : (bias ? bias + first_row : nullptr);
+    column_block_for(n)(pass, 16 * n, w.cols, x, base, out + first_row, tail);
+    pass += static_cast<int64_t>(16 * n) * w.cols;
+  }
+}
+
+GRUWB_AVX512 void vector_sigmoid_avx512(float* x, int32_t n) { apply16<sigmoid16>(x, n); }
+GRUWB_AVX512 void vector_tanh_avx512(float* x, int32_t n) { apply16<tanh16>(x, n); }
 
 #if GRUWB_BATCHED_KERNELS
 GRUWB_AVX512 void gemm_accumulate_avx512(int32_t rows, int32_t cols, int32_t depth, const float* a,

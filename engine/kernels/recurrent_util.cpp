@@ -2,6 +2,9 @@
 
 #include <cstdio>
 
+#include "engine/model/checked_size.h"
+#include "engine/runtime/interpreter.h"
+
 namespace gruwb {
 
 DenseWeights dense_weights(const Tensor* tensor) {
@@ -184,6 +187,84 @@ void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, con
   matvec_rows_portable(w, rows, cols, x, bias, accumulate, out);
 #endif
 }
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+Status column_major_bytes(int32_t rows, int32_t cols, size_t* out) {
+  const int64_t padded_rows = (int64_t{rows} + 15) / 16 * 16;
+  size_t floats = 0, bytes = 0;
+  if (rows < 0 || cols < 0 || padded_rows > INT32_MAX || !checked_mul(padded_rows, cols, &floats) ||
+      !checked_mul(floats, sizeof(float), &bytes) || !checked_add(bytes, size_t{64}, out)) {
+    return Status::error(StatusCode::kOutOfMemory,
+                         "a packed copy of a [%d,%d] weight matrix does not fit",
+                         static_cast<int>(rows), static_cast<int>(cols));
+  }
+  return Status();
+}
+
+namespace {
+
+// Lays out the pass-major copy (recurrent_util.h) of the [rows, cols] matrix
+// whose (r, j) value `at(r, j)` returns, in `memory` (column_major_bytes).
+template <typename At>
+ColumnMajorWeights pack_columns(int32_t rows, int32_t cols, At at, void* memory) {
+  ColumnMajorWeights out;
+  out.rows = rows;
+  out.cols = cols;
+  out.padded_rows = (rows + 15) / 16 * 16;
+  float* packed = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(memory) + 63) &
+                                           ~static_cast<uintptr_t>(63));
+  const int32_t vectors = out.padded_rows / 16;
+  const int32_t per_pass = column_pass_vectors(vectors);
+  float* next = packed;
+  for (int32_t v0 = 0; v0 < vectors; v0 += per_pass) {
+    const int32_t pass_rows = 16 * (vectors - v0 < per_pass ? vectors - v0 : per_pass);
+    for (int32_t j = 0; j < cols; ++j) {
+      for (int32_t r = 16 * v0; r < 16 * v0 + pass_rows; ++r) *next++ = r < rows ? at(r, j) : 0.f;
+    }
+  }
+  out.data = packed;
+  return out;
+}
+
+}  // namespace
+
+ColumnMajorWeights pack_column_major(const float* w, int32_t rows, int32_t cols, float* packed) {
+  return pack_columns(
+      rows, cols, [&](int32_t r, int32_t j) { return w[static_cast<int64_t>(r) * cols + j]; },
+      packed);
+}
+
+Status prepare_column_major(OpContext& ctx, const Tensor* const* tensors, int count,
+                            int32_t rows_each, int32_t cols, ColumnMajorWeights* out) {
+  *out = ColumnMajorWeights();
+  static const bool avx512 = cpu_has_avx512();
+  // Training copies the weights and changes them after prepare; a variable or computed matrix
+  // changes between invokes: only a file's constant matrices can be packed once.
+  if (!avx512 || ctx.interpreter().training() || count <= 0 || rows_each <= 0 || cols <= 0) {
+    return Status();
+  }
+  for (int i = 0; i < count; ++i) {
+    const Tensor* t = tensors[i];
+    if (!t || t->type != TensorType::FLOAT32 || t->kind != TensorKind::kConstant || !t->data) {
+      return Status();
+    }
+  }
+  int32_t rows = 0;
+  size_t bytes = 0;
+  if (!checked_mul(rows_each, count, &rows)) return column_major_bytes(-1, cols, &bytes);
+  GRUWB_RETURN_IF_ERROR(column_major_bytes(rows, cols, &bytes));
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(bytes, &memory));
+  // Tensor i's rows at i * rows_each.
+  *out = pack_columns(
+      rows, cols,
+      [&](int32_t r, int32_t j) {
+        return tensors[r / rows_each]->f32()[static_cast<int64_t>(r % rows_each) * cols + j];
+      },
+      memory);
+  return Status();
+}
+#endif
 
 #if GRUWB_BATCHED_KERNELS
 // The portable product (cloned for AVX2 on x86-64 Linux): one C row at a time, each A value
@@ -431,6 +512,13 @@ void add_rows(float* out, int32_t rows, const float* g, int64_t g_stride, int32_
 // polynomial even at -O2 (its cheap cost model refuses open-ended loops).
 GRUWB_HOT_LOOP
 void vector_sigmoid(float* x, int32_t n) {
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  static const bool avx512 = cpu_has_avx512();
+  if (avx512) {
+    vector_sigmoid_avx512(x, n);
+    return;
+  }
+#endif
   int32_t i = 0;
   for (; i + 8 <= n; i += 8) {
     for (int32_t j = 0; j < 8; ++j) x[i + j] = fast_sigmoid(x[i + j]);
@@ -440,6 +528,13 @@ void vector_sigmoid(float* x, int32_t n) {
 
 GRUWB_HOT_LOOP
 void vector_tanh(float* x, int32_t n) {
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  static const bool avx512 = cpu_has_avx512();
+  if (avx512) {
+    vector_tanh_avx512(x, n);
+    return;
+  }
+#endif
   int32_t i = 0;
   for (; i + 8 <= n; i += 8) {
     for (int32_t j = 0; j < 8; ++j) x[i + j] = fast_tanh(x[i + j]);

@@ -38,6 +38,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "engine/kernels/lstm_integer.h"
 #include "engine/kernels/op_cost.h"
@@ -137,6 +138,54 @@ bool lstm_is_hybrid(OpContext& ctx) {
   const Tensor* projection = ctx.input(kProjectionWeights);
   return projection && projection->type == TensorType::INT8;
 }
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// Inference on AVX-512 hosts: the gates' input and recurrent matrices stacked
+// into one column-major [gates * H, I] and [gates * H, O] (recurrent_util.h),
+// so each step is two products for all gates (not 8 small ones), and the
+// gate biases side by side.
+struct LstmPacked {
+  ColumnMajorWeights input;
+  ColumnMajorWeights recurrent;
+  const float* bias = nullptr;  // [gates * H]; nullptr with layer norm (bias after the norm)
+};
+
+Status prepare_lstm_packed(OpContext& ctx, const LstmShape& s, bool hybrid) {
+  ctx.set_user_data(nullptr);
+  if (hybrid) return Status();
+  const int first = s.cifg ? 1 : 0;
+  const int count = 4 - first;
+  const Tensor* input[4] = {};
+  const Tensor* recurrent[4] = {};
+  for (int g = first; g < 4; ++g) {
+    input[g - first] = ctx.input(kInputWeights + g);
+    recurrent[g - first] = ctx.input(kRecurrentWeights + g);
+  }
+  LstmPacked packed;
+  GRUWB_RETURN_IF_ERROR(
+      prepare_column_major(ctx, recurrent, count, s.units, s.output, &packed.recurrent));
+  if (!packed.recurrent.data) return Status();
+  GRUWB_RETURN_IF_ERROR(
+      prepare_column_major(ctx, input, count, s.units, s.input_size, &packed.input));
+  if (!packed.input.data) return Status();
+  void* memory = nullptr;
+  if (!s.layer_norm) {  // rows = count * H fit: column_major_bytes checked them
+    const size_t rows = static_cast<size_t>(count) * static_cast<size_t>(s.units);
+    GRUWB_RETURN_IF_ERROR(
+        ctx.allocate_persistent(whole_alignment_units(sizeof(float) * rows), &memory));
+    float* bias = static_cast<float*>(memory);  // zero-filled: an omitted bias stays 0
+    for (int g = first; g < 4; ++g) {
+      const Tensor* b = ctx.input(kGateBias + g);
+      if (b) memcpy(bias + (g - first) * s.units, b->f32(), sizeof(float) * s.units);
+    }
+    packed.bias = bias;
+  }
+  GRUWB_RETURN_IF_ERROR(
+      ctx.allocate_persistent(whole_alignment_units(sizeof(LstmPacked)), &memory));
+  ctx.set_user_data(new (memory) LstmPacked(packed));
+  return Status();
+}
+#endif
 
 Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_input_count(ctx, 20, 24));
@@ -257,6 +306,16 @@ Status prepare(OpContext& ctx) {
       &slot);
 }
 
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// packed_inference_ops(): prepare, then the stacked gate matrices packed for eval.
+Status prepare_packing(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(prepare(ctx));
+  if (GRUWB_INTEGER_FORM(UNIDIRECTIONAL_SEQUENCE_LSTM) && ctx.input(kX)->type == TensorType::INT8)
+    return Status();
+  return prepare_lstm_packed(ctx, lstm_shape(ctx), lstm_is_hybrid(ctx));
+}
+#endif
+
 // TFLite's layer norm: zero mean, unit variance (epsilon 1e-8), then scale.
 void layer_norm(const float* coefficients, float* gate, int32_t n) {
   float sum = 0.f;
@@ -326,7 +385,12 @@ Status eval(OpContext& ctx) {
   float* tape = static_cast<float*>(ctx.tape());
   // Hybrid: quantized copies of x, h and the cell output (hybrid_util.h).
   const bool hybrid = lstm_is_hybrid(ctx);
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  const LstmPacked* packed = static_cast<const LstmPacked*>(ctx.user_data());
+  const bool projects = !packed && lstm_projects_steps(s, hybrid);
+#else
   const bool projects = lstm_projects_steps(s, hybrid);
+#endif
   const bool asymmetric = options && options->asymmetric_quantize_inputs();
   QuantizedRow xq, hq, cell_output_q;
   if (hybrid) {
@@ -364,14 +428,25 @@ Status eval(OpContext& ctx) {
         quantize_row(xt, s.input_size, asymmetric, &xq);
         quantize_row(h, O, asymmetric, &hq);
       }
-      for (int g = s.cifg ? 1 : 0; g < 4; ++g) {
-        if (projects) {
-          gates[g] = projected + (g * kTimeBlock + s_in_block) * H;
-        } else {
-          // With layer norm the bias comes after the normalization.
-          matvec_assign(w.input[g], 0, H, xt, xq, s.layer_norm ? nullptr : w.bias[g], gates[g]);
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+      if (packed) {
+        // All gates of the step as one stacked vector in the gate scratch.
+        float* stacked = c + H;
+        matvec_columns_avx512(packed->input, xt, packed->bias, false, stacked);
+        matvec_columns_avx512(packed->recurrent, h, nullptr, true, stacked);
+        for (int g = s.cifg ? 1 : 0; g < 4; ++g) gates[g] = stacked + (g - (s.cifg ? 1 : 0)) * H;
+      } else
+#endif
+      {
+        for (int g = s.cifg ? 1 : 0; g < 4; ++g) {
+          if (projects) {
+            gates[g] = projected + (g * kTimeBlock + s_in_block) * H;
+          } else {
+            // With layer norm the bias comes after the normalization.
+            matvec_assign(w.input[g], 0, H, xt, xq, s.layer_norm ? nullptr : w.bias[g], gates[g]);
+          }
+          matvec_accumulate(w.recurrent[g], 0, H, h, hq, gates[g]);
         }
-        matvec_accumulate(w.recurrent[g], 0, H, h, hq, gates[g]);
       }
       // Non-linearity of one gate; `peephole_cell` is the cell state its
       // peephole sees (old for i and f, new for o).
@@ -566,6 +641,19 @@ Status backward(OpContext& ctx) {
 OpCost cost(const OpCostQuery& q) { return lstm_cost(q.subgraph, q.op, true); }
 
 }  // namespace
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+extern const KernelRegistration kUnidirectionalSequenceLstmPackedKernel = {
+    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM),
+    nullptr,
+    prepare_packing,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_range(1, 23) & ~input_bits(18, 19),  // 18, 19: states
+    /*dynamic_inputs=*/false,
+    /*integer_activations=*/GRUWB_INTEGER_FORM(UNIDIRECTIONAL_SEQUENCE_LSTM) != 0};
+#endif
 
 extern const KernelRegistration kUnidirectionalSequenceLstmKernel = {
     static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM),

@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "engine/kernels/op_cost.h"
 #include "engine/kernels/recurrent_util.h"
@@ -29,6 +30,29 @@ bool rnn_is_hybrid(OpContext& ctx) {
   return ctx.input(kInputWeights)->type == TensorType::INT8 ||
          ctx.input(kRecurrentWeights)->type == TensorType::INT8;
 }
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// Inference on AVX-512 hosts: W and R packed column-major (recurrent_util.h).
+struct RnnPacked {
+  ColumnMajorWeights input;
+  ColumnMajorWeights recurrent;
+};
+
+Status prepare_rnn_packed(OpContext& ctx, int32_t units, int32_t input_size) {
+  ctx.set_user_data(nullptr);
+  RnnPacked packed;
+  GRUWB_RETURN_IF_ERROR(
+      prepare_column_major(ctx, ctx.input(kRecurrentWeights), units, units, &packed.recurrent));
+  if (!packed.recurrent.data) return Status();
+  GRUWB_RETURN_IF_ERROR(
+      prepare_column_major(ctx, ctx.input(kInputWeights), units, input_size, &packed.input));
+  if (!packed.input.data) return Status();
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(ctx.allocate_persistent(whole_alignment_units(sizeof(RnnPacked)), &memory));
+  ctx.set_user_data(new (memory) RnnPacked(packed));
+  return Status();
+}
+#endif
 
 Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(expect_inputs(ctx, 5, 5));
@@ -90,6 +114,15 @@ Status prepare(OpContext& ctx) {
       sizeof(float) * (3 * static_cast<size_t>(units) + static_cast<size_t>(layout.time)), &slot);
 }
 
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// packed_inference_ops(): prepare, then W and R packed for eval.
+Status prepare_packing(OpContext& ctx) {
+  GRUWB_RETURN_IF_ERROR(prepare(ctx));
+  return prepare_rnn_packed(ctx, ctx.input(kRecurrentWeights)->shape.dims[0],
+                            ctx.input(kX)->shape.dims[2]);
+}
+#endif
+
 Status eval(OpContext& ctx) {
   const Tensor* x = ctx.input(kX);
   Tensor* state = ctx.input(kHiddenState);
@@ -114,6 +147,9 @@ Status eval(OpContext& ctx) {
     xq.values = static_cast<int8_t*>(ctx.scratch(1));
     hq.values = xq.values + input_size;
   }
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  const RnnPacked* packed = static_cast<const RnnPacked*>(ctx.user_data());
+#endif
   for (int32_t b = 0; b < layout.batch; ++b) {
     float* variable = state->f32() + static_cast<int64_t>(b) * units;
     memcpy(h, variable, state_bytes);
@@ -127,8 +163,16 @@ Status eval(OpContext& ctx) {
         quantize_row(xt, input_size, asymmetric, &xq);
         quantize_row(h, units, asymmetric, &hq);
       }
-      matvec_assign(input_weights, 0, units, xt, xq, bias, h_next);
-      matvec_accumulate(recurrent, 0, units, h, hq, h_next);
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+      if (packed) {
+        matvec_columns_avx512(packed->input, xt, bias, false, h_next);
+        matvec_columns_avx512(packed->recurrent, h, nullptr, true, h_next);
+      } else
+#endif
+      {
+        matvec_assign(input_weights, 0, units, xt, xq, bias, h_next);
+        matvec_accumulate(recurrent, 0, units, h, hq, h_next);
+      }
       vector_activation(activation, h_next, units);
       memcpy(h, h_next, state_bytes);
       if (row_tape) memcpy(row_tape + static_cast<int64_t>(t + 1) * units, h, state_bytes);
@@ -206,6 +250,17 @@ Status backward(OpContext& ctx) {
 OpCost cost(const OpCostQuery& q) { return rnn_cost(q.subgraph, q.op, true); }
 
 }  // namespace
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+extern const KernelRegistration kUnidirectionalSequenceRnnPackedKernel = {
+    static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN),
+    nullptr,
+    prepare_packing,
+    eval,
+    GRUWB_BACKWARD(backward),
+    cost,
+    input_range(1, 3)};
+#endif
 
 extern const KernelRegistration kUnidirectionalSequenceRnnKernel = {
     static_cast<int32_t>(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_RNN),

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "engine/kernels/recurrent_util.h"
 #include "engine/tools/memory_budget.h"
 
 namespace gruwb::tools {
@@ -31,6 +32,14 @@ bool ModelRunner::prepare_in(size_t bytes, std::string* error) {
     return false;
   }
   return true;
+}
+
+void ModelRunner::set_packed_weights(bool packed) {
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  interpreter_.set_op_resolver(packed ? &packed_inference_ops() : nullptr);
+#else
+  (void)packed;
+#endif
 }
 
 bool ModelRunner::prepare(const Model& model, std::string* error) {

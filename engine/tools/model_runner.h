@@ -20,6 +20,10 @@ class ModelRunner {
   ModelRunner& operator=(const ModelRunner&) = delete;
 
   // `model` must outlive the runner.
+  // Before prepare: inference with the recurrent kernels' weights packed for
+  // AVX-512 (packed_inference_ops(), engine/kernels/recurrent_util.h), faster
+  // and with a larger arena than a board's. No effect on other hosts.
+  void set_packed_weights(bool packed);
   bool prepare(const Model& model, std::string* error);
   size_t arena_bytes() const { return interpreter_.arena_bytes_needed(); }
   const ArenaUsage& arena_usage() const { return interpreter_.arena_usage(); }

@@ -36,6 +36,7 @@ void run_reference(benchmark::State& state, const tools::CellDescriptor* cell,
   std::string error;
   tools::LoadedModel loaded;
   tools::ModelRunner runner;
+  runner.set_packed_weights(true);
   if (!tools::build_model(spec, &def, &error) || !tools::write_model(def, format, &bytes, &error) ||
       !tools::load_model_bytes(std::move(bytes), "reference", &loaded, &error) ||
       !runner.prepare(loaded.model, &error)) {
@@ -90,6 +91,53 @@ void BM_Matvec180x60(benchmark::State& state) {
 }
 BENCHMARK_TEMPLATE(BM_Matvec180x60, false)->ComputeStatistics("min", min_of);
 BENCHMARK_TEMPLATE(BM_Matvec180x60, true)->ComputeStatistics("min", min_of);
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// The same product over the column-major copy fused GRUs pack at prepare for
+// inference on AVX-512 hosts (matvec_columns_avx512).
+void BM_Matvec180x60_Packed(benchmark::State& state) {
+  if (!cpu_has_avx512()) {
+    state.SkipWithError("no AVX-512");
+    return;
+  }
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  std::vector<float> w(180 * 60), x(60), out(180), packed(192 * 60 + 16);
+  for (float& v : w) v = uniform(rng);
+  for (float& v : x) v = uniform(rng);
+  const ColumnMajorWeights columns = pack_column_major(w.data(), 180, 60, packed.data());
+  for (auto _ : state) {
+    matvec_columns_avx512(columns, x.data(), nullptr, false, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK(BM_Matvec180x60_Packed)->ComputeStatistics("min", min_of);
+
+// The H = 128 GRU's W_h (384x128, 196 KB: more than L1) both ways.
+template <bool kPacked>
+void BM_Matvec384x128(benchmark::State& state) {
+  if (kPacked && !cpu_has_avx512()) {
+    state.SkipWithError("no AVX-512");
+    return;
+  }
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  std::vector<float> w(384 * 128), x(128), out(384), packed(384 * 128 + 16);
+  for (float& v : w) v = uniform(rng);
+  for (float& v : x) v = uniform(rng);
+  const ColumnMajorWeights columns = pack_column_major(w.data(), 384, 128, packed.data());
+  for (auto _ : state) {
+    if (kPacked) {
+      matvec_columns_avx512(columns, x.data(), nullptr, false, out.data());
+    } else {
+      matvec_rows(w.data(), 384, 128, x.data(), nullptr, false, out.data());
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK_TEMPLATE(BM_Matvec384x128, false)->ComputeStatistics("min", min_of);
+BENCHMARK_TEMPLATE(BM_Matvec384x128, true)->ComputeStatistics("min", min_of);
+#endif
 
 }  // namespace
 }  // namespace gruwb

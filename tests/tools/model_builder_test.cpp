@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "engine/kernels/recurrent_util.h"
 #include "engine/tools/analyzer.h"
 #include "engine/tools/initializers.h"
 #include "engine/tools/model_file.h"
@@ -665,6 +666,68 @@ TEST(ModelBuilderTest, BadSpecsAreRejectedNamingTheField) {
   s.weights = &w;
   EXPECT_FALSE(build_model(s, &def, &error));
   EXPECT_EQ(error, "weights: recurrent kernel has 10799 values, expected 10800");
+}
+
+// ModelRunner::set_packed_weights: on AVX-512 hosts the recurrent kernels run
+// over column-major copies of their weights packed at prepare
+// (packed_inference_ops()). Every fused cell gives the board path's outputs
+// within float rounding, at the reference size, with 3H or 4H not a multiple
+// of 16 (H = 37) and H > 128 (the row kernel's AVX-512 limit); the copies
+// cost arena bytes there and nothing elsewhere.
+TEST(PackedWeightsTest, FusedCellsGiveTheBoardPathsOutputs) {
+  struct Case {
+    const char* cell;
+    ModelFormat format;
+    int units;
+    bool reset_after;
+  };
+  const Case cases[] = {
+      {"gru", ModelFormat::kTflite, 60, true},  {"gru", ModelFormat::kCircle, 60, true},
+      {"gru", ModelFormat::kTflite, 37, false}, {"gru", ModelFormat::kTflite, 130, true},
+      {"lstm", ModelFormat::kTflite, 37, true}, {"lstm", ModelFormat::kTflite, 60, true},
+      {"rnn", ModelFormat::kTflite, 130, true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.cell) + " H=" + std::to_string(c.units));
+    BuildSpec spec;
+    spec.cell = find_cell(c.cell);
+    spec.units = c.units;
+    spec.timesteps = 20;
+    spec.format = c.format;
+    spec.reset_after = c.reset_after;
+    ModelDef def;
+    std::vector<uint8_t> bytes;
+    std::string error;
+    LoadedModel loaded;
+    ASSERT_TRUE(build_model(spec, &def, &error)) << error;
+    ASSERT_TRUE(write_model(def, c.format, &bytes, &error)) << error;
+    ASSERT_TRUE(load_model_bytes(std::move(bytes), "packed", &loaded, &error)) << error;
+    ModelRunner board, packed;
+    packed.set_packed_weights(true);
+    ASSERT_TRUE(board.prepare(loaded.model, &error)) << error;
+    ASSERT_TRUE(packed.prepare(loaded.model, &error)) << error;
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+    if (cpu_has_avx512()) {
+      EXPECT_GT(packed.arena_bytes(), board.arena_bytes());
+    } else {
+      EXPECT_EQ(packed.arena_bytes(), board.arena_bytes());
+    }
+#endif
+    Tensor* in_board = board.interpreter().input(0);
+    Tensor* in_packed = packed.interpreter().input(0);
+    for (int64_t i = 0; i < in_board->elements(); ++i) {
+      in_board->f32()[i] = in_packed->f32()[i] = std::sin(0.37f * static_cast<float>(i)) * 2.f;
+    }
+    ASSERT_TRUE(board.invoke(&error)) << error;
+    ASSERT_TRUE(packed.invoke(&error)) << error;
+    const Tensor* out_board = board.interpreter().output(0);
+    const Tensor* out_packed = packed.interpreter().output(0);
+    ASSERT_EQ(out_board->elements(), out_packed->elements());
+    for (int64_t i = 0; i < out_board->elements(); ++i) {
+      EXPECT_NEAR(out_packed->f32()[i], out_board->f32()[i],
+                  1e-5f * (1.f + std::fabs(out_board->f32()[i])))
+          << "output " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
+#include <vector>
 
 #include "engine/kernels/flexbuffer_map.h"
 #include "engine/kernels/gru_cell.h"
@@ -485,3 +487,60 @@ TEST(GruArenaBytesTest, SizesTheTapeAndRefusesOneThatDoesNotFit) {
   EXPECT_EQ(huge.code(), gruwb::StatusCode::kOutOfMemory);
   EXPECT_NE(std::string(huge.message()).find("GRU"), std::string::npos);
 }
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// Inference on AVX-512 hosts runs the recurrent product over a column-major
+// copy of W_h packed at prepare: whole sequences with and without it agree
+// within float rounding, at the reference size, with 3H not a multiple of 16
+// (H = 5, 130) and with H > 128 (the row path's AVX-512 limit).
+TEST(GruPackedKernelTest, SequencesMatchTheRowProduct) {
+  if (!gruwb::cpu_has_avx512()) GTEST_SKIP() << "no AVX-512 on this machine";
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> uniform(-0.5f, 0.5f);
+  auto random = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = uniform(rng);
+    return v;
+  };
+  struct Size {
+    int32_t input, units, steps;
+  };
+  for (const Size size : {Size{3, 60, 60}, Size{4, 5, 9}, Size{7, 130, 20}}) {
+    const int32_t gates = 3 * size.units;
+    const std::vector<float> wx = random(static_cast<size_t>(gates) * size.input);
+    const std::vector<float> wh = random(static_cast<size_t>(gates) * size.units);
+    const std::vector<float> bias = random(2 * static_cast<size_t>(gates));
+    const std::vector<float> x = random(static_cast<size_t>(size.steps) * size.input);
+    const std::vector<float> h0 = random(static_cast<size_t>(size.units));
+    gruwb::GruCell cell;
+    cell.input_size = size.input;
+    cell.units = size.units;
+    cell.input_kernel.f32 = wx.data();
+    cell.input_kernel.rows = gates;
+    cell.input_kernel.cols = size.input;
+    cell.recurrent_kernel.f32 = wh.data();
+    cell.recurrent_kernel.rows = gates;
+    cell.recurrent_kernel.cols = size.units;
+    cell.input_bias = bias.data();
+    cell.recurrent_bias = bias.data() + gates;
+    std::vector<float> scratch(
+        static_cast<size_t>(gruwb::gru_scratch_floats(size.input, size.units, false)));
+    const size_t out_floats = static_cast<size_t>(size.steps) * size.units;
+    std::vector<float> by_rows(out_floats), by_columns(out_floats);
+    gruwb::gru_sequence(cell, x.data(), size.input, size.steps, h0.data(), by_rows.data(),
+                        size.units, scratch.data());
+    size_t bytes = 0;
+    ASSERT_TRUE(gruwb::column_major_bytes(gates, size.units, &bytes).ok());
+    std::vector<float> packed(bytes / sizeof(float));
+    cell.packed.recurrent = gruwb::pack_column_major(wh.data(), gates, size.units, packed.data());
+    ASSERT_TRUE(gruwb::column_major_bytes(gates, size.input, &bytes).ok());
+    std::vector<float> packed_input(bytes / sizeof(float));
+    cell.packed.input = gruwb::pack_column_major(wx.data(), gates, size.input, packed_input.data());
+    gruwb::gru_sequence(cell, x.data(), size.input, size.steps, h0.data(), by_columns.data(),
+                        size.units, scratch.data());
+    for (size_t i = 0; i < out_floats; ++i) {
+      ASSERT_NEAR(by_columns[i], by_rows[i], 1e-5) << "H " << size.units << " value " << i;
+    }
+  }
+}
+#endif

@@ -94,5 +94,90 @@ TEST(RecurrentUtilTest, OuterStepsMatchPlainSums) {
   }
 }
 
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// The column-major product fused GRUs use for inference on AVX-512 hosts
+// against the row product (matvec_rows_portable) and double sums: rows that
+// are not a multiple of 16, more than one pass of 16 vectors (rows > 256),
+// more than 128 columns, with and without bias, assigning and accumulating.
+TEST(RecurrentUtilTest, PackedColumnProductMatchesRowProduct) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512 on this machine";
+  const Shape2 shapes[] = {{180, 60},  {1, 1},    {15, 3},  {17, 200}, {384, 128},
+                           {390, 130}, {240, 60}, {513, 7}, {31, 129}};
+  uint32_t seed = 40;
+  for (const Shape2& shape : shapes) {
+    const int32_t rows = shape.rows, cols = shape.cols;
+    const std::vector<float> w = random_values(static_cast<size_t>(rows) * cols, ++seed);
+    const std::vector<float> x = random_values(static_cast<size_t>(cols), ++seed);
+    const std::vector<float> bias = random_values(static_cast<size_t>(rows), ++seed);
+    const std::vector<float> start = random_values(static_cast<size_t>(rows), ++seed);
+    size_t bytes = 0;
+    ASSERT_TRUE(column_major_bytes(rows, cols, &bytes).ok());
+    ASSERT_EQ(bytes, sizeof(float) * static_cast<size_t>((rows + 15) / 16 * 16) * cols + 64);
+    // One float past the copy, to see that nothing writes there.
+    std::vector<float> packed(bytes / sizeof(float) + 1, 7.f);
+    const ColumnMajorWeights columns = pack_column_major(w.data(), rows, cols, packed.data());
+    EXPECT_EQ(packed.back(), 7.f);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(columns.data) % 64, 0u);
+    for (int mode = 0; mode < 3; ++mode) {  // no bias, bias, accumulate into `start`
+      const float* b = mode == 1 ? bias.data() : nullptr;
+      const bool accumulate = mode == 2;
+      std::vector<float> by_rows = start, by_columns = start;
+      by_columns.push_back(5.f);  // guard past the output
+      matvec_rows_portable(w.data(), rows, cols, x.data(), b, accumulate, by_rows.data());
+      matvec_columns_avx512(columns, x.data(), b, accumulate, by_columns.data());
+      EXPECT_EQ(by_columns.back(), 5.f) << rows << "x" << cols << " wrote past the output";
+      by_columns.pop_back();
+      std::vector<double> want(static_cast<size_t>(rows));
+      for (int32_t r = 0; r < rows; ++r) {
+        double sum = accumulate ? start[r] : (b ? b[r] : 0.0);
+        for (int32_t c = 0; c < cols; ++c) {
+          sum += static_cast<double>(w[static_cast<size_t>(r) * cols + c]) * x[c];
+        }
+        want[r] = sum;
+      }
+      expect_near_all(by_columns, want, 1e-5, "packed columns");
+      for (int32_t r = 0; r < rows; ++r) {
+        ASSERT_NEAR(by_columns[r], by_rows[r], 1e-5 * (1.0 + std::fabs(want[r])))
+            << rows << "x" << cols << " mode " << mode << " row " << r;
+      }
+    }
+  }
+}
+
+// vector_sigmoid/vector_tanh take a 16-lane version on AVX-512 hosts: it
+// agrees with the scalar fast_sigmoid/fast_tanh within rounding over the
+// whole range, the clamps, a masked tail and NaN.
+TEST(RecurrentUtilTest, SixteenLaneActivationsMatchTheScalarOnes) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512 on this machine";
+  std::vector<float> x;
+  for (float v = -100.f; v <= 100.f; v += 0.037f) x.push_back(v);
+  for (float v : {0.f, -0.f, 1e-30f, -1e-30f, 87.5f, -87.5f, 1e30f, -1e30f, INFINITY, -INFINITY}) {
+    x.push_back(v);
+  }
+  x.push_back(NAN);  // 5417 values: the last 16-lane block is masked
+  std::vector<float> sigmoid = x, tanh_values = x;
+  vector_sigmoid_avx512(sigmoid.data(), static_cast<int32_t>(x.size()));
+  vector_tanh_avx512(tanh_values.data(), static_cast<int32_t>(x.size()));
+  for (size_t i = 0; i + 1 < x.size(); ++i) {
+    ASSERT_NEAR(sigmoid[i], fast_sigmoid(x[i]), 1e-6f * std::fabs(fast_sigmoid(x[i])) + 1e-30f)
+        << "sigmoid(" << x[i] << ")";
+    ASSERT_NEAR(tanh_values[i], fast_tanh(x[i]), 1e-6f * std::fabs(fast_tanh(x[i])) + 1e-30f)
+        << "tanh(" << x[i] << ")";
+    ASSERT_NEAR(tanh_values[i], std::tanh(static_cast<double>(x[i])), 1e-6) << x[i];
+  }
+  EXPECT_TRUE(std::isnan(sigmoid.back()));
+  EXPECT_TRUE(std::isnan(tanh_values.back()));
+}
+
+TEST(RecurrentUtilTest, PackedCopySizeRefusesOverflow) {
+  size_t bytes = 0;
+  EXPECT_FALSE(column_major_bytes(INT32_MAX, INT32_MAX, &bytes).ok());
+  EXPECT_FALSE(column_major_bytes(INT32_MAX - 3, 1, &bytes).ok());  // padding past int32
+  EXPECT_FALSE(column_major_bytes(-1, 4, &bytes).ok());
+  ASSERT_TRUE(column_major_bytes(180, 60, &bytes).ok());
+  EXPECT_EQ(bytes, 192u * 60u * sizeof(float) + 64u);  // + room to align to 64 bytes
+}
+#endif
+
 }  // namespace
 }  // namespace gruwb
