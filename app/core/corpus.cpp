@@ -39,13 +39,15 @@ void check_golden(tools::ModelRunner& runner, const fs::path& dir, std::string* 
   *golden_text = golden.equal ? "equal" : text;
 }
 
-// The fused form `gruwb run` would run instead of the file, against the same golden files.
+// The fused form `gruwb run` would run instead of the file, as it runs it (packed weights),
+// against the same golden files.
 void check_fused_golden(const std::vector<uint8_t>& file, const fs::path& dir, CorpusRow* row) {
   const LoopPlan plan = plan_loops(file);
   if (!plan.fused) return;
   row->runs_fused = true;
   Model model;
   tools::ModelRunner runner;
+  runner.set_packed_weights(true);
   if (!Model::load(plan.bytes.data(), plan.bytes.size(), &model).ok() ||
       !runner.prepare(model, &row->fused_golden)) {
     if (row->fused_golden.empty()) row->fused_golden = "the fused form does not load";

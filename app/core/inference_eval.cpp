@@ -31,6 +31,7 @@ bool evaluate_inference(const std::vector<uint8_t>& model_bytes, const TrainingD
   tools::LoadedModel loaded;
   if (!tools::load_model_bytes(model_bytes, "model", &loaded, error)) return false;
   tools::ModelRunner runner;
+  runner.set_packed_weights(true);
   if (!runner.prepare(loaded.model, error)) return false;
   Interpreter& interpreter = runner.interpreter();
   if (output < 0 || output >= interpreter.output_count()) {

@@ -103,13 +103,17 @@ int run_model(const RunRequest& request, std::string* out, std::string* err) {
   if (!tools::load_model_bytes(std::move(plan.bytes), request.model_path, &loaded, err)) {
     return kExitFailure;
   }
+  const bool execute = !request.arena_only || !request.input_paths.empty();
+  // Inputs run in the host's fastest form (packed recurrent weights); the arena reported is
+  // the one a board plans.
   tools::ModelRunner runner;
+  runner.set_packed_weights(execute);
   std::string error;
-  if (!runner.prepare(loaded.model, &error)) {
+  ArenaUsage usage;
+  if (!runner.prepare(loaded.model, &error) || !runner.board_arena_usage(&usage, &error)) {
     *err = request.model_path + ": " + error;
     return kExitBadInput;
   }
-  const bool execute = !request.arena_only || !request.input_paths.empty();
   if (execute && static_cast<int>(request.input_paths.size()) != runner.input_count()) {
     std::string inputs;
     for (int i = 0; i < runner.input_count(); ++i) {
@@ -143,7 +147,6 @@ int run_model(const RunRequest& request, std::string* out, std::string* err) {
     written.push_back(path);
   }
 
-  const ArenaUsage& usage = runner.arena_usage();
   if (request.json) {
     tools::JsonWriter json;
     json.begin_object();

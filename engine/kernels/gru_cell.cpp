@@ -430,6 +430,9 @@ void gru_sequence_batch_backward(const GruCell& cell, const GruBatchLayout& layo
   const bool keras_defaults = cell.reset_after &&
                               cell.recurrent_activation == GruGateActivation::kSigmoid &&
                               cell.activation == GruActivation::kTanh;
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  static const bool avx512 = cpu_has_avx512();
+#endif
   for (int32_t t = layout.time - 1; t >= 0; --t) {
     for (int32_t b = 0; b < batch; ++b) {
       float* d = dh + static_cast<int64_t>(b) * units;
@@ -455,7 +458,14 @@ void gru_sequence_batch_backward(const GruCell& cell, const GruBatchLayout& layo
       float* dr = di + units;
       float* dn = di + 2 * units;
       int32_t first = 0;
-      if (keras_defaults) {  // sigmoid gates, tanh candidate: blocks of 8 the compiler vectorizes
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+      if (keras_defaults && avx512) {
+        gru_default_gate_gradients_avx512(
+            {d, h_prev, z, r, n, recurrent_candidate, dz, dr, dn, dp, dg + 2 * units}, units);
+        first = units;
+      }
+#endif
+      if (keras_defaults) {  // sigmoid gates, tanh candidate: blocks of 8
         for (; first + 8 <= units; first += 8) {
           for (int32_t j = first; j < first + 8; ++j) {
             dz[j] = d[j] * (h_prev[j] - n[j]) * (z[j] * (1.f - z[j]));

@@ -20,6 +20,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "engine/kernels/gru_cell.h"
 #include "engine/kernels/gru_integer.h"
@@ -40,10 +41,16 @@ struct Options {
   bool batched = false;  // B > 1 float rows as matrix products (gru_sequence_batch)
   GruActivation activation = GruActivation::kTanh;
   GruGateActivation recurrent_activation = GruGateActivation::kSigmoid;
-#if defined(GRUWB_CLONED_HOT_LOOPS)
-  GruPackedKernels packed;  // prepare_gru_packed_kernels
-#endif
 };
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+// packed_inference_ops()'s user data: the options, then the packed weights. The default
+// table's Options stay the board's size, so the host's arena figures are the board's.
+struct PackedOptions {
+  Options options;
+  GruPackedKernels packed;
+};
+#endif
 
 Status read_activation(const CustomOption& option, Options* options) {
   const char* name = nullptr;
@@ -215,13 +222,18 @@ Status prepare(OpContext& ctx) {
 // packed_inference_ops(): prepare, then W_x and W_h packed for eval.
 Status prepare_packing(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(prepare(ctx));
-  Options* options = static_cast<Options*>(ctx.user_data());
-  if (options->integer) return Status();
+  void* memory = nullptr;
+  GRUWB_RETURN_IF_ERROR(
+      ctx.allocate_persistent(whole_alignment_units(sizeof(PackedOptions)), &memory));
+  auto* packed = new (memory) PackedOptions{*static_cast<const Options*>(ctx.user_data()), {}};
+  ctx.set_user_data(packed);  // its options first: eval and backward read them as Options
+  if (packed->options.integer) return Status();
   const Tensor* input_kernel = ctx.input(kInputKernel);
   const Tensor* recurrent_kernel = ctx.input(kRecurrentKernel);
   return prepare_gru_packed_kernels(ctx, input_kernel, recurrent_kernel,
                                     input_kernel->shape.dims[1], recurrent_kernel->shape.dims[1],
-                                    options->reset_after, options->batched, &options->packed);
+                                    packed->options.reset_after, packed->options.batched,
+                                    &packed->packed);
 }
 #endif
 
@@ -236,9 +248,6 @@ GruCell make_cell(OpContext& ctx, const Options& options) {
   cell.activation = options.activation;
   cell.recurrent_activation = options.recurrent_activation;
   cell.asymmetric_inputs = options.asymmetric_quantize_inputs;
-#if defined(GRUWB_CLONED_HOT_LOOPS)
-  cell.packed = options.packed;
-#endif
   if (bias) {
     cell.input_bias = bias->f32();
     cell.recurrent_bias = options.reset_after ? bias->f32() + 3 * cell.units : nullptr;
@@ -264,7 +273,8 @@ GruBatchLayout batch_layout(const SequenceLayout& layout, const GruCell& cell,
 }
 #endif
 
-Status eval(OpContext& ctx) {
+// `packed`: the packed weights (packed_inference_ops()) or nullptr.
+Status eval_with(OpContext& ctx, const GruPackedKernels* packed) {
   const Options& options = *static_cast<const Options*>(ctx.user_data());
   if (GRUWB_INTEGER_FORM(GRUWB_GRU) && options.integer) {
     eval_integer_gru(ctx, *options.integer, ctx.input(kX), ctx.input(kState), ctx.output(0));
@@ -272,7 +282,12 @@ Status eval(OpContext& ctx) {
   }
   const Tensor* x = ctx.input(kX);
   Tensor* state = ctx.input(kState);
-  const GruCell cell = make_cell(ctx, options);
+  GruCell cell = make_cell(ctx, options);
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+  if (packed) cell.packed = *packed;
+#else
+  (void)packed;
+#endif
   const int32_t units = cell.units;
   SequenceLayout layout;
   sequence_layout(x, options.time_major, &layout);
@@ -312,6 +327,14 @@ Status eval(OpContext& ctx) {
   }
   return Status();
 }
+
+Status eval(OpContext& ctx) { return eval_with(ctx, nullptr); }
+
+#if defined(GRUWB_CLONED_HOT_LOOPS)
+Status eval_packed(OpContext& ctx) {
+  return eval_with(ctx, &static_cast<const PackedOptions*>(ctx.user_data())->packed);
+}
+#endif
 
 Status backward(OpContext& ctx) {
   const Options& options = *static_cast<const Options*>(ctx.user_data());
@@ -380,7 +403,7 @@ extern const KernelRegistration kGruCustomPackedKernel = {
     kOpCustom,
     "GRUWB_GRU",
     prepare_packing,
-    eval,
+    eval_packed,
     GRUWB_BACKWARD(backward),
     cost,
     input_range(1, 3),

@@ -288,6 +288,31 @@ GRUWB_AVX512 void matvec_columns_avx512(const ColumnMajorWeights& w, const float
 GRUWB_AVX512 void vector_sigmoid_avx512(float* x, int32_t n) { apply16<sigmoid16>(x, n); }
 GRUWB_AVX512 void vector_tanh_avx512(float* x, int32_t n) { apply16<tanh16>(x, n); }
 
+GRUWB_AVX512 void gru_default_gate_gradients_avx512(const GruGateGradients16& g, int32_t units) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  for (int32_t i = 0; i < units; i += 16) {
+    const __mmask16 m = units - i >= 16 ? static_cast<__mmask16>(0xffff)
+                                        : static_cast<__mmask16>((1u << (units - i)) - 1u);
+    const __m512 d = _mm512_maskz_loadu_ps(m, g.d + i);
+    const __m512 h_prev = _mm512_maskz_loadu_ps(m, g.h_prev + i);
+    const __m512 z = _mm512_maskz_loadu_ps(m, g.z + i);
+    const __m512 r = _mm512_maskz_loadu_ps(m, g.r + i);
+    const __m512 n = _mm512_maskz_loadu_ps(m, g.n + i);
+    const __m512 rc = _mm512_maskz_loadu_ps(m, g.rc + i);
+    const __m512 one_minus_z = _mm512_sub_ps(one, z);
+    const __m512 dz =
+        _mm512_mul_ps(_mm512_mul_ps(d, _mm512_sub_ps(h_prev, n)), _mm512_mul_ps(z, one_minus_z));
+    const __m512 dn =
+        _mm512_mul_ps(_mm512_mul_ps(d, one_minus_z), _mm512_fnmadd_ps(n, n, one));  // 1 - n^2
+    const __m512 dr = _mm512_mul_ps(_mm512_mul_ps(dn, rc), _mm512_mul_ps(r, _mm512_sub_ps(one, r)));
+    _mm512_mask_storeu_ps(g.dz + i, m, dz);
+    _mm512_mask_storeu_ps(g.dn + i, m, dn);
+    _mm512_mask_storeu_ps(g.dh_prev + i, m, _mm512_mul_ps(d, z));
+    _mm512_mask_storeu_ps(g.dr + i, m, dr);
+    _mm512_mask_storeu_ps(g.d_recurrent_candidate + i, m, _mm512_mul_ps(dn, r));
+  }
+}
+
 #if GRUWB_BATCHED_KERNELS
 GRUWB_AVX512 void gemm_accumulate_avx512(int32_t rows, int32_t cols, int32_t depth, const float* a,
                                          int64_t a_row, int64_t a_col, const float* b, int64_t ldb,

@@ -152,6 +152,27 @@ void matvec_columns_avx512(const ColumnMajorWeights& w, const float* x, const fl
 // cpu_has_avx512()): fast_sigmoid/fast_tanh operation for operation.
 void vector_sigmoid_avx512(float* x, int32_t n);
 void vector_tanh_avx512(float* x, int32_t n);
+// One batch row's step of the GRU's backward with the Keras defaults (reset_after, sigmoid
+// gates, tanh candidate) on 16 lanes: from dL/dh_t `d` and the step's tape (h_prev, z, r,
+// candidate n, recurrent candidate part rc), for i < units:
+//   dz = d (h_prev - n) z (1 - z)    dn = d (1 - z) (1 - n^2)    dh_prev = d z
+//   dr = dn rc r (1 - r)             d_recurrent_candidate = dn r
+// (gru_sequence_batch_backward's scalar loop compiles to one lane at a time: its outputs
+// share an array, so GCC's -O2 will not vectorize it without alias checks.)
+struct GruGateGradients16 {
+  const float* d;
+  const float* h_prev;
+  const float* z;
+  const float* r;
+  const float* n;
+  const float* rc;
+  float* dz;
+  float* dr;
+  float* dn;
+  float* dh_prev;
+  float* d_recurrent_candidate;
+};
+void gru_default_gate_gradients_avx512(const GruGateGradients16& g, int32_t units);
 #endif
 
 // matvec_rows for GRUWB_CORTEX_M_FP_KERNELS builds, bit-identical to

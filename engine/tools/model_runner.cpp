@@ -36,10 +36,22 @@ bool ModelRunner::prepare_in(size_t bytes, std::string* error) {
 
 void ModelRunner::set_packed_weights(bool packed) {
 #if defined(GRUWB_CLONED_HOT_LOOPS)
+  packed_ = packed;
   interpreter_.set_op_resolver(packed ? &packed_inference_ops() : nullptr);
 #else
   (void)packed;
 #endif
+}
+
+bool ModelRunner::board_arena_usage(ArenaUsage* usage, std::string* error) const {
+  if (!packed_) {
+    *usage = interpreter_.arena_usage();
+    return true;
+  }
+  ModelRunner board;
+  if (!board.prepare(*model_, error)) return false;
+  *usage = board.arena_usage();
+  return true;
 }
 
 bool ModelRunner::prepare(const Model& model, std::string* error) {

@@ -22,11 +22,17 @@ class ModelRunner {
   // `model` must outlive the runner.
   // Before prepare: inference with the recurrent kernels' weights packed for
   // AVX-512 (packed_inference_ops(), engine/kernels/recurrent_util.h), faster
-  // and with a larger arena than a board's. No effect on other hosts.
+  // and with a larger arena than a board's. No effect on other hosts. What
+  // runs inference for a user on the host asks for it (gruwb run, bench,
+  // evaluation); what reports a board's memory does not.
   void set_packed_weights(bool packed);
   bool prepare(const Model& model, std::string* error);
+  // This runner's arena (with packed copies when asked for).
   size_t arena_bytes() const { return interpreter_.arena_bytes_needed(); }
   const ArenaUsage& arena_usage() const { return interpreter_.arena_usage(); }
+  // After prepare: the arena a board plans for the model (the default op
+  // table, no packed copies); arena_usage() when the weights are not packed.
+  bool board_arena_usage(ArenaUsage* usage, std::string* error) const;
   Interpreter& interpreter() { return interpreter_; }
 
   int input_count() const { return interpreter_.input_count(); }
@@ -40,6 +46,7 @@ class ModelRunner {
   bool prepare_in(size_t bytes, std::string* error);
 
   const Model* model_ = nullptr;
+  bool packed_ = false;
   ArenaBuffer storage_;
   Interpreter interpreter_;
 };

@@ -77,6 +77,24 @@ TEST(GruwbRunTest, ArenaFigureIsTheOneTheEnginePlans) {
       << run.out.toStdString();
 }
 
+// Inputs run with the recurrent weights packed (on AVX-512 hosts, a larger arena); the arena
+// reported stays the one a board plans.
+TEST(GruwbRunTest, ArenaFigureStaysTheBoardsWhenInputsRun) {
+  const QString path = QString(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite";
+  gruwb::tools::LoadedModel loaded;
+  std::string error;
+  ASSERT_TRUE(gruwb::tools::load_model_file(path.toStdString(), &loaded, &error)) << error;
+  gruwb::tools::ModelRunner board;
+  ASSERT_TRUE(board.prepare(loaded.model, &error)) << error;
+
+  QTemporaryDir dir;
+  const QString input = save_floats(dir, "x.npy", {1, 60, 3}, std::vector<float>(180, 0.25f));
+  const CliResult run = run_gruwb({"run", path, "--input", input, "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_EQ(parse_json(run.out)["arena_bytes"].toInteger(),
+            static_cast<qint64>(board.arena_bytes()));
+}
+
 TEST(GruwbRunTest, ShapeMismatchNamesTheInputAndBothShapes) {
   QTemporaryDir dir;
   const QString input = save_floats(dir, "wrong.npy", {1, 2}, {0.f, 1.f});

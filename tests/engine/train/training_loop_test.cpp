@@ -24,12 +24,12 @@
 namespace gruwb::test {
 namespace {
 
-std::vector<uint8_t> small_fused_gru(bool reset_after = true) {
+std::vector<uint8_t> small_fused_gru(bool reset_after = true, int units = 4) {
   tools::BuildSpec spec;
   spec.reset_after = reset_after;
   spec.timesteps = 5;
   spec.features = 3;
-  spec.units = 4;
+  spec.units = units;
   spec.classes = 3;
   spec.bias_init = tools::BiasInit::kUniform;
   spec.seed = 11;
@@ -75,13 +75,16 @@ void expect_same_weights(Trainer& a, Trainer& b, float tolerance, const std::str
 
 // On hosts the B rows run through the batched GRU kernels (GRUWB_BATCHED_KERNELS): GRUWB_GRU
 // with reset_after true and false. (The builder's Circle model does not take a batch dimension:
-// its one-pass mode falls back to single samples.)
-class OnePassBatches : public ::testing::TestWithParam<int> {};
+// its one-pass mode falls back to single samples.) 20 units: the AVX-512 backward step's full
+// 16 lanes and a 4-lane tail (gru_default_gate_gradients_avx512).
+enum GruForm { kResetAfter, kResetBefore, kResetAfter20Units };
+class OnePassBatches : public ::testing::TestWithParam<GruForm> {};
 
 TEST_P(OnePassBatches, SameUpdateAsAccumulatedSamples) {
   const int B = 4;
   Session one, many;
-  one.bytes = small_fused_gru(GetParam() == 0);
+  one.bytes =
+      small_fused_gru(GetParam() != kResetBefore, GetParam() == kResetAfter20Units ? 20 : 4);
   many.bytes = one.bytes;
   ASSERT_TRUE(one.prepare_bytes(config(B, true)));
   ASSERT_TRUE(many.prepare_bytes(config(B, false)));
@@ -126,10 +129,14 @@ TEST_P(OnePassBatches, SameUpdateAsAccumulatedSamples) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(GruForms, OnePassBatches, ::testing::Values(0, 1),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return std::string(info.param == 0 ? "ResetAfter" : "ResetBefore");
-                         });
+std::string gru_form_name(const ::testing::TestParamInfo<GruForm>& info) {
+  return info.param == kResetAfter    ? "ResetAfter"
+         : info.param == kResetBefore ? "ResetBefore"
+                                      : "ResetAfter20Units";
+}
+INSTANTIATE_TEST_SUITE_P(GruForms, OnePassBatches,
+                         ::testing::Values(kResetAfter, kResetBefore, kResetAfter20Units),
+                         gru_form_name);
 
 TEST(OnePassBatchesLoops, FallsBackToSamplesForLoops) {
   tools::BuildSpec spec;
