@@ -35,6 +35,7 @@ class Graph {
     }
     producer_.assign(sg_.tensors.size(), -1);
     for (size_t i = 0; i < sg_.operators.size(); ++i) {
+      if (sg_.operators[i]->inputs.size() < min_inputs(code(static_cast<int>(i)))) continue;
       for (int32_t t : sg_.operators[i]->outputs) {
         if (valid(t)) producer_[static_cast<size_t>(t)] = static_cast<int>(i);
       }
@@ -76,6 +77,34 @@ class Graph {
   int produced_by(int t, Op c) const {
     int p = producer(t);
     return p >= 0 && code(p) == c ? p : -1;
+  }
+  // The inputs an op of code `c` has at least. An op with fewer is nobody's producer, so the
+  // matchers, which read those inputs unchecked, fail their pattern on a mutated ADD with one
+  // input instead of reading past its list.
+  static size_t min_inputs(Op c) {
+    switch (c) {
+      case Op::WHILE:
+      case Op::CUSTOM: return 0;
+      case Op::ADD:
+      case Op::SUB:
+      case Op::MUL:
+      case Op::DIV:
+      case Op::MAXIMUM:
+      case Op::MINIMUM:
+      case Op::LESS:
+      case Op::LOGICAL_AND:
+      case Op::FULLY_CONNECTED:
+      case Op::SPLIT:
+      case Op::GATHER:
+      case Op::FILL:
+      case Op::EXPAND_DIMS: return 2;
+      case Op::SLICE:
+      case Op::SPLIT_V:
+      case Op::SELECT:
+      case Op::SELECT_V2: return 3;
+      case Op::STRIDED_SLICE: return 4;
+      default: return 1;
+    }
   }
   // A body input that carries a constant of the calling subgraph unchanged
   // (older converters pass the weights into the loop as loop values) reads
