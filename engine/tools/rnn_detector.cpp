@@ -228,9 +228,12 @@ bool analyze_while(const ModelDef& def, const EngineFacts& facts, int subgraph, 
       auto lp = std::find(bin.begin(), bin.end(), o.inputs[0]);
       if (lp == bin.end()) continue;
       const int from = main.producer(loop.inputs[static_cast<size_t>(lp - bin.begin())]);
-      if (from < 0 || !main.is_custom(from, "FlexTensorListFromTensor")) continue;
+      if (from < 0 || !main.is_custom(from, "FlexTensorListFromTensor") ||
+          main.op(from).inputs.empty()) {
+        continue;
+      }
       list_source = main.op(from).inputs[0];
-    } else if (body.code(static_cast<int>(i)) != Op::GATHER) {
+    } else if (body.code(static_cast<int>(i)) != Op::GATHER || o.inputs.size() < 2) {
       continue;
     }
     const auto* gopt = o.builtin_options.AsGatherOptions();

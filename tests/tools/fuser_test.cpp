@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "engine/tools/initializers.h"
 #include "engine/tools/model_builder.h"
@@ -300,6 +301,34 @@ TEST(FuserTest, KeepsTheOriginalWhenTheLoopCounterIsUsedAfterTheLoop) {
   EXPECT_NE(result.cells[0].reason.find("counter) is used after the loop"), std::string::npos)
       << result.cells[0].reason;
   EXPECT_EQ(result.bytes, bytes);
+}
+
+// A loop body whose ops lost inputs (a damaged or hostile file): the detector finds no cell
+// in it and reads no input that is not there (under ASan + UBSan an empty input list read at
+// [0] aborts). Each code in the body loses all its inputs, one code at a time.
+TEST(FuserTest, BodyOpsWithoutTheirInputsAreNoCell) {
+  const ModelDef whole =
+      unpack(build(spec_for(kCells[0], {4, 2, 3}, RnnLayout::kWhile, ModelFormat::kTflite)));
+  ASSERT_EQ(detect_rnn_cells(whole).cells.size(), 1u);
+  const int body = detect_rnn_cells(whole).cells[0].body_subgraph;
+  ASSERT_GE(body, 0);
+  std::set<BuiltinOperator> codes;
+  for (const auto& op : whole.subgraphs[static_cast<size_t>(body)]->operators) {
+    codes.insert(whole.operator_codes[op->opcode_index]->builtin_code);
+  }
+  ASSERT_TRUE(codes.count(BuiltinOperator::GATHER));
+  for (BuiltinOperator code : codes) {
+    SCOPED_TRACE(static_cast<int>(code));
+    ModelDef def = unpack(bytes_of(whole));
+    for (auto& op : def.subgraphs[static_cast<size_t>(body)]->operators) {
+      if (def.operator_codes[op->opcode_index]->builtin_code == code) op->inputs.clear();
+    }
+    const DetectionReport found = detect_rnn_cells(def);
+    // The body's RESHAPE only feeds the loop's output accumulator: the cell itself stays whole.
+    if (code != BuiltinOperator::RESHAPE) {
+      EXPECT_TRUE(found.cells.empty());
+    }
+  }
 }
 
 // A streaming model passes h_0 in as a model input: GRUWB_GRU takes it as its initial state
