@@ -423,6 +423,20 @@ Status check_output_shapes(const OpContext& ctx) {
                          i, output->name, text,
                          static_cast<unsigned long long>(kMaxTensorElements));
   }
+  // A variable keeps the storage its declared shape sized (init_tensors): an op may not write
+  // more into it (an FC whose input rows outnumber its variable output's).
+  for (int i = 0; i < ctx.output_count(); ++i) {
+    const Tensor* output = ctx.output(i);
+    if (!output || output->kind != TensorKind::kVariable) continue;
+    size_t bytes = 0;
+    GRUWB_RETURN_IF_ERROR(tensor_bytes_or_error(*output, &bytes));
+    if (bytes > output->bytes) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "output %d '%.96s' is a variable of %llu bytes; the op would write %llu",
+                           i, output->name, static_cast<unsigned long long>(output->bytes),
+                           static_cast<unsigned long long>(bytes));
+    }
+  }
   return Status();
 }
 

@@ -79,6 +79,22 @@ TEST(HostileShapes, FillWithWrappingDimsFailsAtPrepareNamingTheOutput) {
       << runner.error();
 }
 
+// An int16 FC wrote 6 rows into a variable output declared with 3, over the op's own state in
+// the arena (model_invoke_fuzz). A variable keeps its declared storage, so prepare refuses.
+TEST(HostileShapes, OpWritingMoreThanItsVariableOutputHoldsIsRefused) {
+  OpModelBuilder b;
+  int x = b.input("x", {3, 32});
+  int w = b.constant("w", {8, 16}, std::vector<float>(8 * 16, 0.5f));
+  int y = b.variable("y", {3, 8});
+  b.mark_output(y);
+  b.op(BuiltinOperator::FULLY_CONNECTED, {x, w, -1}, {y});
+  OpRunner runner(b);
+  ASSERT_FALSE(runner.ok());
+  EXPECT_NE(runner.error().find("output 0 'y' is a variable of 96 bytes; the op would write 192"),
+            std::string::npos)
+      << runner.error();
+}
+
 TEST(HostileShapes, FillWithANegativeDimFailsAtPrepare) {
   OpModelBuilder b;
   int dims = b.constant_i32("dims", {2}, {4, -3});
