@@ -28,6 +28,9 @@
 #include "engine/kernels/op_cost.h"
 
 namespace gruwb {
+
+struct GruPackedKernels;  // gru_cell.h, on x86-64 hosts only: eval_with's nullptr elsewhere
+
 namespace {
 
 enum Input { kX = 0, kInputKernel, kRecurrentKernel, kBias, kState };

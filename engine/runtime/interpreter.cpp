@@ -414,27 +414,17 @@ Status check_dynamic_inputs(const OpContext& ctx, const KernelRegistration& kern
 Status check_output_shapes(const OpContext& ctx) {
   for (int i = 0; i < ctx.output_count(); ++i) {
     const Tensor* output = ctx.output(i);
-    if (!output || output->shape.valid_size()) continue;
-    char text[96];
-    format_shape(output->shape, text, sizeof text);
-    return Status::error(StatusCode::kInvalidModel,
-                         "output %d '%.96s' would have shape %s: a negative dimension or more "
-                         "than %llu elements",
-                         i, output->name, text,
-                         static_cast<unsigned long long>(kMaxTensorElements));
-  }
-  // A variable keeps the storage its declared shape sized (init_tensors): an op may not write
-  // more into it (an FC whose input rows outnumber its variable output's).
-  for (int i = 0; i < ctx.output_count(); ++i) {
-    const Tensor* output = ctx.output(i);
-    if (!output || output->kind != TensorKind::kVariable) continue;
+    if (!output || (output->shape.valid_size() && output->kind != TensorKind::kVariable)) continue;
+    // A bad shape fails here; a variable keeps the storage its declared shape sized
+    // (init_tensors), so an op may not write more into it (an int16 FC with more input rows than
+    // its variable output has).
     size_t bytes = 0;
-    GRUWB_RETURN_IF_ERROR(tensor_bytes_or_error(*output, &bytes));
+    GRUWB_RETURN_IF_ERROR(tensor_bytes_or_error(*output, &bytes).prefix("output %d: ", i));
     if (bytes > output->bytes) {
       return Status::error(StatusCode::kInvalidModel,
-                           "output %d '%.96s' is a variable of %llu bytes; the op would write %llu",
-                           i, output->name, static_cast<unsigned long long>(output->bytes),
-                           static_cast<unsigned long long>(bytes));
+                           "output %d '%s' needs %llu bytes, its variable has %llu", i,
+                           output->name, static_cast<unsigned long long>(bytes),
+                           static_cast<unsigned long long>(output->bytes));
     }
   }
   return Status();
