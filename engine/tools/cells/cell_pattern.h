@@ -81,10 +81,16 @@ class Graph {
   // The inputs an op of code `c` has at least. An op with fewer is nobody's producer, so the
   // matchers, which read those inputs unchecked, fail their pattern on a mutated ADD with one
   // input instead of reading past its list.
+  // Codes no matcher reads inputs of by position keep any count (a VAR_HANDLE has none).
   static size_t min_inputs(Op c) {
     switch (c) {
-      case Op::WHILE:
-      case Op::CUSTOM: return 0;
+      case Op::TANH:
+      case Op::LOGISTIC:
+      case Op::RELU:
+      case Op::RESHAPE:
+      case Op::CONCATENATION:
+      case Op::UNPACK:
+      case Op::CAST: return 1;
       case Op::ADD:
       case Op::SUB:
       case Op::MUL:
@@ -103,7 +109,7 @@ class Graph {
       case Op::SELECT:
       case Op::SELECT_V2: return 3;
       case Op::STRIDED_SLICE: return 4;
-      default: return 1;
+      default: return 0;
     }
   }
   // A body input that carries a constant of the calling subgraph unchanged
