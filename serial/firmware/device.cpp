@@ -64,7 +64,7 @@ void Device::poll() {
   for (size_t i = 0; i < n; ++i) {
     if (decoder_.push(bytes[i])) handle(decoder_.frame());
   }
-  if (state_ == BoardState::kTraining) {
+  if (state_ == BoardState::kTraining && !waiting_for_host()) {
     train_one();
   } else if (n == 0) {
     board_.idle();
@@ -92,12 +92,20 @@ void Device::send_event(MessageType type, const uint8_t* payload, size_t length)
   if (kept_count_ < kKeptEvents) ++kept_count_;
 }
 
+// A training step sends at most one event; a request may log one more.
+bool Device::waiting_for_host() const {
+  const uint16_t unacknowledged = static_cast<uint16_t>(event_sequence_ + 1 - host_next_event_);
+  return host_acknowledges_ && unacknowledged < 0x8000 && unacknowledged + 2 > kKeptEvents;
+}
+
 // Sends the kept events from `from` on again, as they were, then the reply
 // saying which sequence numbers the board still has.
 void Device::on_events(const Frame& f) {
   WireReader r(f.payload, f.length);
   EventsRequest request;
   if (!request.read(r)) return send_error(f, ErrorCode::kBadRequest, "EVENTS: malformed payload");
+  host_acknowledges_ = true;
+  host_next_event_ = request.from;
   EventsReply reply;
   reply.next = static_cast<uint16_t>(event_sequence_ + 1);
   reply.oldest = static_cast<uint16_t>(reply.next - kept_count_);
@@ -169,6 +177,7 @@ void Device::handle(const Frame& frame) {
 }
 
 void Device::on_hello(const Frame& f) {
+  host_acknowledges_ = false;  // a new host acknowledges again if it can
   Capabilities caps;
   caps.protocol_version = kProtocolVersion;
   caps.flags = kCanTrain | kCanBench | kKeepsEvents | board_.flags;

@@ -94,6 +94,13 @@ class Device {
   };
   KeptEvent kept_events_[kKeptEvents];
   uint16_t kept_count_ = 0;
+  // A host that asks EVENTS acknowledges every event before `from`; from then
+  // on (until the next HELLO) training waits while the events it has not
+  // acknowledged fill the kept ones, so a host that falls behind on a noisy
+  // line can still fetch every METRIC again.
+  bool host_acknowledges_ = false;
+  uint16_t host_next_event_ = 0;
+  bool waiting_for_host() const;
 
   uint32_t session_id_ = 0;
   BoardState state_ = BoardState::kIdle;

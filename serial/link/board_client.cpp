@@ -184,6 +184,13 @@ void BoardClient::deliver_event(const Event& event) {
   if (on_event_) on_event_(event);
 }
 
+// A gap to fill, or events to acknowledge before the board stops to wait.
+bool BoardClient::events_need_attention() const {
+  if (!events_ordered_) return false;
+  return events_gap_ || !acknowledging_ ||
+         static_cast<uint16_t>(next_event_ - acknowledged_) >= kKeptEvents / 2;
+}
+
 bool BoardClient::recover_events(std::string* error) {
   if (!events_ordered_) return true;
   Operation operation(this);
@@ -200,6 +207,8 @@ bool BoardClient::recover_events(std::string* error) {
     request.write(w);
     Reply reply;
     if (!this->request(MessageType::kEvents, payload, w.size(), &reply, error)) return false;
+    acknowledging_ = true;
+    acknowledged_ = request.from;
     EventsReply answer;
     WireReader r(reply.payload.data(), reply.payload.size());
     if (!answer.read(r)) {
@@ -297,7 +306,8 @@ int BoardClient::next_reply(int timeout_ms, Reply* reply, std::string* error, He
       pending_replies_.erase(pending_replies_.begin());
       found = 1;
     }
-  } while (!found && !(stop_on_event && stop_reading_) && ms_left(deadline) > 0);
+  } while (!found && !(stop_on_event && (stop_reading_ || events_need_attention())) &&
+           ms_left(deadline) > 0);
   return found;
 }
 
@@ -378,6 +388,7 @@ bool BoardClient::hello(Capabilities* caps, std::string* error) {
   next_event_ = caps_.next_event;
   early_events_.clear();
   events_gap_ = false;
+  acknowledging_ = false;
   size_t frame = caps_.max_payload > kDownloadReplyHeader ? caps_.max_payload : kMaxPayload;
   frame -= kDownloadReplyHeader;  // the larger header of chunks and pieces
   if (options_.chunk_bytes > 0 && options_.chunk_bytes < frame) frame = options_.chunk_bytes;
@@ -639,7 +650,7 @@ bool BoardClient::wait_events(int timeout_ms, const std::function<bool(const Eve
   };
   bool ok = true;
   while (keep_going && ms_left(deadline) > 0) {
-    if (events_gap_ && !recover_events(error)) {
+    if (events_need_attention() && !recover_events(error)) {
       ok = false;
       break;
     }

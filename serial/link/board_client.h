@@ -190,6 +190,12 @@ class BoardClient {
   uint16_t next_event_ = 0;
   std::vector<std::pair<uint16_t, Event>> early_events_;
   bool events_gap_ = false;
+  // Each EVENTS request acknowledges the events before its `from`, and a board
+  // that was asked once waits for acknowledgements before its kept events run
+  // out; wait_events acknowledges every kKeptEvents / 2 events.
+  bool acknowledging_ = false;
+  uint16_t acknowledged_ = 0;
+  bool events_need_attention() const;
   mutable LinkStats stats_;
 };
 

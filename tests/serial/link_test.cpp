@@ -962,9 +962,10 @@ int skipped_between(const std::vector<uint32_t>& seen) {
 }
 
 // Events the line loses are fetched again (EVENTS) and passed on in order,
-// each once; those the board no longer keeps are counted, not invented. (The
-// in-process board trains on while the host reads, so more events may come
-// with each recovery; the checks hold either way.)
+// each once; those the board no longer keeps are counted, not invented. Once
+// the host has asked EVENTS, the board waits for its acknowledgements instead
+// of dropping events. (The in-process board trains on while the host reads,
+// so more events may come with each recovery; the checks hold either way.)
 TEST(NoisyLine, LostEventsAreFetchedAgainOrCounted) {
   Rig rig;
   std::string error;
@@ -982,18 +983,28 @@ TEST(NoisyLine, LostEventsAreFetchedAgainOrCounted) {
     if (e.type == MessageType::kMetric) seen.push_back(e.metric.samples);
   });
   ASSERT_TRUE(rig.client->control(MessageType::kStart, nullptr, &error)) << error;
-  // Three samples trained while nothing reaches the host: all fetched again.
-  for (int i = 0; i < 3; ++i) rig.device->poll();
-  rig.board.to_host.clear();
-  ASSERT_TRUE(rig.client->recover_events(&error)) << error;
-  ASSERT_GE(seen.size(), 3u);
-  EXPECT_EQ(seen.front(), 1u);
-  EXPECT_EQ(skipped_between(seen), 0);
-  EXPECT_GE(rig.client->stats().events_recovered, 3u);
-  // Eleven: the board keeps the last kKeptEvents, so three are gone for good.
+  // START's reply came with the first sample's METRIC. A host that never
+  // asked EVENTS is not waited for: eleven more samples trained while nothing
+  // reaches it, and the board keeps the last kKeptEvents, so three are gone
+  // for good.
+  ASSERT_EQ(seen.size(), 1u);
   for (int i = 0; i < 11; ++i) rig.device->poll();
   rig.board.to_host.clear();
   ASSERT_TRUE(rig.client->recover_events(&error)) << error;
+  ASSERT_GE(seen.size(), 1u + kKeptEvents);
+  EXPECT_EQ(seen[1], static_cast<uint32_t>(1 + 11 - kKeptEvents + 1));
+  EXPECT_EQ(skipped_between(seen), 11 - kKeptEvents);
+  EXPECT_EQ(rig.client->stats().events_lost, static_cast<uint32_t>(11 - kKeptEvents));
+  // Now it has asked, and acknowledges all it has. However long nothing
+  // reaches it, the board stops before its kept events run out, and every
+  // one is fetched again.
+  ASSERT_TRUE(rig.client->recover_events(&error)) << error;
+  const uint32_t acknowledged = seen.back();
+  for (int i = 0; i < 11; ++i) rig.device->poll();
+  rig.board.to_host.clear();
+  ASSERT_TRUE(rig.client->recover_events(&error)) << error;
+  EXPECT_GE(seen.back(), acknowledged + kKeptEvents - 2);
+  EXPECT_LT(seen.back(), acknowledged + 11);  // it waited
   EXPECT_EQ(skipped_between(seen), 11 - kKeptEvents);
   EXPECT_EQ(rig.client->stats().events_lost, static_cast<uint32_t>(11 - kKeptEvents));
   // One lost on the way, noticed when the next arrives: filled in before it.
@@ -1004,6 +1015,7 @@ TEST(NoisyLine, LostEventsAreFetchedAgainOrCounted) {
       << error;
   EXPECT_EQ(seen.back(), 24u);
   EXPECT_EQ(skipped_between(seen), 11 - kKeptEvents);
+  EXPECT_EQ(rig.client->stats().events_lost, static_cast<uint32_t>(11 - kKeptEvents));
 }
 
 // Resent chunks are not payload: a 2 KB/s upload must not read as 13 KB/s.
