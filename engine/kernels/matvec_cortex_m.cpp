@@ -21,13 +21,20 @@ namespace gruwb {
 namespace {
 
 const float kZeros[16] = {};
+static_assert(kTimeBlock == 8, "project_row_cortex_m keeps 8 steps in s0-s7");
 
-// acc0[j] = sum over blocks b of w0[8b + j] * x[8b + j] (fused, in b order),
-// acc1 likewise for w1; blocks >= 1.
-void two_row_partials(const float* w0, const float* w1, const float* x, int32_t blocks, float* acc0,
-                      float* acc1) {
+// out[0] = base[0] + w0 . x and out[1] = base[1] + w1 . x over 8 * blocks +
+// rest columns (rest < 8), in matvec_rows_portable's
+// order: 8 fused partial sums per row over the blocks of 8, the 4-column half
+// block fused into the first 4, the tree (a0 + a4, ...) -> (h0 + h2) +
+// (h1 + h3), then the tail fused one column at a time. The partial sums never
+// leave the registers.
+void two_rows(const float* w0, const float* w1, const float* x, int32_t blocks, int32_t rest,
+              const float* base, float* out) {
   asm volatile(
       "vldmia %[zeros], {s0-s15}\n"
+      "cmp %[blocks], #0\n"
+      "beq 2f\n"
       "1:\n"
       "vldmia %[x]!, {s16-s23}\n"
       "vldmia %[w0]!, {s24-s31}\n"
@@ -50,53 +57,116 @@ void two_row_partials(const float* w0, const float* w1, const float* x, int32_t 
       "vfma.f32 s15, s31, s23\n"
       "subs %[blocks], %[blocks], #1\n"
       "bne 1b\n"
-      "vstmia %[acc0], {s0-s7}\n"
-      "vstmia %[acc1], {s8-s15}\n"
-      : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [blocks] "+r"(blocks)
-      : [zeros] "r"(kZeros), [acc0] "r"(acc0), [acc1] "r"(acc1)
+      "2:\n"
+      "subs %[rest], %[rest], #4\n"
+      "blt 3f\n"
+      "vldmia %[x]!, {s16-s19}\n"
+      "vldmia %[w0]!, {s24-s27}\n"
+      "vfma.f32 s0, s24, s16\n"
+      "vfma.f32 s1, s25, s17\n"
+      "vfma.f32 s2, s26, s18\n"
+      "vfma.f32 s3, s27, s19\n"
+      "vldmia %[w1]!, {s24-s27}\n"
+      "vfma.f32 s8, s24, s16\n"
+      "vfma.f32 s9, s25, s17\n"
+      "vfma.f32 s10, s26, s18\n"
+      "vfma.f32 s11, s27, s19\n"
+      "3:\n"
+      "vadd.f32 s0, s0, s4\n"
+      "vadd.f32 s1, s1, s5\n"
+      "vadd.f32 s2, s2, s6\n"
+      "vadd.f32 s3, s3, s7\n"
+      "vadd.f32 s0, s0, s2\n"
+      "vadd.f32 s1, s1, s3\n"
+      "vadd.f32 s0, s0, s1\n"
+      "vadd.f32 s8, s8, s12\n"
+      "vadd.f32 s9, s9, s13\n"
+      "vadd.f32 s10, s10, s14\n"
+      "vadd.f32 s11, s11, s15\n"
+      "vadd.f32 s8, s8, s10\n"
+      "vadd.f32 s9, s9, s11\n"
+      "vadd.f32 s8, s8, s9\n"
+      "cmp %[rest], #0\n"
+      "it lt\n"
+      "addlt %[rest], %[rest], #4\n"
+      "cmp %[rest], #0\n"
+      "beq 5f\n"
+      "4:\n"
+      "vldmia %[x]!, {s16}\n"
+      "vldmia %[w0]!, {s24}\n"
+      "vldmia %[w1]!, {s25}\n"
+      "vfma.f32 s0, s24, s16\n"
+      "vfma.f32 s8, s25, s16\n"
+      "subs %[rest], %[rest], #1\n"
+      "bne 4b\n"
+      "5:\n"
+      "vldmia %[base], {s16-s17}\n"
+      "vadd.f32 s0, s16, s0\n"
+      "vadd.f32 s8, s17, s8\n"
+      "vstr s0, [%[out]]\n"
+      "vstr s8, [%[out], #4]\n"
+      : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [blocks] "+r"(blocks), [rest] "+r"(rest)
+      : [zeros] "r"(kZeros), [base] "r"(base), [out] "r"(out)
       : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13",
         "s14", "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26",
         "s27", "s28", "s29", "s30", "s31", "cc", "memory");
-}
-
-// One row of matvec_rows_portable's 4-row path from its 8 partial sums: the
-// 4-column half block, the reduction tree, the scalar tail.
-float finish_row(float* a, const float* w, const float* x, int32_t full, int32_t cols) {
-  int32_t i = full;
-  if (cols - i >= 4) {
-    for (int32_t j = 0; j < 4; ++j) a[j] += w[i + j] * x[i + j];
-    i += 4;
-  }
-  const float h0 = a[0] + a[4], h1 = a[1] + a[5], h2 = a[2] + a[6], h3 = a[3] + a[7];
-  float s = (h0 + h2) + (h1 + h3);
-  for (; i < cols; ++i) s += w[i] * x[i];
-  return s;
 }
 
 }  // namespace
 
 void matvec_rows_cortex_m(const float* w, int32_t rows, int32_t cols, const float* x,
                           const float* bias, bool accumulate, float* out) {
-  const int32_t full = cols - cols % 8;
+  // What each row's sum is added to: out, the bias, or zeros (kZeros, not advanced).
+  const float* base = accumulate ? out : (bias ? bias : kZeros);
+  const int32_t base_step = base == kZeros ? 0 : 1;
   // Rows in groups of 4 take the 4-row path's order, the last rows % 4 dot()'s,
   // as in matvec_rows_portable.
   const int32_t grouped = rows - rows % 4;
-  for (int32_t r = 0; r < grouped; r += 2) {
+  int32_t r = 0;
+  for (; r < grouped; r += 2) {
     const float* w0 = w + static_cast<int64_t>(r) * cols;
-    const float* w1 = w0 + cols;
-    float a0[8] = {}, a1[8] = {};
-    if (full > 0) two_row_partials(w0, w1, x, full / 8, a0, a1);
-    const float s0 = finish_row(a0, w0, x, full, cols);
-    const float s1 = finish_row(a1, w1, x, full, cols);
-    const float base0 = accumulate ? out[r] : (bias ? bias[r] : 0.f);
-    const float base1 = accumulate ? out[r + 1] : (bias ? bias[r + 1] : 0.f);
-    out[r] = base0 + s0;
-    out[r + 1] = base1 + s1;
+    two_rows(w0, w0 + cols, x, cols / 8, cols % 8, base + r * base_step, out + r);
   }
-  for (int32_t r = grouped; r < rows; ++r) {
-    const float base = accumulate ? out[r] : (bias ? bias[r] : 0.f);
-    out[r] = base + dot(w + static_cast<int64_t>(r) * cols, x, cols);
+  for (; r < rows; ++r) {
+    out[r] = base[r * base_step] + dot(w + static_cast<int64_t>(r) * cols, x, cols);
   }
+}
+
+void project_row_cortex_m(const float* w, int32_t cols, const float* xt, const float* bias,
+                          float* out, int32_t rows) {
+  const int32_t stride_bytes = rows * 4;
+#define GRUWB_PROJECTED_STEP(sum) \
+  "vadd.f32 " sum ", s8, " sum    \
+  "\n"                            \
+  "vstr " sum                     \
+  ", [%[out]]\n"                  \
+  "add %[out], %[out], %[stride]\n"
+  asm volatile(
+      "vldmia %[zeros], {s0-s7}\n"
+      "cmp %[cols], #0\n"
+      "beq 2f\n"
+      "1:\n"
+      "vldmia %[w]!, {s8}\n"
+      "vldmia %[xt]!, {s16-s23}\n"
+      "vfma.f32 s0, s8, s16\n"
+      "vfma.f32 s1, s8, s17\n"
+      "vfma.f32 s2, s8, s18\n"
+      "vfma.f32 s3, s8, s19\n"
+      "vfma.f32 s4, s8, s20\n"
+      "vfma.f32 s5, s8, s21\n"
+      "vfma.f32 s6, s8, s22\n"
+      "vfma.f32 s7, s8, s23\n"
+      "subs %[cols], %[cols], #1\n"
+      "bne 1b\n"
+      "2:\n"
+      "vldr s8, [%[bias]]\n" GRUWB_PROJECTED_STEP("s0") GRUWB_PROJECTED_STEP("s1")
+          GRUWB_PROJECTED_STEP("s2") GRUWB_PROJECTED_STEP("s3") GRUWB_PROJECTED_STEP("s4")
+              GRUWB_PROJECTED_STEP("s5") GRUWB_PROJECTED_STEP("s6") GRUWB_PROJECTED_STEP("s7")
+      : [w] "+r"(w), [xt] "+r"(xt), [cols] "+r"(cols), [out] "+r"(out)
+      : [zeros] "r"(kZeros), [bias] "r"(bias), [stride] "r"(stride_bytes)
+      : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s16", "s17", "s18", "s19", "s20",
+        "s21", "s22", "s23", "cc", "memory");
+#undef GRUWB_PROJECTED_STEP
 }
 
 void column_block_sums_cortex_m(const float* w, int32_t rows, int64_t stride, const float* g,
@@ -126,8 +196,9 @@ void column_block_sums_cortex_m(const float* w, int32_t rows, int64_t stride, co
 }
 
 void add_outer8_blocks_cortex_m(float* row, const float* v, int64_t v_stride, const float* gs,
-                                int32_t blocks) {
+                                int32_t blocks, bool half) {
   const int32_t stride_bytes = static_cast<int32_t>(v_stride * 4);
+  const int32_t halves = half ? 1 : 0;
   const float* step = v;
 #define GRUWB_OUTER_STEP(g)           \
   "vldmia %[step], {s16-s23}\n"       \
@@ -147,8 +218,20 @@ void add_outer8_blocks_cortex_m(float* row, const float* v, int64_t v_stride, co
   "vfma.f32 s6, " g                   \
   ", s22\n"                           \
   "vfma.f32 s7, " g ", s23\n"
+#define GRUWB_OUTER_HALF_STEP(g)      \
+  "vldmia %[step], {s16-s19}\n"       \
+  "add %[step], %[step], %[stride]\n" \
+  "vfma.f32 s0, " g                   \
+  ", s16\n"                           \
+  "vfma.f32 s1, " g                   \
+  ", s17\n"                           \
+  "vfma.f32 s2, " g                   \
+  ", s18\n"                           \
+  "vfma.f32 s3, " g ", s19\n"
   asm volatile(
     "vldmia %[gs], {s8-s15}\n"
+    "cmp %[blocks], #0\n"
+    "beq 2f\n"
     "1:\n"
     "vldmia %[row], {s0-s7}\n"
     "mov %[step], %[v]\n"
@@ -159,10 +242,21 @@ void add_outer8_blocks_cortex_m(float* row, const float* v, int64_t v_stride, co
     "add %[v], %[v], #32\n"
     "subs %[blocks], %[blocks], #1\n"
     "bne 1b\n"
+    "2:\n"
+    "cmp %[halves], #0\n"
+    "beq 3f\n"
+    "vldmia %[row], {s0-s3}\n"
+    "mov %[step], %[v]\n"
+    GRUWB_OUTER_HALF_STEP("s8") GRUWB_OUTER_HALF_STEP("s9") GRUWB_OUTER_HALF_STEP("s10")
+    GRUWB_OUTER_HALF_STEP("s11") GRUWB_OUTER_HALF_STEP("s12") GRUWB_OUTER_HALF_STEP("s13")
+    GRUWB_OUTER_HALF_STEP("s14") GRUWB_OUTER_HALF_STEP("s15")
+    "vstmia %[row], {s0-s3}\n"
+    "3:\n"
     : [row] "+r"(row), [v] "+r"(v), [step] "+r"(step), [blocks] "+r"(blocks)
-    : [gs] "r"(gs), [stride] "r"(stride_bytes)
+    : [gs] "r"(gs), [stride] "r"(stride_bytes), [halves] "r"(halves)
     : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14",
       "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
+#undef GRUWB_OUTER_HALF_STEP
 #undef GRUWB_OUTER_STEP
 }
 

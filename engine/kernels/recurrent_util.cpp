@@ -318,14 +318,20 @@ void project_steps(const DenseWeights& w, const float* x, int64_t x_stride, int3
       xt[k * kTimeBlock + s] = s < steps ? x[s * x_stride + k] : 0.f;
   }
   for (int32_t r = 0; r < w.rows; ++r) {
-    float acc[kTimeBlock] = {};
     const float* row = w.f32 + static_cast<int64_t>(r) * cols;
+#if defined(GRUWB_CORTEX_M_FP_KERNELS)
+    // The sums in registers (on the stack: 11 instructions per multiply-add).
+    static const float kNoBias = 0.f;
+    project_row_cortex_m(row, cols, xt, bias ? bias + r : &kNoBias, out + r, w.rows);
+#else
+    float acc[kTimeBlock] = {};
     for (int32_t k = 0; k < cols; ++k) {
       const float wk = row[k];
       for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] += wk * xt[k * kTimeBlock + s];
     }
     const float b = bias ? bias[r] : 0.f;
     for (int32_t s = 0; s < kTimeBlock; ++s) out[s * w.rows + r] = b + acc[s];
+#endif
   }
 }
 
@@ -404,16 +410,16 @@ GRUWB_ALWAYS_INLINE void outer_steps(float* __restrict grad, int32_t rows, int32
     int32_t c = 0;
 #if defined(GRUWB_CORTEX_M_FP_KERNELS)
     if (kSteps == 8) {  // (the portable loop below is then left out of this instance)
-      if (cols >= 8) add_outer8_blocks_cortex_m(row, v, v_stride, gs, cols / 8);
-      c = cols - cols % 8;
+      add_outer8_blocks_cortex_m(row, v, v_stride, gs, cols / 8, cols % 8 >= 4);
+      c = cols - cols % 4;
     } else
 #endif
     {
-      for (; c + 8 <= cols; c += 8) {  // fixed blocks: -O2's cost model vectorizes only these
+      for (; kVectorBlocks && c + 8 <= cols; c += 8) {
         for (int32_t j = 0; j < 8; ++j) row[c + j] += step_sum<kSteps>(gs, v + c + j, v_stride);
       }
     }
-    if (cols - c >= 4) {
+    if (kVectorBlocks && cols - c >= 4) {
       for (int32_t j = 0; j < 4; ++j) row[c + j] += step_sum<kSteps>(gs, v + c + j, v_stride);
       c += 4;
     }
@@ -430,7 +436,7 @@ GRUWB_ALWAYS_INLINE void outer_steps_narrow(float* __restrict grad, int32_t rows
                                             int32_t steps) {
   for (int32_t c = 0; c < cols; ++c) {
     int32_t r = 0;
-    for (; r + 8 <= rows; r += 8) {
+    for (; kVectorBlocks && r + 8 <= rows; r += 8) {
       float acc[8] = {};
       for (int32_t s = 0; s < steps; ++s) {
         const float vs = v[s * v_stride + c];
@@ -452,7 +458,7 @@ GRUWB_ALWAYS_INLINE void outer_steps1(float* __restrict grad, int32_t rows, int3
     const float gr = g[r];
     float* __restrict row = grad + static_cast<int64_t>(r) * cols;
     int32_t c = 0;
-    for (; c + 8 <= cols; c += 8) {
+    for (; kVectorBlocks && c + 8 <= cols; c += 8) {
       for (int32_t j = 0; j < 8; ++j) row[c + j] += gr * v[c + j];
     }
     for (; c < cols; ++c) row[c] += gr * v[c];
@@ -495,7 +501,7 @@ void add_outer(float* grad, int32_t rows, int32_t cols, const float* g, const fl
 GRUWB_HOT_LOOP
 void add_rows(float* out, int32_t rows, const float* g, int64_t g_stride, int32_t steps) {
   int32_t r = 0;
-  for (; r + 8 <= rows; r += 8) {  // 8 rows in one register over all steps
+  for (; kVectorBlocks && r + 8 <= rows; r += 8) {  // 8 rows in one register over all steps
     float acc[8];
     for (int32_t j = 0; j < 8; ++j) acc[j] = out[r + j];
     for (int32_t s = 0; s < steps; ++s) {
@@ -504,13 +510,23 @@ void add_rows(float* out, int32_t rows, const float* g, int64_t g_stride, int32_
     for (int32_t j = 0; j < 8; ++j) out[r + j] = acc[j];
   }
   for (; r < rows; ++r) {
-    for (int32_t s = 0; s < steps; ++s) out[r] += g[s * g_stride + r];
+    float sum = out[r];  // in a register, not read and written back every step
+    for (int32_t s = 0; s < steps; ++s) sum += g[s * g_stride + r];
+    out[r] = sum;
   }
 }
 
 // Blocks of 8 with a fixed trip count let the compiler vectorize the
-// polynomial even at -O2 (its cheap cost model refuses open-ended loops).
-GRUWB_HOT_LOOP
+// polynomial even at -O2 (its cheap cost model refuses open-ended loops). On
+// a Cortex-M fast_exp is inlined (flatten), so its constants stay in registers
+// (41 instructions a call at -Os otherwise).
+#if defined(GRUWB_CORTEX_M_FP_KERNELS)
+#define GRUWB_NONLINEARITY_LOOP __attribute__((flatten))
+#else
+#define GRUWB_NONLINEARITY_LOOP GRUWB_HOT_LOOP
+#endif
+
+GRUWB_NONLINEARITY_LOOP
 void vector_sigmoid(float* x, int32_t n) {
 #if defined(GRUWB_CLONED_HOT_LOOPS)
   static const bool avx512 = cpu_has_avx512();
@@ -520,13 +536,13 @@ void vector_sigmoid(float* x, int32_t n) {
   }
 #endif
   int32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
+  for (; kVectorBlocks && i + 8 <= n; i += 8) {
     for (int32_t j = 0; j < 8; ++j) x[i + j] = fast_sigmoid(x[i + j]);
   }
   for (; i < n; ++i) x[i] = fast_sigmoid(x[i]);
 }
 
-GRUWB_HOT_LOOP
+GRUWB_NONLINEARITY_LOOP
 void vector_tanh(float* x, int32_t n) {
 #if defined(GRUWB_CLONED_HOT_LOOPS)
   static const bool avx512 = cpu_has_avx512();
@@ -536,7 +552,7 @@ void vector_tanh(float* x, int32_t n) {
   }
 #endif
   int32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
+  for (; kVectorBlocks && i + 8 <= n; i += 8) {
     for (int32_t j = 0; j < 8; ++j) x[i + j] = fast_tanh(x[i + j]);
   }
   for (; i < n; ++i) x[i] = fast_tanh(x[i]);

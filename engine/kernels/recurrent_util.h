@@ -52,6 +52,16 @@
 
 namespace gruwb {
 
+// Loops in fixed blocks of 8 let a host's compiler vectorize them (-O2's cost
+// model vectorizes only fixed trip counts). A Cortex-M has no SIMD: there each
+// such loop is the plain loop after it alone, the same operations per element
+// in less flash.
+#if defined(GRUWB_CORTEX_M_FP_KERNELS)
+constexpr bool kVectorBlocks = false;
+#else
+constexpr bool kVectorBlocks = true;
+#endif
+
 // A [rows, cols] weight matrix: float, or INT8 with one scale per tensor or
 // per row (zero point 0: TFLite's hybrid weights are symmetric). TFLite's
 // hybrid LSTM and RNN read one scale per tensor only; per-row scales are ours
@@ -179,14 +189,19 @@ void gru_default_gate_gradients_avx512(const GruGateGradients16& g, int32_t unit
 // matvec_rows_portable (matvec_cortex_m.cpp).
 void matvec_rows_cortex_m(const float* w, int32_t rows, int32_t cols, const float* x,
                           const float* bias, bool accumulate, float* out);
+// project_steps' row r on those builds: out[s * rows] = *bias + sum over k <
+// cols of w[k] * xt[k * kTimeBlock + s] for s < kTimeBlock (8).
+void project_row_cortex_m(const float* w, int32_t cols, const float* xt, const float* bias,
+                          float* out, int32_t rows);
 // acc[j] = sum over r < rows (>= 1) of g[r] * w[r * stride + j] for j < 8, in r
 // order: add_transposed_product's column block on those builds.
 void column_block_sums_cortex_m(const float* w, int32_t rows, int64_t stride, const float* g,
                                 float* acc);
 // row[j] += gs[0] * v[j] + ... + gs[7] * v[7 * v_stride + j] (one step after
-// another) for j < 8 * blocks (>= 1): add_outer_steps' 8-step pass there.
+// another) for j < 8 * blocks + (half ? 4 : 0): add_outer_steps' 8-step pass
+// there.
 void add_outer8_blocks_cortex_m(float* row, const float* v, int64_t v_stride, const float* gs,
-                                int32_t blocks);
+                                int32_t blocks, bool half);
 
 // out[r] += W[first_row + r, :] . x for r < rows. Float weights multiply x;
 // INT8 weights (hybrid models) multiply `xq`, x quantized at run time by the
