@@ -21,7 +21,6 @@ namespace gruwb {
 namespace {
 
 const float kZeros[16] = {};
-static_assert(kTimeBlock == 8, "project_row_cortex_m keeps 8 steps in s0-s7");
 
 // out[0] = base[0] + w0 . x and out[1] = base[1] + w1 . x over 8 * blocks +
 // rest columns (rest < 8), in matvec_rows_portable's
@@ -130,43 +129,6 @@ void matvec_rows_cortex_m(const float* w, int32_t rows, int32_t cols, const floa
   for (; r < rows; ++r) {
     out[r] = base[r * base_step] + dot(w + static_cast<int64_t>(r) * cols, x, cols);
   }
-}
-
-void project_row_cortex_m(const float* w, int32_t cols, const float* xt, const float* bias,
-                          float* out, int32_t rows) {
-  const int32_t stride_bytes = rows * 4;
-#define GRUWB_PROJECTED_STEP(sum) \
-  "vadd.f32 " sum ", s8, " sum    \
-  "\n"                            \
-  "vstr " sum                     \
-  ", [%[out]]\n"                  \
-  "add %[out], %[out], %[stride]\n"
-  asm volatile(
-      "vldmia %[zeros], {s0-s7}\n"
-      "cmp %[cols], #0\n"
-      "beq 2f\n"
-      "1:\n"
-      "vldmia %[w]!, {s8}\n"
-      "vldmia %[xt]!, {s16-s23}\n"
-      "vfma.f32 s0, s8, s16\n"
-      "vfma.f32 s1, s8, s17\n"
-      "vfma.f32 s2, s8, s18\n"
-      "vfma.f32 s3, s8, s19\n"
-      "vfma.f32 s4, s8, s20\n"
-      "vfma.f32 s5, s8, s21\n"
-      "vfma.f32 s6, s8, s22\n"
-      "vfma.f32 s7, s8, s23\n"
-      "subs %[cols], %[cols], #1\n"
-      "bne 1b\n"
-      "2:\n"
-      "vldr s8, [%[bias]]\n" GRUWB_PROJECTED_STEP("s0") GRUWB_PROJECTED_STEP("s1")
-          GRUWB_PROJECTED_STEP("s2") GRUWB_PROJECTED_STEP("s3") GRUWB_PROJECTED_STEP("s4")
-              GRUWB_PROJECTED_STEP("s5") GRUWB_PROJECTED_STEP("s6") GRUWB_PROJECTED_STEP("s7")
-      : [w] "+r"(w), [xt] "+r"(xt), [cols] "+r"(cols), [out] "+r"(out)
-      : [zeros] "r"(kZeros), [bias] "r"(bias), [stride] "r"(stride_bytes)
-      : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s16", "s17", "s18", "s19", "s20",
-        "s21", "s22", "s23", "cc", "memory");
-#undef GRUWB_PROJECTED_STEP
 }
 
 void column_block_sums_cortex_m(const float* w, int32_t rows, int64_t stride, const float* g,

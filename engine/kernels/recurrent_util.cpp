@@ -319,19 +319,24 @@ void project_steps(const DenseWeights& w, const float* x, int64_t x_stride, int3
   }
   for (int32_t r = 0; r < w.rows; ++r) {
     const float* row = w.f32 + static_cast<int64_t>(r) * cols;
+    float acc[kTimeBlock];
 #if defined(GRUWB_CORTEX_M_FP_KERNELS)
-    // The sums in registers (on the stack: 11 instructions per multiply-add).
-    static const float kNoBias = 0.f;
-    project_row_cortex_m(row, cols, xt, bias ? bias + r : &kNoBias, out + r, w.rows);
+    // The 8 sums in registers (on the stack: 11 instructions per multiply-add).
+    if (cols > 0) {
+      static_assert(kTimeBlock == 8, "column_block_sums_cortex_m sums 8 columns");
+      column_block_sums_cortex_m(xt, cols, kTimeBlock, row, acc);
+    } else {
+      for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] = 0.f;
+    }
 #else
-    float acc[kTimeBlock] = {};
+    for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] = 0.f;
     for (int32_t k = 0; k < cols; ++k) {
       const float wk = row[k];
       for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] += wk * xt[k * kTimeBlock + s];
     }
+#endif
     const float b = bias ? bias[r] : 0.f;
     for (int32_t s = 0; s < kTimeBlock; ++s) out[s * w.rows + r] = b + acc[s];
-#endif
   }
 }
 

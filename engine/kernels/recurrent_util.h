@@ -189,12 +189,9 @@ void gru_default_gate_gradients_avx512(const GruGateGradients16& g, int32_t unit
 // matvec_rows_portable (matvec_cortex_m.cpp).
 void matvec_rows_cortex_m(const float* w, int32_t rows, int32_t cols, const float* x,
                           const float* bias, bool accumulate, float* out);
-// project_steps' row r on those builds: out[s * rows] = *bias + sum over k <
-// cols of w[k] * xt[k * kTimeBlock + s] for s < kTimeBlock (8).
-void project_row_cortex_m(const float* w, int32_t cols, const float* xt, const float* bias,
-                          float* out, int32_t rows);
 // acc[j] = sum over r < rows (>= 1) of g[r] * w[r * stride + j] for j < 8, in r
-// order: add_transposed_product's column block on those builds.
+// order: add_transposed_product's column block on those builds, and
+// project_steps' 8 steps of one row (w = x transposed, g = the row).
 void column_block_sums_cortex_m(const float* w, int32_t rows, int64_t stride, const float* g,
                                 float* acc);
 // row[j] += gs[0] * v[j] + ... + gs[7] * v[7 * v_stride + j] (one step after
