@@ -170,6 +170,7 @@ Status prepare(OpContext& ctx) {
       return Status::error(StatusCode::kInvalidModel, "INT8 weights '%s' need 1 or %d scales",
                            weights->name, static_cast<int>(units));
     }
+    GRUWB_RETURN_IF_ERROR(expect_zero_points_in_range(weights, "INT8 weights"));
   } else {
     GRUWB_RETURN_IF_ERROR(expect_float(weights, "weights"));
   }
@@ -266,8 +267,10 @@ Status eval(OpContext& ctx) {
         const int8_t* row = w + static_cast<int64_t>(r) * depth;
         const int32_t zp = static_cast<int32_t>(
             zero_point_at(weights->quantization, zp_per_row ? static_cast<uint32_t>(r) : 0));
-        const int32_t dot = dot_int8(row, xq.values, depth) - xq.zero_point * sum_int8(row, depth) -
-                            zp * (x_sum - depth * xq.zero_point);
+        // In int64: zp * (x_sum - depth * zp_x) outgrows int32 from 65,794 columns.
+        const int64_t dot = int64_t{dot_int8(row, xq.values, depth)} -
+                            int64_t{xq.zero_point} * sum_int8(row, depth) -
+                            int64_t{zp} * (int64_t{x_sum} - int64_t{depth} * xq.zero_point);
         y[r] += static_cast<float>(dot) * (xq.scale * scales[per_row ? r : 0]);
       }
     }

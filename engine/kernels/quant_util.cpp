@@ -85,12 +85,15 @@ Status expect_quantized(const Tensor* tensor, const char* role, TensorQuantizati
                            role, tensor->name, static_cast<int>(i));
     }
   }
-  // Zero points inside the type's range, so the kernels' int32 offset arithmetic cannot overflow.
+  return expect_zero_points_in_range(tensor, role);
+}
+
+Status expect_zero_points_in_range(const Tensor* tensor, const char* role) {
   // (int16 kernels that need 0 check it themselves: TFLite's int16 SOFTMAX output has -32768.)
   int32_t min = 0, max = 0;
   if (!integer_range(tensor->type, &min, &max)) return Status();
-  for (uint32_t i = 0; i < zero_point_count(out->params); ++i) {
-    const int64_t zero_point = zero_point_at(out->params, i);
+  for (uint32_t i = 0; i < zero_point_count(tensor->quantization); ++i) {
+    const int64_t zero_point = zero_point_at(tensor->quantization, i);
     if (zero_point < min || zero_point > max) {
       return Status::error(StatusCode::kInvalidModel,
                            "%s '%s': zero point %lld is outside %s's [%d, %d]", role, tensor->name,

@@ -88,6 +88,10 @@ bool tensor_quantization(const Tensor* tensor, TensorQuantization* out);
 // `channels` for per-channel weights when channels > 0), naming the tensor.
 Status expect_quantized(const Tensor* tensor, const char* role, TensorQuantization* out,
                         int32_t channels = 0);
+// Zero points inside the tensor type's range (none outside an integer type),
+// so the kernels' int32 offset arithmetic cannot overflow. Part of
+// expect_quantized; on its own for hybrid weights.
+Status expect_zero_points_in_range(const Tensor* tensor, const char* role);
 
 // Data-movement ops copy integer values as bytes, right only when input and
 // output share scale and zero point: kUnsupported (naming both) otherwise.

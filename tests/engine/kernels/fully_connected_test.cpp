@@ -244,6 +244,17 @@ TEST(FullyConnectedTest, RejectsBadShapesAndScaleCounts) {
     std::string error = prepare_error(b);
     EXPECT_NE(error.find("INT8 weights 'w' need 1 or 4 scales"), std::string::npos) << error;
   }
+  {  // A weight zero point beyond int8 overflowed the int32 offset arithmetic (fuzz finding).
+    OpModelBuilder b;
+    int in = b.input("x", {1, 3});
+    int w = b.constant_int8("w", {4, 3}, std::vector<int8_t>(12, 1), {0.1f}, {268435457});
+    int y = b.output("y");
+    b.op(BuiltinOperator::FULLY_CONNECTED, {in, w, -1}, {y}, fc_options());
+    std::string error = prepare_error(b);
+    EXPECT_NE(error.find("INT8 weights 'w': zero point 268435457 is outside INT8's [-128, 127]"),
+              std::string::npos)
+        << error;
+  }
 }
 
 }  // namespace
