@@ -271,22 +271,40 @@ GRUWB_AVX512 void matvec_rows_avx512(const float* w, int32_t rows, int32_t cols,
 GRUWB_AVX512 void matvec_columns_avx512(const ColumnMajorWeights& w, const float* x,
                                         const float* bias, bool accumulate, float* out) {
   const int32_t vectors = w.padded_rows / 16;
-  const int32_t per_pass = column_pass_vectors(vectors);
-  const float* pass = w.data;  // each pass whole, column after column (pack_column_major)
-  for (int32_t v0 = 0; v0 < vectors; v0 += per_pass) {
+  const int32_t per_pass = column_pass_vectors(vectors, w.cols);
+  const int32_t passes = per_pass == 0 ? 0 : (vectors + per_pass - 1) / per_pass;
+  const bool backward = w.passes_backward;
+  w.passes_backward = !backward;
+  for (int32_t i = 0; i < passes; ++i) {
+    const int32_t v0 = per_pass * (backward ? passes - 1 - i : i);
     const int32_t n = vectors - v0 < per_pass ? vectors - v0 : per_pass;
     const int32_t first_row = 16 * v0;
     const int32_t last_rows = w.rows - 16 * (v0 + n - 1);  // 1..16 in the last pass, else 16
     const __mmask16 tail = last_rows >= 16 ? static_cast<__mmask16>(0xffff)
                                            : static_cast<__mmask16>((1u << last_rows) - 1u);
     const float* base = accumulate ? out + first_row : (bias ? bias + first_row : nullptr);
+    // Each pass whole, column after column (pack_column_major); every pass before it is full.
+    const float* pass = w.data + static_cast<int64_t>(16) * v0 * w.cols;
     column_block_for(n)(pass, 16 * n, w.cols, x, base, out + first_row, tail);
-    pass += static_cast<int64_t>(16 * n) * w.cols;
   }
 }
 
 GRUWB_AVX512 void vector_sigmoid_avx512(float* x, int32_t n) { apply16<sigmoid16>(x, n); }
 GRUWB_AVX512 void vector_tanh_avx512(float* x, int32_t n) { apply16<tanh16>(x, n); }
+
+GRUWB_AVX512 void lstm_default_gates_avx512(const float* gates, float* c, float* h, int32_t units) {
+  for (int32_t j = 0; j < units; j += 16) {
+    const __mmask16 m = units - j >= 16 ? static_cast<__mmask16>(0xffff)
+                                        : static_cast<__mmask16>((1u << (units - j)) - 1u);
+    const __m512 i = sigmoid16(_mm512_maskz_loadu_ps(m, gates + j));
+    const __m512 f = sigmoid16(_mm512_maskz_loadu_ps(m, gates + units + j));
+    const __m512 g = tanh16(_mm512_maskz_loadu_ps(m, gates + 2 * units + j));
+    const __m512 o = sigmoid16(_mm512_maskz_loadu_ps(m, gates + 3 * units + j));
+    const __m512 cell = _mm512_fmadd_ps(f, _mm512_maskz_loadu_ps(m, c + j), _mm512_mul_ps(i, g));
+    _mm512_mask_storeu_ps(c + j, m, cell);
+    _mm512_mask_storeu_ps(h + j, m, _mm512_mul_ps(o, tanh16(cell)));
+  }
+}
 
 GRUWB_AVX512 void gru_default_gate_gradients_avx512(const GruGateGradients16& g, int32_t units) {
   const __m512 one = _mm512_set1_ps(1.f);

@@ -121,14 +121,14 @@ struct ColumnMajorWeights {
   int32_t rows = 0;
   int32_t cols = 0;
   int32_t padded_rows = 0;
+  // Each product reads the passes in the other order than the one before, so
+  // the passes it reads first are the ones still in L1 from the last step.
+  mutable bool passes_backward = false;
 };
 constexpr int32_t kMaxColumnVectors = 24;  // + 1 broadcast register of 32 zmm
-// Vectors per pass for a matrix of `vectors` 16-row vectors: equal passes
-// (H = 128 LSTM, 32 vectors: 16 + 16, not 24 + 8).
-inline int32_t column_pass_vectors(int32_t vectors) {
-  const int32_t passes = (vectors + kMaxColumnVectors - 1) / kMaxColumnVectors;
-  return passes == 0 ? 0 : (vectors + passes - 1) / passes;
-}
+// Vectors per pass for a matrix of `vectors` 16-row vectors and `cols`
+// columns: equal passes (H = 128 LSTM, 32 vectors: 16 + 16, not 24 + 8).
+int32_t column_pass_vectors(int32_t vectors, int32_t cols);
 // `bytes` rounded up to the arena's 16-byte alignment: persistent requests of
 // whole units keep the next one's padding out of the sizing (an arena probe
 // that fails while planning activations counts persistent bytes without it).
@@ -162,6 +162,11 @@ void matvec_columns_avx512(const ColumnMajorWeights& w, const float* x, const fl
 // cpu_has_avx512()): fast_sigmoid/fast_tanh operation for operation.
 void vector_sigmoid_avx512(float* x, int32_t n);
 void vector_tanh_avx512(float* x, int32_t n);
+// One LSTM step's gate math with the Keras defaults (sigmoid gates, tanh cell
+// activation; no peepholes, layer norm, clip or projection) in one pass over
+// 16 lanes, from the pre-activation gates i, f, g, o stacked `units` apart:
+// c = sigmoid(f) c + sigmoid(i) tanh(g), h = sigmoid(o) tanh(c).
+void lstm_default_gates_avx512(const float* gates, float* c, float* h, int32_t units);
 // One batch row's step of the GRU's backward with the Keras defaults (reset_after, sigmoid
 // gates, tanh candidate) on 16 lanes: from dL/dh_t `d` and the step's tape (h_prev, z, r,
 // candidate n, recurrent candidate part rc), for i < units:

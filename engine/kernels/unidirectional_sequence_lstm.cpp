@@ -388,6 +388,10 @@ Status eval(OpContext& ctx) {
 #if defined(GRUWB_CLONED_HOT_LOOPS)
   const LstmPacked* packed = static_cast<const LstmPacked*>(ctx.user_data());
   const bool projects = !packed && lstm_projects_steps(s, hybrid);
+  // Keras' LSTM: its whole gate math in one pass (lstm_default_gates_avx512).
+  const bool keras_default = !s.cifg && !s.layer_norm && activation == Activation::TANH &&
+                             !(cell_clip > 0.f) && !w.projection.present() && !w.peephole[0] &&
+                             !w.peephole[1] && !w.peephole[3];
 #else
   const bool projects = lstm_projects_steps(s, hybrid);
 #endif
@@ -434,6 +438,12 @@ Status eval(OpContext& ctx) {
         float* stacked = c + H;
         matvec_columns_avx512(packed->input, xt, packed->bias, false, stacked);
         matvec_columns_avx512(packed->recurrent, h, nullptr, true, stacked);
+        if (keras_default && !step_tape) {
+          float* yt = out + s.layout.offset(b, t, O);
+          lstm_default_gates_avx512(stacked, c, yt, H);
+          memcpy(h, yt, h_bytes);
+          continue;
+        }
         for (int g = s.cifg ? 1 : 0; g < 4; ++g) gates[g] = stacked + (g - (s.cifg ? 1 : 0)) * H;
       } else
 #endif
