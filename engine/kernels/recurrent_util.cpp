@@ -202,14 +202,16 @@ Status column_major_bytes(int32_t rows, int32_t cols, size_t* out) {
 }
 
 int32_t column_pass_vectors(int32_t vectors, int32_t cols) {
-  // A matrix up to about twice L1 (48 KB on Zen 5) in passes of at most 20 KB: products
-  // alternate the pass order, so two of three passes of the last step are still in L1
-  // (LSTM H60, 57.6 KB in 3 passes: 38.5 -> 34.9 us). Larger ones stream from L2 whatever the
-  // order (GRU H128's 196 KB: no gain), so they take the fewest passes.
-  constexpr int64_t kSmallMatrixBytes = 96 * 1024, kPassBytes = 20 * 1024;
+  // A matrix a little larger than L1 (48 KB on Zen 5), up to twice it, in passes of at most
+  // 20 KB: products alternate the pass order, so two of three passes of the last step are still
+  // in L1 (LSTM H60, 57.6 KB in 3 passes: 38.5 -> 34.9 us). One that fits L1 keeps its fewest
+  // passes (the most accumulators: the reference GRU's 46 KB is slower in 3), and so do larger
+  // ones, which stream from L2 whatever the order (GRU H128's 196 KB: no gain).
+  constexpr int64_t kL1Bytes = 48 * 1024, kPassBytes = 20 * 1024;
   const int64_t vector_bytes = int64_t{64} * (cols > 0 ? cols : 1);
+  const int64_t matrix_bytes = vector_bytes * vectors;
   int32_t most = kMaxColumnVectors;
-  if (vector_bytes * vectors <= kSmallMatrixBytes) {
+  if (matrix_bytes > kL1Bytes && matrix_bytes <= 2 * kL1Bytes) {
     const int64_t fit = kPassBytes / vector_bytes;
     most = fit < 4 ? 4 : (fit > most ? most : static_cast<int32_t>(fit));
   }
