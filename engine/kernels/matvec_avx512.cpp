@@ -271,7 +271,7 @@ GRUWB_AVX512 void matvec_rows_avx512(const float* w, int32_t rows, int32_t cols,
 GRUWB_AVX512 void matvec_columns_avx512(const ColumnMajorWeights& w, const float* x,
                                         const float* bias, bool accumulate, float* out) {
   const int32_t vectors = w.padded_rows / 16;
-  const int32_t per_pass = column_pass_vectors(vectors, w.cols);
+  const int32_t per_pass = w.pass_vectors;
   const int32_t passes = per_pass == 0 ? 0 : (vectors + per_pass - 1) / per_pass;
   const bool backward = w.passes_backward;
   w.passes_backward = !backward;

@@ -201,6 +201,10 @@ Status column_major_bytes(int32_t rows, int32_t cols, size_t* out) {
   return Status();
 }
 
+namespace {
+
+// Vectors per pass for a matrix of `vectors` 16-row vectors and `cols` columns: equal passes
+// (H = 128 LSTM, 32 vectors: 16 + 16, not 24 + 8).
 int32_t column_pass_vectors(int32_t vectors, int32_t cols) {
   // A matrix a little larger than L1 (48 KB on Zen 5), up to twice it, in passes of at most
   // 20 KB: products alternate the pass order, so two of three passes of the last step are still
@@ -219,8 +223,6 @@ int32_t column_pass_vectors(int32_t vectors, int32_t cols) {
   return passes == 0 ? 0 : (vectors + passes - 1) / passes;
 }
 
-namespace {
-
 // Lays out the pass-major copy (recurrent_util.h) of the [rows, cols] matrix
 // whose (r, j) value `at(r, j)` returns, in `memory` (column_major_bytes).
 template <typename At>
@@ -233,6 +235,7 @@ ColumnMajorWeights pack_columns(int32_t rows, int32_t cols, At at, void* memory)
                                            ~static_cast<uintptr_t>(63));
   const int32_t vectors = out.padded_rows / 16;
   const int32_t per_pass = column_pass_vectors(vectors, cols);
+  out.pass_vectors = per_pass;
   float* next = packed;
   for (int32_t v0 = 0; v0 < vectors; v0 += per_pass) {
     const int32_t pass_rows = 16 * (vectors - v0 < per_pass ? vectors - v0 : per_pass);

@@ -121,14 +121,12 @@ struct ColumnMajorWeights {
   int32_t rows = 0;
   int32_t cols = 0;
   int32_t padded_rows = 0;
+  int32_t pass_vectors = 0;  // 16-row vectors per pass (the last pass may have fewer)
   // Each product reads the passes in the other order than the one before, so
   // the passes it reads first are the ones still in L1 from the last step.
   mutable bool passes_backward = false;
 };
 constexpr int32_t kMaxColumnVectors = 24;  // + 1 broadcast register of 32 zmm
-// Vectors per pass for a matrix of `vectors` 16-row vectors and `cols`
-// columns: equal passes (H = 128 LSTM, 32 vectors: 16 + 16, not 24 + 8).
-int32_t column_pass_vectors(int32_t vectors, int32_t cols);
 // `bytes` rounded up to the arena's 16-byte alignment: persistent requests of
 // whole units keep the next one's padding out of the sizing (an arena probe
 // that fails while planning activations counts persistent bytes without it).
