@@ -162,34 +162,29 @@ void add_outer8_blocks_cortex_m(float* row, const float* v, int64_t v_stride, co
   const int32_t stride_bytes = static_cast<int32_t>(v_stride * 4);
   const int32_t halves = half ? 1 : 0;
   const float* step = v;
-#define GRUWB_OUTER_STEP(g)           \
-  "vldmia %[step], {s16-s23}\n"       \
-  "add %[step], %[step], %[stride]\n" \
-  "vfma.f32 s0, " g                   \
-  ", s16\n"                           \
-  "vfma.f32 s1, " g                   \
-  ", s17\n"                           \
-  "vfma.f32 s2, " g                   \
-  ", s18\n"                           \
-  "vfma.f32 s3, " g                   \
-  ", s19\n"                           \
-  "vfma.f32 s4, " g                   \
-  ", s20\n"                           \
-  "vfma.f32 s5, " g                   \
-  ", s21\n"                           \
-  "vfma.f32 s6, " g                   \
-  ", s22\n"                           \
-  "vfma.f32 s7, " g ", s23\n"
-#define GRUWB_OUTER_HALF_STEP(g)      \
-  "vldmia %[step], {s16-s19}\n"       \
-  "add %[step], %[step], %[stride]\n" \
-  "vfma.f32 s0, " g                   \
-  ", s16\n"                           \
-  "vfma.f32 s1, " g                   \
-  ", s17\n"                           \
-  "vfma.f32 s2, " g                   \
-  ", s18\n"                           \
+// s0-s3 (and s4-s7) += g * s16-s19 (s20-s23): one step's multiply-adds into a block's columns.
+#define GRUWB_OUTER_FMA_LOW(g) \
+  "vfma.f32 s0, " g            \
+  ", s16\n"                    \
+  "vfma.f32 s1, " g            \
+  ", s17\n"                    \
+  "vfma.f32 s2, " g            \
+  ", s18\n"                    \
   "vfma.f32 s3, " g ", s19\n"
+#define GRUWB_OUTER_FMA_HIGH(g) \
+  "vfma.f32 s4, " g             \
+  ", s20\n"                     \
+  "vfma.f32 s5, " g             \
+  ", s21\n"                     \
+  "vfma.f32 s6, " g             \
+  ", s22\n"                     \
+  "vfma.f32 s7, " g ", s23\n"
+#define GRUWB_OUTER_STEP(g)     \
+  "vldmia %[step], {s16-s23}\n" \
+  "add %[step], %[step], %[stride]\n" GRUWB_OUTER_FMA_LOW(g) GRUWB_OUTER_FMA_HIGH(g)
+#define GRUWB_OUTER_HALF_STEP(g) \
+  "vldmia %[step], {s16-s19}\n"  \
+  "add %[step], %[step], %[stride]\n" GRUWB_OUTER_FMA_LOW(g)
   asm volatile(
     "vldmia %[gs], {s8-s15}\n"
     "cmp %[blocks], #0\n"
@@ -220,6 +215,8 @@ void add_outer8_blocks_cortex_m(float* row, const float* v, int64_t v_stride, co
       "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
 #undef GRUWB_OUTER_HALF_STEP
 #undef GRUWB_OUTER_STEP
+#undef GRUWB_OUTER_FMA_HIGH
+#undef GRUWB_OUTER_FMA_LOW
 }
 
 }  // namespace gruwb
