@@ -599,8 +599,10 @@ class TrainingWorkspaceTest : public QObject {
     });
     clock.start();
     tick.start();
-    workspace.startExperiment(gestureOnBasicMotions("a", 150));
-    workspace.startExperiment(gestureOnBasicMotions("b", 150));
+    // Long enough for dozens of 10 ms ticks (150 epochs each took about 150 ms by 2026-12-04,
+    // close to the 10 ticks the test needs).
+    workspace.startExperiment(gestureOnBasicMotions("a", 600));
+    workspace.startExperiment(gestureOnBasicMotions("b", 600));
     QVERIFY(workspace.waitForIdle(120000));
     tick.stop();
     const double gap_ms = worst_gap_ns / 1e6;
