@@ -599,10 +599,11 @@ class TrainingWorkspaceTest : public QObject {
     });
     clock.start();
     tick.start();
-    // Long enough for dozens of 10 ms ticks (150 epochs each took about 150 ms by 2026-12-04,
-    // close to the 10 ticks the test needs).
-    workspace.startExperiment(gestureOnBasicMotions("a", 600));
-    workspace.startExperiment(gestureOnBasicMotions("b", 600));
+    // Long enough for 20 or more 10 ms ticks in a plain build (150 epochs each took about 150 ms
+    // by 2026-12-04, close to the 10 ticks the test needs), not so long that a sanitized build
+    // under load meets a rare stall in hundreds of them.
+    workspace.startExperiment(gestureOnBasicMotions("a", 300));
+    workspace.startExperiment(gestureOnBasicMotions("b", 300));
     QVERIFY(workspace.waitForIdle(120000));
     tick.stop();
     const double gap_ms = worst_gap_ns / 1e6;
