@@ -136,6 +136,8 @@ void column_block_sums_cortex_m(const float* w, int32_t rows, int64_t stride, co
   const int32_t stride_bytes = static_cast<int32_t>(stride * 4);
   asm volatile(
       "vldmia %[zeros], {s0-s7}\n"
+      "cmp %[rows], #0\n"
+      "beq 2f\n"
       "1:\n"
       "vldmia %[g]!, {s8}\n"
       "vldmia %[w], {s16-s23}\n"
@@ -150,6 +152,7 @@ void column_block_sums_cortex_m(const float* w, int32_t rows, int64_t stride, co
       "vfma.f32 s7, s8, s23\n"
       "subs %[rows], %[rows], #1\n"
       "bne 1b\n"
+      "2:\n"
       "vstmia %[acc], {s0-s7}\n"
       : [w] "+r"(w), [g] "+r"(g), [rows] "+r"(rows)
       : [zeros] "r"(kZeros), [stride] "r"(stride_bytes), [acc] "r"(acc)

@@ -343,12 +343,8 @@ void project_steps(const DenseWeights& w, const float* x, int64_t x_stride, int3
     float acc[kTimeBlock];
 #if defined(GRUWB_CORTEX_M_FP_KERNELS)
     // The 8 sums in registers (on the stack: 11 instructions per multiply-add).
-    if (cols > 0) {
-      static_assert(kTimeBlock == 8, "column_block_sums_cortex_m sums 8 columns");
-      column_block_sums_cortex_m(xt, cols, kTimeBlock, row, acc);
-    } else {
-      for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] = 0.f;
-    }
+    static_assert(kTimeBlock == 8, "column_block_sums_cortex_m sums 8 columns");
+    column_block_sums_cortex_m(xt, cols, kTimeBlock, row, acc);
 #else
     for (int32_t s = 0; s < kTimeBlock; ++s) acc[s] = 0.f;
     for (int32_t k = 0; k < cols; ++k) {

@@ -192,7 +192,7 @@ void gru_default_gate_gradients_avx512(const GruGateGradients16& g, int32_t unit
 // matvec_rows_portable (matvec_cortex_m.cpp).
 void matvec_rows_cortex_m(const float* w, int32_t rows, int32_t cols, const float* x,
                           const float* bias, bool accumulate, float* out);
-// acc[j] = sum over r < rows (>= 1) of g[r] * w[r * stride + j] for j < 8, in r
+// acc[j] = sum over r < rows (0: zeros) of g[r] * w[r * stride + j] for j < 8, in r
 // order: add_transposed_product's column block on those builds, and
 // project_steps' 8 steps of one row (w = x transposed, g = the row).
 void column_block_sums_cortex_m(const float* w, int32_t rows, int64_t stride, const float* g,

@@ -388,8 +388,8 @@ Status eval(OpContext& ctx) {
 #if defined(GRUWB_CLONED_HOT_LOOPS)
   const LstmPacked* packed = static_cast<const LstmPacked*>(ctx.user_data());
   const bool projects = !packed && lstm_projects_steps(s, hybrid);
-  // Keras' LSTM: its whole gate math in one pass (lstm_default_gates_avx512).
-  const bool keras_default = !s.cifg && !s.layer_norm && activation == Activation::TANH &&
+  // Keras' LSTM in inference: its whole gate math in one pass (lstm_default_gates_avx512).
+  const bool keras_default = !tape && !s.cifg && !s.layer_norm && activation == Activation::TANH &&
                              !(cell_clip > 0.f) && !w.projection.present() && !w.peephole[0] &&
                              !w.peephole[1] && !w.peephole[3];
 #else
@@ -438,7 +438,7 @@ Status eval(OpContext& ctx) {
         float* stacked = c + H;
         matvec_columns_avx512(packed->input, xt, packed->bias, false, stacked);
         matvec_columns_avx512(packed->recurrent, h, nullptr, true, stacked);
-        if (keras_default && !step_tape) {
+        if (keras_default) {
           float* yt = out + s.layout.offset(b, t, O);
           lstm_default_gates_avx512(stacked, c, yt, H);
           memcpy(h, yt, h_bytes);
