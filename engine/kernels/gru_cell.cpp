@@ -119,6 +119,12 @@ GRUWB_ALWAYS_INLINE void gru_step(const GruCell& cell, float* input_part, const 
     if (cell.packed.recurrent.data) {
       matvec_columns_avx512(cell.packed.recurrent, h_prev, cell.recurrent_bias, false,
                             recurrent_part);
+      // Keras' GRU in inference: the whole gate math in one 16-lane pass.
+      if (!tape && cell.activation == GruActivation::kTanh &&
+          cell.recurrent_activation == GruGateActivation::kSigmoid) {
+        gru_default_gates_avx512(input_part, recurrent_part, h_prev, h_next, units);
+        return;
+      }
     } else
 #endif
       matvec_assign(cell.recurrent_kernel, 0, 3 * units, h_prev, hq, cell.recurrent_bias,

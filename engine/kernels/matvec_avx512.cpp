@@ -306,6 +306,45 @@ GRUWB_AVX512 void lstm_default_gates_avx512(const float* gates, float* c, float*
   }
 }
 
+namespace {
+
+// 16 floats at p, whole or masked to m: a masked load does not take the value
+// of the whole-vector store before it (the state's, the product's) forwarded
+// but waits for it to reach L1.
+template <bool kWhole>
+GRUWB_AVX512 inline __m512 load16(const float* p, __mmask16 m) {
+  return kWhole ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
+}
+
+template <bool kWhole>
+GRUWB_AVX512 inline __m512 gru_default_gates16(const float* x, const float* u, const float* h,
+                                               int32_t units, __mmask16 m) {
+  const __m512 z = sigmoid16(_mm512_add_ps(load16<kWhole>(x, m), load16<kWhole>(u, m)));
+  const __m512 r =
+      sigmoid16(_mm512_add_ps(load16<kWhole>(x + units, m), load16<kWhole>(u + units, m)));
+  const __m512 n = tanh16(
+      _mm512_fmadd_ps(r, load16<kWhole>(u + 2 * units, m), load16<kWhole>(x + 2 * units, m)));
+  const __m512 keep = _mm512_sub_ps(_mm512_set1_ps(1.f), z);
+  return _mm512_fmadd_ps(z, load16<kWhole>(h, m), _mm512_mul_ps(keep, n));
+}
+
+}  // namespace
+
+GRUWB_AVX512 void gru_default_gates_avx512(const float* input_part, const float* recurrent_part,
+                                           const float* h_prev, float* h_next, int32_t units) {
+  int32_t i = 0;
+  for (; i + 16 <= units; i += 16) {
+    _mm512_storeu_ps(h_next + i, gru_default_gates16<true>(input_part + i, recurrent_part + i,
+                                                           h_prev + i, units, 0xffff));
+  }
+  if (i < units) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (units - i)) - 1u);
+    _mm512_mask_storeu_ps(
+        h_next + i, m,
+        gru_default_gates16<false>(input_part + i, recurrent_part + i, h_prev + i, units, m));
+  }
+}
+
 GRUWB_AVX512 void gru_default_gate_gradients_avx512(const GruGateGradients16& g, int32_t units) {
   const __m512 one = _mm512_set1_ps(1.f);
   for (int32_t i = 0; i < units; i += 16) {

@@ -165,6 +165,13 @@ void vector_tanh_avx512(float* x, int32_t n);
 // 16 lanes, from the pre-activation gates i, f, g, o stacked `units` apart:
 // c = sigmoid(f) c + sigmoid(i) tanh(g), h = sigmoid(o) tanh(c).
 void lstm_default_gates_avx512(const float* gates, float* c, float* h, int32_t units);
+// One GRU step's gate math with the Keras defaults (reset_after, sigmoid gates,
+// tanh candidate) in one pass over 16 lanes, from the step's input part
+// W_x x + b_x and recurrent part U h + b_h (gate blocks z | r | n, `units`
+// apart): h_next = z h_prev + (1 - z) tanh(x_n + r u_n). h_next may alias
+// h_prev.
+void gru_default_gates_avx512(const float* input_part, const float* recurrent_part,
+                              const float* h_prev, float* h_next, int32_t units);
 // One batch row's step of the GRU's backward with the Keras defaults (reset_after, sigmoid
 // gates, tanh candidate) on 16 lanes: from dL/dh_t `d` and the step's tape (h_prev, z, r,
 // candidate n, recurrent candidate part rc), for i < units:
