@@ -437,7 +437,7 @@ void gru_sequence_batch_backward(const GruCell& cell, const GruBatchLayout& layo
                               cell.recurrent_activation == GruGateActivation::kSigmoid &&
                               cell.activation == GruActivation::kTanh;
 #if defined(GRUWB_CLONED_HOT_LOOPS)
-  static const bool avx512 = cpu_has_avx512();
+  const bool avx512 = avx512_available();
 #endif
   for (int32_t t = layout.time - 1; t >= 0; --t) {
     for (int32_t b = 0; b < batch; ++b) {

@@ -175,7 +175,7 @@ void matvec_rows_portable(const float* w, int32_t rows, int32_t cols, const floa
 void matvec_rows(const float* w, int32_t rows, int32_t cols, const float* x, const float* bias,
                  bool accumulate, float* out) {
 #if defined(GRUWB_CLONED_HOT_LOOPS)
-  static const bool avx512 = cpu_has_avx512();
+  const bool avx512 = avx512_available();
   if (avx512 && cols <= kAvx512MaxCols) {
     matvec_rows_avx512(w, rows, cols, x, bias, accumulate, out);
     return;
@@ -258,7 +258,7 @@ ColumnMajorWeights pack_column_major(const float* w, int32_t rows, int32_t cols,
 Status prepare_column_major(OpContext& ctx, const Tensor* const* tensors, int count,
                             int32_t rows_each, int32_t cols, ColumnMajorWeights* out) {
   *out = ColumnMajorWeights();
-  static const bool avx512 = cpu_has_avx512();
+  const bool avx512 = avx512_available();
   // Training copies the weights and changes them after prepare; a variable or computed matrix
   // changes between invokes: only a file's constant matrices can be packed once.
   if (!avx512 || ctx.interpreter().training() || count <= 0 || rows_each <= 0 || cols <= 0) {
@@ -312,7 +312,7 @@ void gemm_accumulate(int32_t rows, int32_t cols, int32_t depth, const float* a, 
                      int64_t a_col, const float* b, int64_t ldb, float* c, int64_t ldc) {
   if (rows <= 0 || cols <= 0 || depth <= 0) return;
 #if defined(GRUWB_CLONED_HOT_LOOPS)
-  static const bool avx512 = cpu_has_avx512();
+  const bool avx512 = avx512_available();
   if (avx512) {
     gemm_accumulate_avx512(rows, cols, depth, a, a_row, a_col, b, ldb, c, ldc);
     return;
@@ -551,7 +551,7 @@ void add_rows(float* out, int32_t rows, const float* g, int64_t g_stride, int32_
 GRUWB_NONLINEARITY_LOOP
 void vector_sigmoid(float* x, int32_t n) {
 #if defined(GRUWB_CLONED_HOT_LOOPS)
-  static const bool avx512 = cpu_has_avx512();
+  const bool avx512 = avx512_available();
   if (avx512) {
     vector_sigmoid_avx512(x, n);
     return;
@@ -567,7 +567,7 @@ void vector_sigmoid(float* x, int32_t n) {
 GRUWB_NONLINEARITY_LOOP
 void vector_tanh(float* x, int32_t n) {
 #if defined(GRUWB_CLONED_HOT_LOOPS)
-  static const bool avx512 = cpu_has_avx512();
+  const bool avx512 = avx512_available();
   if (avx512) {
     vector_tanh_avx512(x, n);
     return;

@@ -101,9 +101,14 @@ void matvec_rows_portable(const float* w, int32_t rows, int32_t cols, const floa
 #if defined(GRUWB_CLONED_HOT_LOOPS)
 // x86-64 Linux hosts: the AVX-512 version (matvec_avx512.cpp), for at most
 // kAvx512MaxCols columns (more would not fit x in registers); matvec_rows
-// takes it when cpu_has_avx512().
+// takes it when avx512_available().
 constexpr int32_t kAvx512MaxCols = 128;
-bool cpu_has_avx512();
+bool cpu_has_avx512();  // asks the CPU
+// cpu_has_avx512(), asked once: what the kernels branch on in their loops.
+inline bool avx512_available() {
+  static const bool available = cpu_has_avx512();
+  return available;
+}
 void matvec_rows_avx512(const float* w, int32_t rows, int32_t cols, const float* x,
                         const float* bias, bool accumulate, float* out);
 
@@ -157,7 +162,7 @@ inline Status prepare_column_major(OpContext& ctx, const Tensor* tensor, int32_t
 void matvec_columns_avx512(const ColumnMajorWeights& w, const float* x, const float* bias,
                            bool accumulate, float* out);
 // vector_sigmoid/vector_tanh on 16 lanes (they call these when
-// cpu_has_avx512()): fast_sigmoid/fast_tanh operation for operation.
+// avx512_available()): fast_sigmoid/fast_tanh operation for operation.
 void vector_sigmoid_avx512(float* x, int32_t n);
 void vector_tanh_avx512(float* x, int32_t n);
 // One LSTM step's gate math with the Keras defaults (sigmoid gates, tanh cell

@@ -40,6 +40,7 @@
 #include <cstring>
 #include <new>
 
+#include "engine/kernels/lstm_batch.h"
 #include "engine/kernels/lstm_integer.h"
 #include "engine/kernels/op_cost.h"
 #include "engine/kernels/recurrent_util.h"
@@ -48,10 +49,6 @@ namespace gruwb {
 namespace {
 
 using namespace lstm;
-// Per step of one batch row: h_prev, c_prev, the gates i | f | g | o after
-// their activations, the new cell state c (after clipping) and act(c).
-enum TapeSlot { kTapeH = 0, kTapeC, kTapeGates, kTapeCell = kTapeGates + 4, kTapeCellOutput };
-inline int32_t lstm_tape_floats(int32_t units) { return (kTapeCellOutput + 1) * units; }
 // Weight gradients are summed over blocks of this many steps (one pass over
 // each gradient row per block instead of one per step), as the GRU does.
 constexpr int32_t kLstmGradientBlock = 8;
@@ -95,8 +92,20 @@ Status check_optional_vector(OpContext& ctx, int index, bool wanted, int32_t siz
   return check_float_vector(t, size, role);
 }
 
+// Rows of a state variable: one per batch row, or (training one-pass batches,
+// whose model input grew to B rows while its variables kept one) a single
+// row every batch row starts from.
+bool state_is_shared(const Tensor* state, const LstmShape& s, int32_t width, bool training) {
+  return training && s.layout.batch > 1 && state->elements() == width;
+}
+
+// Floats between batch rows of a state variable (0: shared).
+int64_t state_row_stride(OpContext& ctx, int index, const LstmShape& s, int32_t width) {
+  return state_is_shared(ctx.input(index), s, width, ctx.training()) ? 0 : width;
+}
+
 Status check_state(const Tensor* state, int index, const LstmShape& s, int32_t width,
-                   const char* role) {
+                   const char* role, bool training) {
   if (!state)
     return Status::error(StatusCode::kInvalidModel, "input %d (%s) is missing", index, role);
   GRUWB_RETURN_IF_ERROR(expect_float(state, role));
@@ -104,7 +113,8 @@ Status check_state(const Tensor* state, int index, const LstmShape& s, int32_t w
     return Status::error(StatusCode::kInvalidModel, "%s '%s' (input %d) must be a variable tensor",
                          role, state->name, index);
   }
-  if (state->elements() != static_cast<int64_t>(s.layout.batch) * width) {
+  if (state->elements() != static_cast<int64_t>(s.layout.batch) * width &&
+      !state_is_shared(state, s, width, training)) {
     char expected[32];
     snprintf(expected, sizeof expected, "[%d,%d]", static_cast<int>(s.layout.batch),
              static_cast<int>(width));
@@ -137,6 +147,12 @@ bool lstm_is_hybrid(OpContext& ctx) {
   }
   const Tensor* projection = ctx.input(kProjectionWeights);
   return projection && projection->type == TensorType::INT8;
+}
+
+// B > 1 rows of a plain float LSTM run as matrix products (lstm_batch.h).
+bool lstm_runs_batched(OpContext& ctx, const LstmShape& s) {
+  return GRUWB_BATCHED_KERNELS && s.layout.batch > 1 && !s.cifg && !s.peephole && !s.layer_norm &&
+         !ctx.input(kProjectionWeights) && !lstm_is_hybrid(ctx);
 }
 
 #if defined(GRUWB_CLONED_HOT_LOOPS)
@@ -260,9 +276,10 @@ Status prepare(OpContext& ctx) {
   }
   GRUWB_RETURN_IF_ERROR(check_optional_vector(
       ctx, kProjectionBias, projection && ctx.input(kProjectionBias), s.output, "projection bias"));
+  GRUWB_RETURN_IF_ERROR(check_state(ctx.input(kOutputState), kOutputState, s, s.output,
+                                    "output state", ctx.training()));
   GRUWB_RETURN_IF_ERROR(
-      check_state(ctx.input(kOutputState), kOutputState, s, s.output, "output state"));
-  GRUWB_RETURN_IF_ERROR(check_state(ctx.input(kCellState), kCellState, s, s.units, "cell state"));
+      check_state(ctx.input(kCellState), kCellState, s, s.units, "cell state", ctx.training()));
   Tensor* output = ctx.output(0);
   output->type = TensorType::FLOAT32;
   set_output_shape(output, sequence_shape(s.layout, s.output));
@@ -270,10 +287,17 @@ Status prepare(OpContext& ctx) {
   // The cell output before projection for one step, the running output and
   // cell state of one batch row, then the gates (lstm_gate_scratch_floats).
   const bool hybrid = lstm_is_hybrid(ctx);
-  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(
-      sizeof(float) * (2 * static_cast<size_t>(s.units) + static_cast<size_t>(s.output) +
-                       lstm_gate_scratch_floats(s, lstm_projects_steps(s, hybrid))),
-      &slot));
+  [[maybe_unused]] const bool batched = lstm_runs_batched(ctx, s);
+  size_t scratch_floats = 2 * static_cast<size_t>(s.units) + static_cast<size_t>(s.output) +
+                          lstm_gate_scratch_floats(s, lstm_projects_steps(s, hybrid));
+#if GRUWB_BATCHED_KERNELS
+  if (batched) {  // + the running h and c of every row (sizes fit: checked weights and states)
+    scratch_floats =
+        static_cast<size_t>(lstm_batch_scratch_floats(s.input_size, s.units, s.layout.batch) +
+                            2 * int64_t{s.layout.batch} * s.units);
+  }
+#endif
+  GRUWB_RETURN_IF_ERROR(ctx.request_scratch(sizeof(float) * scratch_floats, &slot));
   if (hybrid) {
     // Quantized rows: x, the output state h, the cell output (projection).
     GRUWB_RETURN_IF_ERROR(ctx.request_scratch(static_cast<size_t>(s.input_size) +
@@ -300,10 +324,15 @@ Status prepare(OpContext& ctx) {
                                          static_cast<size_t>(lstm_tape_floats(s.units))));
   // dh, dc, 4 gate gradients of kLstmGradientBlock steps, dh_prev, dc_prev;
   // then state gradient norms.
+  size_t backward_floats = (4 + 4 * kLstmGradientBlock) * static_cast<size_t>(s.units);
+#if GRUWB_BATCHED_KERNELS
+  if (batched) {
+    backward_floats =
+        static_cast<size_t>(lstm_batch_backward_scratch_floats(s.units, s.layout.batch));
+  }
+#endif
   return ctx.request_backward_scratch(
-      sizeof(float) * ((4 + 4 * kLstmGradientBlock) * static_cast<size_t>(s.units) +
-                       static_cast<size_t>(s.layout.time)),
-      &slot);
+      sizeof(float) * (backward_floats + static_cast<size_t>(s.layout.time)), &slot);
 }
 
 #if defined(GRUWB_CLONED_HOT_LOOPS)
@@ -342,9 +371,55 @@ struct LstmWeights {
   const float* projection_bias;
 };
 
+#if GRUWB_BATCHED_KERNELS
+LstmBatch batch_lstm(OpContext& ctx, const LstmShape& s) {
+  const auto* options = ctx.op().options<fb::UnidirectionalSequenceLSTMOptions>();
+  LstmBatch lstm;
+  lstm.layout = s.layout;
+  lstm.input_size = s.input_size;
+  lstm.units = s.units;
+  for (int g = 0; g < 4; ++g) {
+    lstm.input_weights[g] = ctx.input(kInputWeights + g)->f32();
+    lstm.recurrent_weights[g] = ctx.input(kRecurrentWeights + g)->f32();
+    const Tensor* bias = ctx.input(kGateBias + g);
+    lstm.bias[g] = bias ? bias->f32() : nullptr;
+  }
+  lstm.activation = options ? options->fused_activation_function() : Activation::NONE;
+  lstm.cell_clip = options ? options->cell_clip() : 0.f;
+  return lstm;
+}
+
+// All rows at once; the states as the row-by-row eval leaves them.
+Status eval_batched(OpContext& ctx, const LstmShape& s) {
+  const LstmBatch lstm = batch_lstm(ctx, s);
+  const int64_t state_floats = int64_t{s.layout.batch} * s.units;
+  float* h = static_cast<float*>(ctx.scratch(0));
+  float* c = h + state_floats;
+  float* output_state = ctx.input(kOutputState)->f32();
+  float* cell_state = ctx.input(kCellState)->f32();
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(s.units);
+  for (int32_t b = 0; b < s.layout.batch; ++b) {
+    memcpy(h + int64_t{b} * s.units,
+           output_state + b * state_row_stride(ctx, kOutputState, s, s.units), row_bytes);
+    memcpy(c + int64_t{b} * s.units, cell_state + b * state_row_stride(ctx, kCellState, s, s.units),
+           row_bytes);
+  }
+  lstm_sequence_batch(lstm, ctx.input(kX)->f32(), h, c, ctx.output(0)->f32(), c + state_floats,
+                      static_cast<float*>(ctx.tape()));
+  if (!ctx.training()) {  // see the header: training windows are independent
+    memcpy(output_state, h, sizeof(float) * static_cast<size_t>(state_floats));
+    memcpy(cell_state, c, sizeof(float) * static_cast<size_t>(state_floats));
+  }
+  return Status();
+}
+#endif
+
 Status eval(OpContext& ctx) {
   if (GRUWB_INTEGER_FORM(UNIDIRECTIONAL_SEQUENCE_LSTM) && ctx.input(kX)->type == TensorType::INT8)
     return eval_integer_lstm(ctx);
+#if GRUWB_BATCHED_KERNELS
+  if (lstm_runs_batched(ctx, lstm_shape(ctx))) return eval_batched(ctx, lstm_shape(ctx));
+#endif
   const auto* options = ctx.op().options<fb::UnidirectionalSequenceLSTMOptions>();
   const Activation activation = options ? options->fused_activation_function() : Activation::NONE;
   const float cell_clip = options ? options->cell_clip() : 0.f;
@@ -406,8 +481,8 @@ Status eval(OpContext& ctx) {
   const size_t c_bytes = sizeof(float) * static_cast<size_t>(H);
 
   for (int32_t b = 0; b < s.layout.batch; ++b) {
-    memcpy(h, output_state + static_cast<int64_t>(b) * O, h_bytes);
-    memcpy(c, cell_state + static_cast<int64_t>(b) * H, c_bytes);
+    memcpy(h, output_state + b * state_row_stride(ctx, kOutputState, s, O), h_bytes);
+    memcpy(c, cell_state + b * state_row_stride(ctx, kCellState, s, H), c_bytes);
     for (int32_t t = 0; t < s.layout.time; ++t) {
       const float* xt = x + s.layout.offset(b, t, s.input_size);
       const int32_t s_in_block = t % kTimeBlock;
@@ -530,6 +605,34 @@ Status backward(OpContext& ctx) {
   const Activation activation = options ? options->fused_activation_function() : Activation::NONE;
   const float cell_clip = options ? options->cell_clip() : 0.f;
   const LstmShape s = lstm_shape(ctx);
+#if GRUWB_BATCHED_KERNELS
+  if (lstm_runs_batched(ctx, s)) {
+    LstmBatchGradients grads;
+    for (int g = 0; g < 4; ++g) {
+      Tensor* d = ctx.gradient(ctx.input(kInputWeights + g));
+      grads.input_weights[g] = d ? d->f32() : nullptr;
+      d = ctx.gradient(ctx.input(kRecurrentWeights + g));
+      grads.recurrent_weights[g] = d ? d->f32() : nullptr;
+      const Tensor* bias = ctx.input(kGateBias + g);
+      d = bias ? ctx.gradient(bias) : nullptr;
+      grads.bias[g] = d ? d->f32() : nullptr;
+    }
+    Tensor* d = ctx.gradient(ctx.input(kX));
+    grads.dx = d ? d->f32() : nullptr;
+    d = ctx.gradient(ctx.input(kOutputState));
+    grads.dh0 = d ? d->f32() : nullptr;
+    d = ctx.gradient(ctx.input(kCellState));
+    grads.dc0 = d ? d->f32() : nullptr;
+    grads.state_row = state_row_stride(ctx, kOutputState, s, s.units);
+    float* scratch = static_cast<float*>(ctx.backward_scratch(0));
+    const int64_t floats = lstm_batch_backward_scratch_floats(s.units, s.layout.batch);
+    float* squares = begin_state_gradients(ctx, scratch + floats, s.layout.time);
+    lstm_sequence_batch_backward(batch_lstm(ctx, s), ctx.input(kX)->f32(), tape, dout->f32(), grads,
+                                 scratch, squares);
+    report_state_gradients(ctx, squares, s.layout.time);
+    return Status();
+  }
+#endif
   const int32_t H = s.units;
   const int32_t I = s.input_size;
   const float* wx[4] = {};
@@ -638,10 +741,12 @@ Status backward(OpContext& ctx) {
       memcpy(dc, dc_prev, sizeof(float) * static_cast<size_t>(H));
     }
     if (dh0) {
-      for (int32_t i = 0; i < H; ++i) dh0->f32()[static_cast<int64_t>(b) * H + i] += dh[i];
+      float* row = dh0->f32() + b * state_row_stride(ctx, kOutputState, s, H);
+      for (int32_t i = 0; i < H; ++i) row[i] += dh[i];
     }
     if (dc0) {
-      for (int32_t i = 0; i < H; ++i) dc0->f32()[static_cast<int64_t>(b) * H + i] += dc[i];
+      float* row = dc0->f32() + b * state_row_stride(ctx, kCellState, s, H);
+      for (int32_t i = 0; i < H; ++i) row[i] += dc[i];
     }
   }
   report_state_gradients(ctx, squares, s.layout.time);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/tools/cells/cell_registry.h"
 #include "engine/tools/model_builder.h"
 #include "engine/tools/model_file.h"
 #include "engine/train/epoch_loop.h"
@@ -24,8 +25,10 @@
 namespace gruwb::test {
 namespace {
 
-std::vector<uint8_t> small_fused_gru(bool reset_after = true, int units = 4) {
+std::vector<uint8_t> small_fused_gru(bool reset_after = true, int units = 4,
+                                     const char* cell = "gru") {
   tools::BuildSpec spec;
+  spec.cell = tools::find_cell(cell);
   spec.reset_after = reset_after;
   spec.timesteps = 5;
   spec.features = 3;
@@ -76,15 +79,18 @@ void expect_same_weights(Trainer& a, Trainer& b, float tolerance, const std::str
 // On hosts the B rows run through the batched GRU kernels (GRUWB_BATCHED_KERNELS): GRUWB_GRU
 // with reset_after true and false. (The builder's Circle model does not take a batch dimension:
 // its one-pass mode falls back to single samples.) 20 units: the AVX-512 backward step's full
-// 16 lanes and a 4-lane tail (gru_default_gate_gradients_avx512).
-enum GruForm { kResetAfter, kResetBefore, kResetAfter20Units };
+// 16 lanes and a 4-lane tail (gru_default_gate_gradients_avx512). The LSTM's batched kernels
+// (lstm_batch.h) likewise.
+enum GruForm { kResetAfter, kResetBefore, kResetAfter20Units, kLstm, kLstm20Units };
 class OnePassBatches : public ::testing::TestWithParam<GruForm> {};
 
 TEST_P(OnePassBatches, SameUpdateAsAccumulatedSamples) {
   const int B = 4;
   Session one, many;
-  one.bytes =
-      small_fused_gru(GetParam() != kResetBefore, GetParam() == kResetAfter20Units ? 20 : 4);
+  const GruForm form = GetParam();
+  one.bytes = small_fused_gru(form != kResetBefore,
+                              form == kResetAfter20Units || form == kLstm20Units ? 20 : 4,
+                              form == kLstm || form == kLstm20Units ? "lstm" : "gru");
   many.bytes = one.bytes;
   ASSERT_TRUE(one.prepare_bytes(config(B, true)));
   ASSERT_TRUE(many.prepare_bytes(config(B, false)));
@@ -130,12 +136,18 @@ TEST_P(OnePassBatches, SameUpdateAsAccumulatedSamples) {
 }
 
 std::string gru_form_name(const ::testing::TestParamInfo<GruForm>& info) {
-  return info.param == kResetAfter    ? "ResetAfter"
-         : info.param == kResetBefore ? "ResetBefore"
-                                      : "ResetAfter20Units";
+  switch (info.param) {
+    case kResetAfter: return "ResetAfter";
+    case kResetBefore: return "ResetBefore";
+    case kResetAfter20Units: return "ResetAfter20Units";
+    case kLstm: return "Lstm";
+    case kLstm20Units: return "Lstm20Units";
+  }
+  return "";
 }
 INSTANTIATE_TEST_SUITE_P(GruForms, OnePassBatches,
-                         ::testing::Values(kResetAfter, kResetBefore, kResetAfter20Units),
+                         ::testing::Values(kResetAfter, kResetBefore, kResetAfter20Units, kLstm,
+                                           kLstm20Units),
                          gru_form_name);
 
 TEST(OnePassBatchesLoops, FallsBackToSamplesForLoops) {
