@@ -12,7 +12,10 @@
 // Training (BPTT over all steps, float weights): the tape keeps h_0..h_T of
 // each batch row; as for the LSTM, a training forward starts every sequence
 // from the state variable and does not write its final state back (Keras'
-// stateful=False: training windows are independent samples).
+// stateful=False: training windows are independent samples). On hosts
+// (GRUWB_BATCHED_KERNELS) B > 1 float rows run each step as matrix products,
+// as the batched GRU and LSTM do, and a one-row state variable is the state
+// every row of a training one-pass batch starts from.
 
 #include <cstdio>
 #include <cstring>
@@ -29,6 +32,22 @@ enum Input { kX = 0, kInputWeights, kRecurrentWeights, kBias, kHiddenState };
 bool rnn_is_hybrid(OpContext& ctx) {
   return ctx.input(kInputWeights)->type == TensorType::INT8 ||
          ctx.input(kRecurrentWeights)->type == TensorType::INT8;
+}
+
+// B > 1 float rows run as matrix products.
+bool rnn_runs_batched(OpContext& ctx, const SequenceLayout& layout) {
+  return GRUWB_BATCHED_KERNELS && layout.batch > 1 && !rnn_is_hybrid(ctx);
+}
+
+// One row a training one-pass batch shares (the model input grew to B rows,
+// its variables kept one), or one per batch row.
+bool state_is_shared(OpContext& ctx, const SequenceLayout& layout, int32_t units) {
+  return ctx.training() && layout.batch > 1 && ctx.input(kHiddenState)->elements() == units;
+}
+
+// Floats between batch rows of the state variable (0: shared).
+int64_t state_row_stride(OpContext& ctx, const SequenceLayout& layout, int32_t units) {
+  return state_is_shared(ctx, layout, units) ? 0 : units;
 }
 
 #if defined(GRUWB_CLONED_HOT_LOOPS)
@@ -83,7 +102,8 @@ Status prepare(OpContext& ctx) {
     return Status::error(StatusCode::kInvalidModel,
                          "hidden state '%s' (input 4) must be a variable tensor", state->name);
   }
-  if (state->elements() != static_cast<int64_t>(layout.batch) * units) {
+  if (state->elements() != static_cast<int64_t>(layout.batch) * units &&
+      !state_is_shared(ctx, layout, units)) {
     char expected[32];
     snprintf(expected, sizeof expected, "[%d,%d]", static_cast<int>(layout.batch),
              static_cast<int>(units));
@@ -93,12 +113,18 @@ Status prepare(OpContext& ctx) {
   output->type = TensorType::FLOAT32;
   set_output_shape(output, sequence_shape(layout, units));
   int slot = 0;
+  const int32_t input_size = x->shape.dims[2];
+  // The running state; batched: W^T, R^T and the B rows' states (sizes fit:
+  // checked weights and states).
+  int64_t scratch_floats = units;
+  if (rnn_runs_batched(ctx, layout)) {
+    scratch_floats = int64_t{units} * (input_size + units) + int64_t{layout.batch} * units;
+  }
   GRUWB_RETURN_IF_ERROR(
-      ctx.request_scratch(sizeof(float) * static_cast<size_t>(units), &slot));  // running state
+      ctx.request_scratch(sizeof(float) * static_cast<size_t>(scratch_floats), &slot));
   if (rnn_is_hybrid(ctx)) {
     // Quantized rows of x and h.
-    GRUWB_RETURN_IF_ERROR(
-        ctx.request_scratch(static_cast<size_t>(x->shape.dims[2] + units), &slot));
+    GRUWB_RETURN_IF_ERROR(ctx.request_scratch(static_cast<size_t>(input_size + units), &slot));
   }
   if (!ctx.training()) return Status();
   if (recurrent->type != TensorType::FLOAT32 ||
@@ -109,9 +135,11 @@ Status prepare(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(ctx.request_tape(sizeof(float) * static_cast<size_t>(layout.batch) *
                                          static_cast<size_t>(layout.time + 1) *
                                          static_cast<size_t>(units)));
-  // dh, dpre, dh_prev; then state gradient norms.
+  // dh, dpre, dh_prev (of each row when batched); then state gradient norms.
+  const size_t rows = rnn_runs_batched(ctx, layout) ? static_cast<size_t>(layout.batch) : 1;
   return ctx.request_backward_scratch(
-      sizeof(float) * (3 * static_cast<size_t>(units) + static_cast<size_t>(layout.time)), &slot);
+      sizeof(float) * (3 * rows * static_cast<size_t>(units) + static_cast<size_t>(layout.time)),
+      &slot);
 }
 
 #if defined(GRUWB_CLONED_HOT_LOOPS)
@@ -120,6 +148,53 @@ Status prepare_packing(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(prepare(ctx));
   return prepare_rnn_packed(ctx, ctx.input(kRecurrentWeights)->shape.dims[0],
                             ctx.input(kX)->shape.dims[2]);
+}
+#endif
+
+#if GRUWB_BATCHED_KERNELS
+// All B rows per step: [B, I] x [I, U] and [B, U] x [U, U] products over W^T
+// and R^T, transposed into scratch once per pass.
+Status eval_batched(OpContext& ctx, const SequenceLayout& layout, Activation activation) {
+  const float* x = ctx.input(kX)->f32();
+  float* variable = ctx.input(kHiddenState)->f32();
+  const float* bias = ctx.input(kBias)->f32();
+  const int32_t units = ctx.input(kRecurrentWeights)->shape.dims[0];
+  const int32_t in = ctx.input(kInputWeights)->shape.dims[1];
+  const int32_t batch = layout.batch;
+  const int64_t tape_row = int64_t{layout.time + 1} * units;
+  const size_t state_bytes = sizeof(float) * static_cast<size_t>(units);
+  float* wt = static_cast<float*>(ctx.scratch(0));  // [I, U]
+  float* rt = wt + int64_t{in} * units;             // [U, U]
+  float* h = rt + int64_t{units} * units;           // [B, U]
+  float* out = ctx.output(0)->f32();
+  float* tape = static_cast<float*>(ctx.tape());
+  transpose_matrix(ctx.input(kInputWeights)->f32(), units, in, wt);
+  transpose_matrix(ctx.input(kRecurrentWeights)->f32(), units, units, rt);
+  const int64_t stride = state_row_stride(ctx, layout, units);
+  for (int32_t b = 0; b < batch; ++b) {
+    memcpy(h + int64_t{b} * units, variable + b * stride, state_bytes);
+    if (tape) memcpy(tape + b * tape_row, h + int64_t{b} * units, state_bytes);
+  }
+  const int64_t x_row = layout.offset(1, 0, in) - layout.offset(0, 0, in);
+  const int64_t out_row = layout.offset(1, 0, units) - layout.offset(0, 0, units);
+  for (int32_t t = 0; t < layout.time; ++t) {
+    // The new states go to the output first: h is still needed by R h.
+    float* next = out + layout.offset(0, t, units);
+    for (int32_t b = 0; b < batch; ++b) memcpy(next + b * out_row, bias, state_bytes);
+    gemm_accumulate(batch, units, in, x + layout.offset(0, t, in), x_row, 1, wt, units, next,
+                    out_row);
+    gemm_accumulate(batch, units, units, h, units, 1, rt, units, next, out_row);
+    for (int32_t b = 0; b < batch; ++b) {
+      float* row = next + b * out_row;
+      vector_activation(activation, row, units);
+      memcpy(h + int64_t{b} * units, row, state_bytes);
+      if (tape) memcpy(tape + b * tape_row + int64_t{t + 1} * units, row, state_bytes);
+    }
+  }
+  if (!ctx.training()) {  // see the header
+    memcpy(variable, h, state_bytes * static_cast<size_t>(batch));
+  }
+  return Status();
 }
 #endif
 
@@ -136,6 +211,9 @@ Status eval(OpContext& ctx) {
   const int32_t input_size = input_weights.cols;
   SequenceLayout layout;
   sequence_layout(x, time_major, &layout);
+#if GRUWB_BATCHED_KERNELS
+  if (rnn_runs_batched(ctx, layout)) return eval_batched(ctx, layout, activation);
+#endif
   float* out = ctx.output(0)->f32();
   float* h = static_cast<float*>(ctx.scratch(0));
   float* tape = static_cast<float*>(ctx.tape());
@@ -150,8 +228,9 @@ Status eval(OpContext& ctx) {
 #if defined(GRUWB_CLONED_HOT_LOOPS)
   const RnnPacked* packed = static_cast<const RnnPacked*>(ctx.user_data());
 #endif
+  const int64_t state_stride = state_row_stride(ctx, layout, units);
   for (int32_t b = 0; b < layout.batch; ++b) {
-    float* variable = state->f32() + static_cast<int64_t>(b) * units;
+    float* variable = state->f32() + b * state_stride;
     memcpy(h, variable, state_bytes);
     float* row_tape = tape ? tape + static_cast<int64_t>(b) * (layout.time + 1) * units : nullptr;
     if (row_tape) memcpy(row_tape, h, state_bytes);
@@ -206,6 +285,59 @@ Status backward(OpContext& ctx) {
   Tensor* dstate = ctx.gradient(ctx.input(kHiddenState));
   SequenceLayout layout;
   sequence_layout(x, time_major, &layout);
+  const int64_t state_stride = state_row_stride(ctx, layout, units);
+#if GRUWB_BATCHED_KERNELS
+  if (rnn_runs_batched(ctx, layout)) {
+    // Per step over the B rows: dL/dh_{t-1} = dP R, dx_t += dP W, dW += dP^T X_t,
+    // dR += dP^T H_{t-1}, db += the rows of dP.
+    const int32_t batch = layout.batch;
+    const int64_t bu = int64_t{batch} * units;
+    const int64_t tape_row = int64_t{layout.time + 1} * units;
+    float* dh = static_cast<float*>(ctx.backward_scratch(0));  // [B, U]
+    float* dpre = dh + bu;                                     // [B, U]
+    float* dh_prev = dpre + bu;                                // [B, U]
+    float* squares = begin_state_gradients(ctx, dh_prev + bu, layout.time);
+    for (int64_t i = 0; i < bu; ++i) dh[i] = 0.f;
+    const int64_t x_row = layout.offset(1, 0, input_size) - layout.offset(0, 0, input_size);
+    for (int32_t t = layout.time - 1; t >= 0; --t) {
+      for (int32_t b = 0; b < batch; ++b) {
+        const float* h_t = tape + b * tape_row + int64_t{t + 1} * units;
+        const float* g_out = dout->f32() + layout.offset(b, t, units);
+        const float* d = dh + int64_t{b} * units;
+        float* dp = dpre + int64_t{b} * units;
+        float sum = 0.f;
+        for (int32_t i = 0; i < units; ++i) {
+          const float dy = d[i] + g_out[i];
+          sum += dy * dy;
+          dp[i] = dy * activation_derivative(activation, h_t[i]);
+        }
+        if (squares) squares[t] += sum;
+      }
+      for (int64_t i = 0; i < bu; ++i) dh_prev[i] = 0.f;
+      gemm_accumulate(batch, units, units, dpre, units, 1, r, units, dh_prev, units);
+      const float* xt = x->f32() + layout.offset(0, t, input_size);
+      if (dx) {
+        gemm_accumulate(batch, input_size, units, dpre, units, 1, w, input_size,
+                        dx->f32() + layout.offset(0, t, input_size), x_row);
+      }
+      if (dw) gemm_accumulate(units, input_size, batch, dpre, 1, units, xt, x_row, dw, input_size);
+      if (dr) {
+        gemm_accumulate(units, units, batch, dpre, 1, units, tape + int64_t{t} * units, tape_row,
+                        dr, units);
+      }
+      if (db) add_rows(db, units, dpre, units, batch);
+      memcpy(dh, dh_prev, sizeof(float) * static_cast<size_t>(bu));
+    }
+    if (dstate) {
+      for (int32_t b = 0; b < batch; ++b) {
+        float* d = dstate->f32() + b * state_stride;
+        for (int32_t i = 0; i < units; ++i) d[i] += dh[int64_t{b} * units + i];
+      }
+    }
+    report_state_gradients(ctx, squares, layout.time);
+    return Status();
+  }
+#endif
   float* dh = static_cast<float*>(ctx.backward_scratch(0));
   float* dpre = dh + units;
   float* dh_prev = dpre + units;
@@ -239,7 +371,7 @@ Status backward(OpContext& ctx) {
       memcpy(dh, dh_prev, sizeof(float) * static_cast<size_t>(units));
     }
     if (dstate) {
-      float* d = dstate->f32() + static_cast<int64_t>(b) * units;
+      float* d = dstate->f32() + b * state_stride;
       for (int32_t i = 0; i < units; ++i) d[i] += dh[i];
     }
   }

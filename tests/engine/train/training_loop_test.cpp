@@ -80,17 +80,19 @@ void expect_same_weights(Trainer& a, Trainer& b, float tolerance, const std::str
 // with reset_after true and false. (The builder's Circle model does not take a batch dimension:
 // its one-pass mode falls back to single samples.) 20 units: the AVX-512 backward step's full
 // 16 lanes and a 4-lane tail (gru_default_gate_gradients_avx512). The LSTM's batched kernels
-// (lstm_batch.h) likewise.
-enum GruForm { kResetAfter, kResetBefore, kResetAfter20Units, kLstm, kLstm20Units };
+// (lstm_batch.h) and the SimpleRNN's likewise.
+enum GruForm { kResetAfter, kResetBefore, kResetAfter20Units, kLstm, kLstm20Units, kRnn20Units };
 class OnePassBatches : public ::testing::TestWithParam<GruForm> {};
 
 TEST_P(OnePassBatches, SameUpdateAsAccumulatedSamples) {
   const int B = 4;
   Session one, many;
   const GruForm form = GetParam();
-  one.bytes = small_fused_gru(form != kResetBefore,
-                              form == kResetAfter20Units || form == kLstm20Units ? 20 : 4,
-                              form == kLstm || form == kLstm20Units ? "lstm" : "gru");
+  const bool twenty = form == kResetAfter20Units || form == kLstm20Units || form == kRnn20Units;
+  const char* cell = form == kLstm || form == kLstm20Units ? "lstm"
+                     : form == kRnn20Units                 ? "rnn"
+                                                           : "gru";
+  one.bytes = small_fused_gru(form != kResetBefore, twenty ? 20 : 4, cell);
   many.bytes = one.bytes;
   ASSERT_TRUE(one.prepare_bytes(config(B, true)));
   ASSERT_TRUE(many.prepare_bytes(config(B, false)));
@@ -142,12 +144,13 @@ std::string gru_form_name(const ::testing::TestParamInfo<GruForm>& info) {
     case kResetAfter20Units: return "ResetAfter20Units";
     case kLstm: return "Lstm";
     case kLstm20Units: return "Lstm20Units";
+    case kRnn20Units: return "Rnn20Units";
   }
   return "";
 }
 INSTANTIATE_TEST_SUITE_P(GruForms, OnePassBatches,
                          ::testing::Values(kResetAfter, kResetBefore, kResetAfter20Units, kLstm,
-                                           kLstm20Units),
+                                           kLstm20Units, kRnn20Units),
                          gru_form_name);
 
 TEST(OnePassBatchesLoops, FallsBackToSamplesForLoops) {
