@@ -953,17 +953,20 @@ bool read_zip(const std::string& path, std::map<std::string, std::vector<uint8_t
       return fail("member " + name + " claims " + std::to_string(usize) +
                   " bytes, over the memory budget (GRUWB_MEMORY_BUDGET_MB)");
     }
-    // Deflate expands at most 1032-fold: a larger claim would only make us allocate (and zero)
-    // memory the stream can never fill.
+    // Every size check before the allocation: a claim the data cannot back would only make us
+    // allocate (and zero) memory. Deflate expands at most 1032-fold.
+    if (method != 0 && method != 8) {
+      return fail("member " + name + " uses compression method " + std::to_string(method));
+    }
+    if (method == 0 && csize != usize) return fail("stored member " + name + " has two sizes");
     if (method == 8 && usize > csize * 1032 + 1024) {
       return fail("member " + name + " claims " + std::to_string(usize) + " bytes from " +
                   std::to_string(csize) + " compressed, more than deflate can produce");
     }
     std::vector<uint8_t> content(usize);
     if (method == 0) {
-      if (csize != usize) return fail("stored member " + name + " has two sizes");
       if (usize > 0) std::memcpy(content.data(), b.data() + data, usize);  // no memcpy from/to null
-    } else if (method == 8) {
+    } else {
       z_stream stream{};
       if (inflateInit2(&stream, -MAX_WBITS) != Z_OK) return fail("zlib init");
       stream.next_in = const_cast<Bytef*>(b.data() + data);
@@ -975,8 +978,6 @@ bool read_zip(const std::string& path, std::map<std::string, std::vector<uint8_t
       if (rc != Z_STREAM_END || stream.total_out != usize) {
         return fail("member " + name + " does not inflate");
       }
-    } else {
-      return fail("member " + name + " uses compression method " + std::to_string(method));
     }
     (*members)[name] = std::move(content);
     at += 46 + name_len + extra_len + comment_len;

@@ -364,21 +364,22 @@ TEST(DatasetNumpyCsv, NpzWithAWrappingZip64DirectoryIsRefused) {
       << error;
 }
 
-// Found by dataset_npz_fuzz in CI: a deflated member of 4 bytes that claimed a size near the memory
-// budget made the reader allocate and zero it (2.2 GB resident) before inflate failed.
-TEST(DatasetNumpyCsv, NpzWithAnImpossibleDeflateSizeIsRefused) {
+// Found by dataset_npz_fuzz: a member of 4 bytes that claims 1 GB made the reader allocate and
+// zero it (2.2 GB resident) before anything failed. In CI a deflated one; later a stored one
+// (whose two sizes differ) and one of an unknown compression method.
+std::string npz_bomb_error(uint32_t method) {
   ZipBytes zip;
   const std::string name = "x.npy";
   const uint64_t claimed = 1u << 30;
-  zip.u32(0x04034b50);                             // local header
-  for (uint32_t v : {20, 0, 8, 0, 0}) zip.u16(v);  // version, flags, deflate, time, date
+  zip.u32(0x04034b50);                                      // local header
+  for (uint32_t v : {20u, 0u, method, 0u, 0u}) zip.u16(v);  // version, flags, method, time, date
   for (uint64_t v : {uint64_t{0}, uint64_t{4}, claimed}) zip.u32(v);  // crc, sizes
   for (uint32_t v : {5, 0}) zip.u16(v);                               // name, extra
   zip.bytes += name;
-  zip.bytes += std::string("\x03\x00\x00\x00", 4);  // 4 bytes of deflate data
+  zip.bytes += std::string("\x03\x00\x00\x00", 4);  // 4 bytes of data
   const uint32_t directory_at = static_cast<uint32_t>(zip.bytes.size());
-  zip.u32(0x02014b50);                                 // central directory entry
-  for (uint32_t v : {20, 20, 0, 8, 0, 0}) zip.u16(v);  // versions, flags, deflate, time, date
+  zip.u32(0x02014b50);                                           // central directory entry
+  for (uint32_t v : {20u, 20u, 0u, method, 0u, 0u}) zip.u16(v);  // versions, flags, method, ...
   for (uint64_t v : {uint64_t{0}, uint64_t{4}, claimed}) zip.u32(v);
   for (uint32_t v : {5, 0, 0, 0, 0}) zip.u16(v);  // name, extra, comment, disk, attributes
   zip.u32(0);
@@ -396,9 +397,20 @@ TEST(DatasetNumpyCsv, NpzWithAnImpossibleDeflateSizeIsRefused) {
   DatasetFiles files;
   std::string error;
   EXPECT_FALSE(load_dataset(path, &files, &error));
-  EXPECT_NE(error.find("bomb.npz: not a valid .npz (zip) file: member x.npy claims 1073741824 "
-                       "bytes from 4 compressed, more than deflate can produce"),
+  return error;
+}
+
+TEST(DatasetNumpyCsv, NpzWithAnImpossibleMemberSizeIsRefused) {
+  const std::string prefix = "bomb.npz: not a valid .npz (zip) file: ";
+  std::string error = npz_bomb_error(8);
+  EXPECT_NE(error.find(prefix + "member x.npy claims 1073741824 bytes from 4 compressed, more "
+                                "than deflate can produce"),
             std::string::npos)
+      << error;
+  error = npz_bomb_error(0);
+  EXPECT_NE(error.find(prefix + "stored member x.npy has two sizes"), std::string::npos) << error;
+  error = npz_bomb_error(99);
+  EXPECT_NE(error.find(prefix + "member x.npy uses compression method 99"), std::string::npos)
       << error;
 }
 
