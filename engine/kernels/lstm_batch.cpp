@@ -178,11 +178,9 @@ void lstm_sequence_batch_backward(const LstmBatch& lstm, const float* x, const f
     }
     memcpy(dh, dh_prev, sizeof(float) * static_cast<size_t>(2 * bh));  // dh, dc <- dh_prev, dc_prev
   }
-  for (int32_t b = 0; b < batch; ++b) {
-    for (int32_t i = 0; i < units; ++i) {
-      if (grads.dh0) grads.dh0[b * grads.state_row + i] += dh[int64_t{b} * units + i];
-      if (grads.dc0) grads.dc0[b * grads.state_row + i] += dc[int64_t{b} * units + i];
-    }
+  for (int64_t i = 0; i < bh; ++i) {
+    if (grads.dh0) grads.dh0[i] += dh[i];
+    if (grads.dc0) grads.dc0[i] += dc[i];
   }
 }
 #endif

@@ -49,9 +49,8 @@ void lstm_sequence_batch(const LstmBatch& lstm, const float* x, float* h, float*
 inline int64_t lstm_batch_backward_scratch_floats(int32_t units, int32_t batch) {
   return int64_t{batch} * 8 * units;
 }
-// Gradients accumulate; each may be nullptr. dx has x's layout; dh0 and dc0
-// have rows state_row apart (0: one row all batch rows started from).
-// state_gradient_squares (observers, may be nullptr) gets
+// Gradients accumulate; each may be nullptr. dx has x's layout, dh0 and dc0
+// [B, H]. state_gradient_squares (observers, may be nullptr) gets
 // ||dL/dh_t||^2 of every row added at index t.
 struct LstmBatchGradients {
   float* input_weights[4] = {};
@@ -60,7 +59,6 @@ struct LstmBatchGradients {
   float* dx = nullptr;
   float* dh0 = nullptr;
   float* dc0 = nullptr;
-  int64_t state_row = 0;
 };
 void lstm_sequence_batch_backward(const LstmBatch& lstm, const float* x, const float* tape,
                                   const float* dout, const LstmBatchGradients& grads,

@@ -92,20 +92,8 @@ Status check_optional_vector(OpContext& ctx, int index, bool wanted, int32_t siz
   return check_float_vector(t, size, role);
 }
 
-// Rows of a state variable: one per batch row, or (training one-pass batches,
-// whose model input grew to B rows while its variables kept one) a single
-// row every batch row starts from.
-bool state_is_shared(const Tensor* state, const LstmShape& s, int32_t width, bool training) {
-  return training && s.layout.batch > 1 && state->elements() == width;
-}
-
-// Floats between batch rows of a state variable (0: shared).
-int64_t state_row_stride(OpContext& ctx, int index, const LstmShape& s, int32_t width) {
-  return state_is_shared(ctx.input(index), s, width, ctx.training()) ? 0 : width;
-}
-
 Status check_state(const Tensor* state, int index, const LstmShape& s, int32_t width,
-                   const char* role, bool training) {
+                   const char* role) {
   if (!state)
     return Status::error(StatusCode::kInvalidModel, "input %d (%s) is missing", index, role);
   GRUWB_RETURN_IF_ERROR(expect_float(state, role));
@@ -113,8 +101,7 @@ Status check_state(const Tensor* state, int index, const LstmShape& s, int32_t w
     return Status::error(StatusCode::kInvalidModel, "%s '%s' (input %d) must be a variable tensor",
                          role, state->name, index);
   }
-  if (state->elements() != static_cast<int64_t>(s.layout.batch) * width &&
-      !state_is_shared(state, s, width, training)) {
+  if (state->elements() != static_cast<int64_t>(s.layout.batch) * width) {
     char expected[32];
     snprintf(expected, sizeof expected, "[%d,%d]", static_cast<int>(s.layout.batch),
              static_cast<int>(width));
@@ -276,10 +263,9 @@ Status prepare(OpContext& ctx) {
   }
   GRUWB_RETURN_IF_ERROR(check_optional_vector(
       ctx, kProjectionBias, projection && ctx.input(kProjectionBias), s.output, "projection bias"));
-  GRUWB_RETURN_IF_ERROR(check_state(ctx.input(kOutputState), kOutputState, s, s.output,
-                                    "output state", ctx.training()));
   GRUWB_RETURN_IF_ERROR(
-      check_state(ctx.input(kCellState), kCellState, s, s.units, "cell state", ctx.training()));
+      check_state(ctx.input(kOutputState), kOutputState, s, s.output, "output state"));
+  GRUWB_RETURN_IF_ERROR(check_state(ctx.input(kCellState), kCellState, s, s.units, "cell state"));
   Tensor* output = ctx.output(0);
   output->type = TensorType::FLOAT32;
   set_output_shape(output, sequence_shape(s.layout, s.output));
@@ -393,22 +379,18 @@ LstmBatch batch_lstm(OpContext& ctx, const LstmShape& s) {
 Status eval_batched(OpContext& ctx, const LstmShape& s) {
   const LstmBatch lstm = batch_lstm(ctx, s);
   const int64_t state_floats = int64_t{s.layout.batch} * s.units;
+  const size_t state_bytes = sizeof(float) * static_cast<size_t>(state_floats);
   float* h = static_cast<float*>(ctx.scratch(0));
   float* c = h + state_floats;
   float* output_state = ctx.input(kOutputState)->f32();
   float* cell_state = ctx.input(kCellState)->f32();
-  const size_t row_bytes = sizeof(float) * static_cast<size_t>(s.units);
-  for (int32_t b = 0; b < s.layout.batch; ++b) {
-    memcpy(h + int64_t{b} * s.units,
-           output_state + b * state_row_stride(ctx, kOutputState, s, s.units), row_bytes);
-    memcpy(c + int64_t{b} * s.units, cell_state + b * state_row_stride(ctx, kCellState, s, s.units),
-           row_bytes);
-  }
+  memcpy(h, output_state, state_bytes);
+  memcpy(c, cell_state, state_bytes);
   lstm_sequence_batch(lstm, ctx.input(kX)->f32(), h, c, ctx.output(0)->f32(), c + state_floats,
                       static_cast<float*>(ctx.tape()));
   if (!ctx.training()) {  // see the header: training windows are independent
-    memcpy(output_state, h, sizeof(float) * static_cast<size_t>(state_floats));
-    memcpy(cell_state, c, sizeof(float) * static_cast<size_t>(state_floats));
+    memcpy(output_state, h, state_bytes);
+    memcpy(cell_state, c, state_bytes);
   }
   return Status();
 }
@@ -417,14 +399,14 @@ Status eval_batched(OpContext& ctx, const LstmShape& s) {
 Status eval(OpContext& ctx) {
   if (GRUWB_INTEGER_FORM(UNIDIRECTIONAL_SEQUENCE_LSTM) && ctx.input(kX)->type == TensorType::INT8)
     return eval_integer_lstm(ctx);
+  const LstmShape s = lstm_shape(ctx);
 #if GRUWB_BATCHED_KERNELS
-  if (lstm_runs_batched(ctx, lstm_shape(ctx))) return eval_batched(ctx, lstm_shape(ctx));
+  if (lstm_runs_batched(ctx, s)) return eval_batched(ctx, s);
 #endif
   const auto* options = ctx.op().options<fb::UnidirectionalSequenceLSTMOptions>();
   const Activation activation = options ? options->fused_activation_function() : Activation::NONE;
   const float cell_clip = options ? options->cell_clip() : 0.f;
   const float proj_clip = options ? options->proj_clip() : 0.f;
-  const LstmShape s = lstm_shape(ctx);
   LstmWeights w = {};
   for (int g = 0; g < 4; ++g) {
     w.input[g] = dense_weights(ctx.input(kInputWeights + g));
@@ -481,8 +463,8 @@ Status eval(OpContext& ctx) {
   const size_t c_bytes = sizeof(float) * static_cast<size_t>(H);
 
   for (int32_t b = 0; b < s.layout.batch; ++b) {
-    memcpy(h, output_state + b * state_row_stride(ctx, kOutputState, s, O), h_bytes);
-    memcpy(c, cell_state + b * state_row_stride(ctx, kCellState, s, H), c_bytes);
+    memcpy(h, output_state + static_cast<int64_t>(b) * O, h_bytes);
+    memcpy(c, cell_state + static_cast<int64_t>(b) * H, c_bytes);
     for (int32_t t = 0; t < s.layout.time; ++t) {
       const float* xt = x + s.layout.offset(b, t, s.input_size);
       const int32_t s_in_block = t % kTimeBlock;
@@ -623,7 +605,6 @@ Status backward(OpContext& ctx) {
     grads.dh0 = d ? d->f32() : nullptr;
     d = ctx.gradient(ctx.input(kCellState));
     grads.dc0 = d ? d->f32() : nullptr;
-    grads.state_row = state_row_stride(ctx, kOutputState, s, s.units);
     float* scratch = static_cast<float*>(ctx.backward_scratch(0));
     const int64_t floats = lstm_batch_backward_scratch_floats(s.units, s.layout.batch);
     float* squares = begin_state_gradients(ctx, scratch + floats, s.layout.time);
@@ -741,12 +722,10 @@ Status backward(OpContext& ctx) {
       memcpy(dc, dc_prev, sizeof(float) * static_cast<size_t>(H));
     }
     if (dh0) {
-      float* row = dh0->f32() + b * state_row_stride(ctx, kOutputState, s, H);
-      for (int32_t i = 0; i < H; ++i) row[i] += dh[i];
+      for (int32_t i = 0; i < H; ++i) dh0->f32()[static_cast<int64_t>(b) * H + i] += dh[i];
     }
     if (dc0) {
-      float* row = dc0->f32() + b * state_row_stride(ctx, kCellState, s, H);
-      for (int32_t i = 0; i < H; ++i) row[i] += dc[i];
+      for (int32_t i = 0; i < H; ++i) dc0->f32()[static_cast<int64_t>(b) * H + i] += dc[i];
     }
   }
   report_state_gradients(ctx, squares, s.layout.time);

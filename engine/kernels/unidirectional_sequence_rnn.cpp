@@ -14,8 +14,7 @@
 // from the state variable and does not write its final state back (Keras'
 // stateful=False: training windows are independent samples). On hosts
 // (GRUWB_BATCHED_KERNELS) B > 1 float rows run each step as matrix products,
-// as the batched GRU and LSTM do, and a one-row state variable is the state
-// every row of a training one-pass batch starts from.
+// as the batched GRU and LSTM do.
 
 #include <cstdio>
 #include <cstring>
@@ -37,17 +36,6 @@ bool rnn_is_hybrid(OpContext& ctx) {
 // B > 1 float rows run as matrix products.
 bool rnn_runs_batched(OpContext& ctx, const SequenceLayout& layout) {
   return GRUWB_BATCHED_KERNELS && layout.batch > 1 && !rnn_is_hybrid(ctx);
-}
-
-// One row a training one-pass batch shares (the model input grew to B rows,
-// its variables kept one), or one per batch row.
-bool state_is_shared(OpContext& ctx, const SequenceLayout& layout, int32_t units) {
-  return ctx.training() && layout.batch > 1 && ctx.input(kHiddenState)->elements() == units;
-}
-
-// Floats between batch rows of the state variable (0: shared).
-int64_t state_row_stride(OpContext& ctx, const SequenceLayout& layout, int32_t units) {
-  return state_is_shared(ctx, layout, units) ? 0 : units;
 }
 
 #if defined(GRUWB_CLONED_HOT_LOOPS)
@@ -102,8 +90,7 @@ Status prepare(OpContext& ctx) {
     return Status::error(StatusCode::kInvalidModel,
                          "hidden state '%s' (input 4) must be a variable tensor", state->name);
   }
-  if (state->elements() != static_cast<int64_t>(layout.batch) * units &&
-      !state_is_shared(ctx, layout, units)) {
+  if (state->elements() != static_cast<int64_t>(layout.batch) * units) {
     char expected[32];
     snprintf(expected, sizeof expected, "[%d,%d]", static_cast<int>(layout.batch),
              static_cast<int>(units));
@@ -170,10 +157,9 @@ Status eval_batched(OpContext& ctx, const SequenceLayout& layout, Activation act
   float* tape = static_cast<float*>(ctx.tape());
   transpose_matrix(ctx.input(kInputWeights)->f32(), units, in, wt);
   transpose_matrix(ctx.input(kRecurrentWeights)->f32(), units, units, rt);
-  const int64_t stride = state_row_stride(ctx, layout, units);
-  for (int32_t b = 0; b < batch; ++b) {
-    memcpy(h + int64_t{b} * units, variable + b * stride, state_bytes);
-    if (tape) memcpy(tape + b * tape_row, h + int64_t{b} * units, state_bytes);
+  memcpy(h, variable, state_bytes * static_cast<size_t>(batch));
+  for (int32_t b = 0; b < batch && tape; ++b) {
+    memcpy(tape + b * tape_row, h + int64_t{b} * units, state_bytes);
   }
   const int64_t x_row = layout.offset(1, 0, in) - layout.offset(0, 0, in);
   const int64_t out_row = layout.offset(1, 0, units) - layout.offset(0, 0, units);
@@ -228,9 +214,8 @@ Status eval(OpContext& ctx) {
 #if defined(GRUWB_CLONED_HOT_LOOPS)
   const RnnPacked* packed = static_cast<const RnnPacked*>(ctx.user_data());
 #endif
-  const int64_t state_stride = state_row_stride(ctx, layout, units);
   for (int32_t b = 0; b < layout.batch; ++b) {
-    float* variable = state->f32() + b * state_stride;
+    float* variable = state->f32() + static_cast<int64_t>(b) * units;
     memcpy(h, variable, state_bytes);
     float* row_tape = tape ? tape + static_cast<int64_t>(b) * (layout.time + 1) * units : nullptr;
     if (row_tape) memcpy(row_tape, h, state_bytes);
@@ -285,7 +270,6 @@ Status backward(OpContext& ctx) {
   Tensor* dstate = ctx.gradient(ctx.input(kHiddenState));
   SequenceLayout layout;
   sequence_layout(x, time_major, &layout);
-  const int64_t state_stride = state_row_stride(ctx, layout, units);
 #if GRUWB_BATCHED_KERNELS
   if (rnn_runs_batched(ctx, layout)) {
     // Per step over the B rows: dL/dh_{t-1} = dP R, dx_t += dP W, dW += dP^T X_t,
@@ -329,10 +313,7 @@ Status backward(OpContext& ctx) {
       memcpy(dh, dh_prev, sizeof(float) * static_cast<size_t>(bu));
     }
     if (dstate) {
-      for (int32_t b = 0; b < batch; ++b) {
-        float* d = dstate->f32() + b * state_stride;
-        for (int32_t i = 0; i < units; ++i) d[i] += dh[int64_t{b} * units + i];
-      }
+      for (int64_t i = 0; i < bu; ++i) dstate->f32()[i] += dh[i];
     }
     report_state_gradients(ctx, squares, layout.time);
     return Status();
@@ -371,7 +352,7 @@ Status backward(OpContext& ctx) {
       memcpy(dh, dh_prev, sizeof(float) * static_cast<size_t>(units));
     }
     if (dstate) {
-      float* d = dstate->f32() + b * state_stride;
+      float* d = dstate->f32() + static_cast<int64_t>(b) * units;
       for (int32_t i = 0; i < units; ++i) d[i] += dh[i];
     }
   }

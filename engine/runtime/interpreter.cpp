@@ -285,6 +285,12 @@ Status Interpreter::init_tensors(int s) {
     }
     if (view.is_variable) {
       tensor.kind = TensorKind::kVariable;
+      // One-pass batches: a state [1, ...] (LSTM, RNN) keeps one row per batch row, each
+      // starting from the file's value (reset_variables).
+      if (s == 0 && training_ && training_options_.input_batch > 0 && tensor.shape.rank > 1 &&
+          tensor.shape.dims[0] == 1) {
+        tensor.shape.dims[0] = training_options_.input_batch;
+      }
       Status sized = tensor_bytes_or_error(tensor, &tensor.bytes);
       if (!sized.ok()) return sized.prefix("subgraph %d tensor %d (a variable): ", s, t);
       void* data = nullptr;
@@ -733,10 +739,13 @@ void Interpreter::reset_variables() {
     for (int t = 0; t < state.tensor_count; ++t) {
       Tensor& tensor = state.tensors[t];
       if (tensor.kind != TensorKind::kVariable || tensor.bytes == 0) continue;
-      // A variable may carry its initial value in the file; most start at zero.
+      // A variable may carry its initial value in the file; most start at zero. One grown for
+      // one-pass batches (init_tensors) takes its one row's value in every row.
       Span<uint8_t> initial = model_->subgraph(s).tensor(t).data;
-      if (initial.size == tensor.bytes) {
-        memcpy(tensor.data, initial.data, tensor.bytes);
+      if (initial.size > 0 && tensor.bytes % initial.size == 0) {
+        for (size_t at = 0; at < tensor.bytes; at += initial.size) {
+          memcpy(tensor.data + at, initial.data, initial.size);
+        }
       } else {
         // As TFLite: an int8 variable (an integer LSTM's output state) starts
         // at its zero point, every other one at 0.

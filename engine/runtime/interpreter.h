@@ -100,7 +100,8 @@ struct TrainingOptions {
   int loss_op = -1;
   // > 0: model inputs of subgraph 0 whose first dimension is 1 get this
   // batch dimension instead (shapes propagate through the kernels'
-  // prepare); the trainer's one-pass batches.
+  // prepare), and so do its state variables [1, ...] (LSTM, RNN: every row
+  // starts from the file's value); the trainer's one-pass batches.
   int32_t input_batch = 0;
 };
 
