@@ -155,7 +155,7 @@ struct LstmPacked {
 
 Status prepare_lstm_packed(OpContext& ctx, const LstmShape& s, bool hybrid) {
   ctx.set_user_data(nullptr);
-  if (hybrid) return Status();
+  if (hybrid || lstm_runs_batched(ctx, s)) return Status();  // batched: products over B rows
   const int first = s.cifg ? 1 : 0;
   const int count = 4 - first;
   const Tensor* input[4] = {};

@@ -133,6 +133,13 @@ Status prepare(OpContext& ctx) {
 // packed_inference_ops(): prepare, then W and R packed for eval.
 Status prepare_packing(OpContext& ctx) {
   GRUWB_RETURN_IF_ERROR(prepare(ctx));
+  const auto* options = ctx.op().options<fb::SequenceRNNOptions>();
+  SequenceLayout layout;
+  sequence_layout(ctx.input(kX), options && options->time_major(), &layout);
+  if (rnn_runs_batched(ctx, layout)) {  // products over the B rows: no packed copy
+    ctx.set_user_data(nullptr);
+    return Status();
+  }
   return prepare_rnn_packed(ctx, ctx.input(kRecurrentWeights)->shape.dims[0],
                             ctx.input(kX)->shape.dims[2]);
 }
