@@ -1,5 +1,5 @@
 // gruwb bench MODEL [--repetitions K] [--min-time S] [--train SCOPE] [--batch B]
-//   [--output NAME] [--as-written] [--json]
+//   [--single-sample-passes] [--output NAME] [--as-written] [--json]
 
 #include "app/cli/command.h"
 #include "app/core/bench.h"
@@ -11,9 +11,10 @@ namespace {
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
-  const std::vector<OptionSpec> spec = {
-      {"--repetitions", true}, {"--min-time", true}, {"--train", true},      {"--batch", true},
-      {"--output", true},      {"--json", false},    {"--as-written", false}};
+  const std::vector<OptionSpec> spec = {{"--repetitions", true}, {"--min-time", true},
+                                        {"--train", true},       {"--batch", true},
+                                        {"--output", true},      {"--json", false},
+                                        {"--as-written", false}, {"--single-sample-passes", false}};
   if (!parse_args(kBenchCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.size() != 1) {
     return usage_error(
@@ -24,6 +25,7 @@ int run(const std::vector<std::string>& args) {
   request.model_path = parsed.positional[0];
   request.train_scope = parsed.value("--train");
   request.as_written = parsed.has("--as-written");
+  request.batched_passes = !parsed.has("--single-sample-passes");
   std::string err;
   if (!parsed.integer("--repetitions", 1, 1000, &request.repetitions, &err) ||
       !parsed.number("--min-time", 0.0001, 60, &request.min_seconds, &err) ||
@@ -45,6 +47,10 @@ int run(const std::vector<std::string>& args) {
   if (parsed.has("--batch") && request.train_scope.empty()) {
     return finish(app::kExitBadInput, "", "bench: --batch applies to training: add --train SCOPE");
   }
+  if (!request.batched_passes && request.train_scope.empty()) {
+    return finish(app::kExitBadInput, "",
+                  "bench: --single-sample-passes applies to training: add --train SCOPE");
+  }
   app::BenchResult result;
   const int code = app::bench_model(request, &result, &err);
   return finish(code, code == app::kExitOk ? app::bench_report(result, parsed.has("--json")) : "",
@@ -56,7 +62,8 @@ int run(const std::vector<std::string>& args) {
 const Command kBenchCommand = {
     "bench", "Time a model's inference (and training) on this host",
     "Usage: gruwb bench MODEL [--repetitions K] [--min-time S] [--train SCOPE]\n"
-    "                   [--batch B] [--output NAME] [--as-written] [--json]\n"
+    "                   [--batch B] [--single-sample-passes] [--output NAME]\n"
+    "                   [--as-written] [--json]\n"
     "\n"
     "Times a .tflite/.circle model with GRU Workbench's engine (the code that runs\n"
     "on the board), to compare cells and layouts (fused op, WHILE loop, unrolled:\n"
@@ -74,7 +81,11 @@ const Command kBenchCommand = {
     "  --min-time S      Seconds each repetition lasts at least (default 0.1)\n"
     "  --train SCOPE     Also time training: all, fc (the last FULLY_CONNECTED),\n"
     "                    last:N (the last N layers) or comma-separated weight names\n"
-    "  --batch B         Samples accumulated per update when training (default 1)\n"
+    "  --batch B         Samples per update when training (default 1); a batch is\n"
+    "                    one pass of B rows through the batched kernels\n"
+    "  --single-sample-passes\n"
+    "                    Train a batch as B passes of one sample each, as a board\n"
+    "                    does: the memory of batch 1, slower\n"
     "  --output NAME     Training: the output the loss goes on (tensor name, or its\n"
     "                    position 0, 1, ...). Default: the only output; else the\n"
     "                    one fed by SOFTMAX/LOGISTIC; else an error naming them\n"
@@ -96,7 +107,8 @@ const Command kBenchCommand = {
     "                          self time (a WHILE without its cond/body ops) in\n"
     "                          one more repetition with a profiler, and self_us\n"
     "                          = share x median_us; largest share first\n"
-    "  training (--train)      scope, loss_output, batch, optimizer, learning_rate,\n"
+    "  training (--train)      scope, loss_output, batch, rows_per_pass (1: single-\n"
+    "                          sample passes), optimizer, learning_rate,\n"
     "                          trainable_parameters, form; median_samples_per_s,\n"
     "                          min_samples_per_s, max_samples_per_s;\n"
     "                          samples_per_repetition; memory: weights,\n"

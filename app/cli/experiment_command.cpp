@@ -141,16 +141,34 @@ int rerender(const ParsedArgs& parsed) {
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
-  const std::vector<OptionSpec> options = {
-      {"--model", true},          {"--build", true},      {"--spec", true},
-      {"--data", true},           {"--stages", true},     {"--epochs", true},
-      {"--seeds", true},          {"--seed", true},       {"--lr", true},
-      {"--batch", true},          {"--optimizer", true},  {"--patience", true},
-      {"--clip", true},           {"--validation", true}, {"--timesteps", true},
-      {"--length", true},         {"--normalize", true},  {"--compare-cells", true},
-      {"--name", true},           {"--report", true},     {"--json", true},
-      {"--save-spec", true},      {"--result", true},     {"--output", true},
-      {"--compare-models", true}, {"--board-port", true}, {"--as-written", false}};
+  const std::vector<OptionSpec> options = {{"--model", true},
+                                           {"--build", true},
+                                           {"--spec", true},
+                                           {"--data", true},
+                                           {"--stages", true},
+                                           {"--epochs", true},
+                                           {"--seeds", true},
+                                           {"--seed", true},
+                                           {"--lr", true},
+                                           {"--batch", true},
+                                           {"--optimizer", true},
+                                           {"--patience", true},
+                                           {"--clip", true},
+                                           {"--validation", true},
+                                           {"--timesteps", true},
+                                           {"--length", true},
+                                           {"--normalize", true},
+                                           {"--compare-cells", true},
+                                           {"--name", true},
+                                           {"--report", true},
+                                           {"--json", true},
+                                           {"--save-spec", true},
+                                           {"--result", true},
+                                           {"--output", true},
+                                           {"--compare-models", true},
+                                           {"--board-port", true},
+                                           {"--as-written", false},
+                                           {"--single-sample-passes", false}};
   if (!parse_args(kExperimentCommand, args, options, &parsed, &exit_code)) return exit_code;
   if (!parsed.positional.empty()) {
     return usage_error("experiment: unexpected argument '" + parsed.positional[0] + "'",
@@ -222,6 +240,7 @@ int run(const std::vector<std::string>& args) {
   }
   if (parsed.has("--board-port")) spec.board_port = parsed.value("--board-port");
   if (parsed.has("--as-written")) spec.as_written = true;
+  if (parsed.has("--single-sample-passes")) spec.batched_passes = false;
   if (parsed.has("--compare-models")) {
     spec.compare_models = comma_list(parsed.value("--compare-models"));
   }
@@ -341,6 +360,12 @@ const Command kExperimentCommand = {
     "  --as-written         Train WHILE-loop or unrolled RNN models as written, not\n"
     "                       in their fused form (used for stages all and fc when its\n"
     "                       outputs agree with the file's, relative 1e-5)\n"
+    "  --single-sample-passes\n"
+    "                       Train each batch as B passes of one sample, as a board\n"
+    "                       does (\"batched_passes\": false in a spec): the memory of\n"
+    "                       batch 1 and a board run's weights (bit for bit on\n"
+    "                       gruwb board-sim); slower.\n"
+    "                       Default: one pass of B rows through the batched kernels\n"
     "Output:\n"
     "  --report FILE        .html (self-contained, SVG plots), .pdf, .md, .csv (every\n"
     "                       curve), .json (everything); repeatable\n"

@@ -18,15 +18,30 @@ namespace {
 int run(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   int exit_code = 0;
-  const std::vector<OptionSpec> spec = {
-      {"--inputs", true},      {"--input", true},      {"--labels", true},
-      {"--val-inputs", true},  {"--val-labels", true}, {"--train", true},
-      {"--optimizer", true},   {"--lr", true},         {"--batch", true},
-      {"--epochs", true},      {"--seed", true},       {"--loss", true},
-      {"--clip-norm", true},   {"--momentum", true},   {"--patience", true},
-      {"--no-shuffle", false}, {"--metrics", true},    {"--checkpoint", true},
-      {"--resume", false},     {"-o", true},           {"--output", true},
-      {"--quiet", false},      {"--as-written", false}};
+  const std::vector<OptionSpec> spec = {{"--inputs", true},
+                                        {"--input", true},
+                                        {"--labels", true},
+                                        {"--val-inputs", true},
+                                        {"--val-labels", true},
+                                        {"--train", true},
+                                        {"--optimizer", true},
+                                        {"--lr", true},
+                                        {"--batch", true},
+                                        {"--epochs", true},
+                                        {"--seed", true},
+                                        {"--loss", true},
+                                        {"--clip-norm", true},
+                                        {"--momentum", true},
+                                        {"--patience", true},
+                                        {"--no-shuffle", false},
+                                        {"--single-sample-passes", false},
+                                        {"--metrics", true},
+                                        {"--checkpoint", true},
+                                        {"--resume", false},
+                                        {"-o", true},
+                                        {"--output", true},
+                                        {"--quiet", false},
+                                        {"--as-written", false}};
   if (!parse_args(kTrainCommand, args, spec, &parsed, &exit_code)) return exit_code;
   if (parsed.positional.size() != 1) {
     return usage_error(
@@ -99,6 +114,7 @@ int run(const std::vector<std::string>& args) {
   config.momentum = static_cast<float>(momentum);
   request.spec.shuffle = !parsed.has("--no-shuffle");
   request.spec.as_written = parsed.has("--as-written");
+  request.spec.batched_passes = !parsed.has("--single-sample-passes");
   request.spec.checkpoint_path = parsed.value("--checkpoint");
   request.spec.resume = parsed.has("--resume");
   if (request.spec.resume && request.spec.checkpoint_path.empty()) {
@@ -120,7 +136,8 @@ const Command kTrainCommand = {
     "train", "Train a model on NumPy data and save it (.tflite/.circle)",
     "Usage: gruwb train MODEL --inputs X.npy --labels Y.npy -o TRAINED\n"
     "                   [--val-inputs X.npy --val-labels Y.npy] [--train SCOPE]\n"
-    "                   [--optimizer adam|sgd] [--lr LR] [--batch B] [--epochs E]\n"
+    "                   [--optimizer adam|sgd] [--lr LR] [--batch B]\n"
+    "                   [--single-sample-passes] [--epochs E]\n"
     "                   [--seed S] [--loss LOSS] [--clip-norm C] [--momentum M]\n"
     "                   [--patience P] [--metrics FILE.jsonl]\n"
     "                   [--checkpoint FILE [--resume]] [--output NAME] [--as-written]\n"
@@ -151,7 +168,13 @@ const Command kTrainCommand = {
     "  --optimizer NAME     adam (default; Keras defaults) or sgd\n"
     "  --lr LR              Learning rate (adam 0.001, sgd 0.01)\n"
     "  --batch B            Samples per update (default 32; the last batch of an\n"
-    "                       epoch may be smaller)\n"
+    "                       epoch may be smaller), each batch one pass of B rows\n"
+    "                       through the batched kernels\n"
+    "  --single-sample-passes\n"
+    "                       Train each batch as B passes of one sample, as a board\n"
+    "                       does: the memory of batch 1 and a board run's weights\n"
+    "                       (bit for bit on gruwb board-sim); slower. Batched\n"
+    "                       passes agree with them within float rounding\n"
     "  --epochs E           Epochs (default 10)\n"
     "  --seed S             Seed of the sample order (default 1; same order on\n"
     "                       every machine)\n"

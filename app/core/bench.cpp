@@ -244,13 +244,15 @@ int bench_inference(const Model& model, int repetitions, double min_seconds, boo
   return kExitOk;
 }
 
-int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
-                   const std::string& loss_output, int batch_size, int repetitions,
-                   double min_seconds, TrainingBench* out, std::string* error, bool as_written) {
+int bench_training(const tools::LoadedModel& loaded, const BenchRequest& request,
+                   TrainingBench* out, std::string* error) {
+  const std::string& scope = request.train_scope;
+  const int batch_size = request.batch_size;
   TrainingRunSpec spec;
   spec.model_bytes = loaded.bytes;
   spec.model_label = loaded.path;
-  spec.as_written = as_written;
+  spec.as_written = request.as_written;
+  spec.batched_passes = request.batched_passes;
   spec.config.optimizer = Optimizer::kAdam;
   spec.config.learning_rate = kLearningRate;
   spec.config.batch_size = batch_size;
@@ -263,9 +265,9 @@ int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
     *error = loaded.path + ": training needs a model with an input and an output";
     return kExitBadInput;
   }
-  LossOutputRequest request;
-  request.name = loss_output.c_str();
-  Status chosen = choose_loss_output(loaded.model, request, &spec.config.loss_output);
+  LossOutputRequest output_request;
+  output_request.name = request.loss_output.c_str();
+  Status chosen = choose_loss_output(loaded.model, output_request, &spec.config.loss_output);
   if (!chosen.ok()) {
     *error = loaded.path + ": " + chosen.message();
     return kExitBadInput;
@@ -294,6 +296,7 @@ int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
   out->trainable_parameters = session.result().trainable_parameters;
   out->memory = session.memory();
   out->fused = session.loop_plan().fused;
+  out->rows_per_pass = trainer.batch_rows();
 
   const int64_t per_sample = data.sample_elements();
   int64_t next = 0;
@@ -320,7 +323,9 @@ int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
     return true;
   };
   Timing timing;
-  if (!time_calls(train_batch, repetitions, min_seconds, &timing)) return kExitFailure;
+  if (!time_calls(train_batch, request.repetitions, request.min_seconds, &timing)) {
+    return kExitFailure;
+  }
   for (double& seconds : timing.seconds_per_call) seconds = batch_size / seconds;
   out->samples_per_second = spread_of(timing.seconds_per_call);
   out->samples_per_repetition = timing.calls_per_repetition * batch_size;
@@ -357,9 +362,7 @@ int bench_model(const BenchRequest& request, BenchResult* out, std::string* erro
     return code;
   }
   if (request.train_scope.empty()) return kExitOk;
-  code = bench_training(loaded, request.train_scope, request.loss_output, request.batch_size,
-                        request.repetitions, request.min_seconds, &out->training, error,
-                        request.as_written);
+  code = bench_training(loaded, request, &out->training, error);
   out->trained = code == kExitOk;
   return code;
 }
@@ -395,6 +398,7 @@ std::string bench_report(const BenchResult& r, bool json) {
       w.key("scope").value(r.training.scope);
       w.key("loss_output").value(r.training.loss_output);
       w.key("batch").value(r.training.batch_size);
+      w.key("rows_per_pass").value(r.training.rows_per_pass);
       w.key("optimizer").value("adam");
       w.key("learning_rate").value(kLearningRate);
       w.key("trainable_parameters").value(r.training.trainable_parameters);
@@ -426,8 +430,13 @@ std::string bench_report(const BenchResult& r, bool json) {
   text += op_table(r.inference.ops);
   if (!r.trained) return text;
   text += "\nTraining: scope " + r.training.scope + ", loss on output '" + r.training.loss_output +
-          "', batch " + std::to_string(r.training.batch_size) + ", Adam lr 0.001, " +
-          std::to_string(r.training.trainable_parameters) + " trainable parameters\n";
+          "', batch " + std::to_string(r.training.batch_size) +
+          (r.training.batch_size <= 1 ? std::string()
+           : r.training.rows_per_pass > 1
+               ? " (one pass of " + std::to_string(r.training.rows_per_pass) + " rows)"
+               : std::string(" (single-sample passes)")) +
+          ", Adam lr 0.001, " + std::to_string(r.training.trainable_parameters) +
+          " trainable parameters\n";
   const std::pair<const char*, size_t> parts[] = {
       {"weights", m.weight_bytes},      {"gradients", m.gradient_bytes},
       {"optimizer", m.optimizer_bytes}, {"activations", m.activation_bytes},

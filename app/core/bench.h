@@ -77,17 +77,9 @@ struct TrainingBench {
   TrainingMemory memory;
   Spread samples_per_second;
   int64_t samples_per_repetition = 0;
-  bool fused = false;  // trained the fused form (TrainingSession's loop plan)
+  bool fused = false;     // trained the fused form (TrainingSession's loop plan)
+  int rows_per_pass = 1;  // batch rows one training pass takes (1: single samples)
 };
-// Exit codes as bench_inference (a model that cannot train: kExitBadInput).
-// Errors name the model by loaded.path. `loaded` is the file: TrainingSession plans its loops
-// (loop_plan.h) after dequantizing a hybrid model, unless `as_written`.
-// `loss_output`: the output the loss goes on ("" = automatic, see
-// engine/train/loss_output.h); the random labels are its classes.
-int bench_training(const tools::LoadedModel& loaded, const std::string& scope,
-                   const std::string& loss_output, int batch_size, int repetitions,
-                   double min_seconds, TrainingBench* out, std::string* error,
-                   bool as_written = false);
 
 struct BenchRequest {
   std::string model_path;
@@ -97,7 +89,19 @@ struct BenchRequest {
   std::string loss_output;   // training: the output the loss goes on ("" = automatic)
   int batch_size = 1;
   bool as_written = false;  // time a WHILE/unrolled RNN model as written, not fused (loop_plan.h)
+  // Training at batch > 1: one pass of B rows per batch (TrainingRunSpec::batched_passes);
+  // false: B single-sample passes, as a board trains (less memory, slower).
+  bool batched_passes = true;
 };
+
+// Exit codes as bench_inference (a model that cannot train: kExitBadInput).
+// Errors name the model by loaded.path. `loaded` is the file: TrainingSession plans its loops
+// (loop_plan.h) after dequantizing a hybrid model, unless `as_written`.
+// From `request`: train_scope, loss_output (the output the loss goes on, "" = automatic, see
+// engine/train/loss_output.h; the random labels are its classes), batch_size, batched_passes,
+// repetitions, min_seconds, as_written.
+int bench_training(const tools::LoadedModel& loaded, const BenchRequest& request,
+                   TrainingBench* out, std::string* error);
 
 struct BenchResult {
   std::string model_path;

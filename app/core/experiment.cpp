@@ -1014,6 +1014,7 @@ void write_spec(tools::JsonWriter& json, const ExperimentSpec& spec) {
   if (!spec.compare_models.empty()) json.key("compare_models").array(spec.compare_models);
   if (!spec.board_port.empty()) json.key("board_port").value(spec.board_port);
   if (spec.as_written) json.key("as_written").value(true);
+  if (!spec.batched_passes) json.key("batched_passes").value(false);
   json.key("stages").begin_array();
   for (const StageSpec& s : spec.stages) {
     json.begin_object();
@@ -1241,6 +1242,7 @@ bool read_spec(const QJsonObject& o, const std::string& label, ExperimentSpec* o
   }
   s.board_port = o.value("board_port").toString().toStdString();
   s.as_written = o.value("as_written").toBool(false);
+  s.batched_passes = o.value("batched_passes").toBool(true);
   for (const QJsonValue& v : o.value("stages").toArray()) {
     const QJsonObject st = v.toObject();
     StageSpec stage;

@@ -176,6 +176,30 @@ TEST(GruwbBenchTest, TrainingOnlyTheDenseLayerNeedsFewerGradientBytes) {
   EXPECT_LT(gradients[0], gradients[1]);
 }
 
+// A batch trains in one pass of B rows by default; --single-sample-passes trains it as a board
+// does, in the arena of batch 1, which a B-row tape outgrows.
+TEST(GruwbBenchTest, SingleSamplePassesTrainInTheMemoryOfBatchOne) {
+  const QString path = sample("gesture_gru_fused.tflite");
+  const auto training = [&](QStringList extra) {
+    const CliResult run = bench(path, QStringList{"--train", "all", "--json"} + extra);
+    EXPECT_EQ(run.exit_code, 0) << extra.join(' ').toStdString() << ": " << run.err.toStdString();
+    return parse_json(run.out)["training"].toObject();
+  };
+  const QJsonObject one = training({"--batch", "1"});
+  const QJsonObject batched = training({"--batch", "8"});
+  const QJsonObject single = training({"--batch", "8", "--single-sample-passes"});
+  EXPECT_EQ(batched["rows_per_pass"].toInt(), 8);
+  EXPECT_EQ(single["rows_per_pass"].toInt(), 1);
+  EXPECT_EQ(single["batch"].toInt(), 8);
+  const auto total = [](const QJsonObject& t) {
+    return t["memory"].toObject()["total"].toInteger();
+  };
+  EXPECT_EQ(total(single), total(one));
+  EXPECT_GT(total(batched), total(single));
+  const CliResult text = bench(path, {"--train", "all", "--batch", "8", "--single-sample-passes"});
+  EXPECT_TRUE(text.out.contains("batch 8 (single-sample passes)")) << text.out.toStdString();
+}
+
 TEST(GruwbBenchTest, CorruptFileExitsTwoNamingIt) {
   QTemporaryDir dir;
   ASSERT_TRUE(dir.isValid());
@@ -228,6 +252,7 @@ TEST(GruwbBenchTest, BadOptionValuesExitTwoNamingTheOption) {
       {{"bench", path, "--min-time", "-1"}, "--min-time '-1'"},
       {{"bench", path, "--train", "all", "--batch", "0"}, "--batch '0'"},
       {{"bench", path, "--batch", "8"}, "--batch applies to training"},
+      {{"bench", path, "--single-sample-passes"}, "--single-sample-passes applies to training"},
       {{"bench", path, "--train", "last:x"}, "last:N needs a whole number"},
   };
   for (const auto& c : cases) {

@@ -46,9 +46,9 @@ TEST(GruwbExperiment, FcBeatsInitAndAllBeatsFcOnRacketSports) {
 TEST(GruwbExperiment, SavedSpecReruns) {
   QTemporaryDir dir;
   const QString spec = dir.filePath("exp.json"), out = dir.filePath("out.json");
-  CliResult run =
-      run_gruwb({"experiment", "--build", "cell=rnn,units=4", "--data", kDatasets + "BasicMotions",
-                 "--timesteps", "10", "--stages", "init", "--save-spec", spec, "--name", "saved"});
+  CliResult run = run_gruwb({"experiment", "--build", "cell=rnn,units=4", "--data",
+                             kDatasets + "BasicMotions", "--timesteps", "10", "--stages", "init",
+                             "--save-spec", spec, "--name", "saved", "--single-sample-passes"});
   ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
   run = run_gruwb({"experiment", "--spec", spec, "--json", out});
   ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
@@ -57,6 +57,8 @@ TEST(GruwbExperiment, SavedSpecReruns) {
   ASSERT_TRUE(file.open(QIODevice::ReadOnly));
   const QJsonObject result = parse_json(QString::fromUtf8(file.readAll()));
   EXPECT_EQ(result.value("spec").toObject().value("build").toString(), "cell=rnn,units=4");
+  // Saved only when off (batched passes are the default), and read back.
+  EXPECT_EQ(result.value("spec").toObject().value("batched_passes"), QJsonValue(false));
   EXPECT_EQ(result.value("data").toObject().value("timesteps").toInt(), 10);
 }
 

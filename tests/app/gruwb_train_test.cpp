@@ -7,6 +7,7 @@
 
 #include <QFile>
 #include <QJsonArray>
+#include <QMap>
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QTextStream>
@@ -313,6 +314,43 @@ TEST(GruwbTrainTest, WhileAndFusedSamplesTrainedAlikeSaveTheSameFunction) {
   float difference = 0.f;
   for (int c = 0; c < 4; ++c) difference += std::fabs(p[c] - outputs[0][static_cast<size_t>(c)]);
   EXPECT_GT(difference, 1e-3f);
+}
+
+// The arena bytes from "...; arena N bytes (...)".
+qint64 arena_bytes(const QString& out) {
+  const int at = out.indexOf("; arena ");
+  return at < 0 ? -1 : out.mid(at + 8).section(' ', 0, 0).toLongLong();
+}
+
+// A batch trains in one pass of B rows, or with --single-sample-passes as B passes of one
+// sample as a board does: the arena of batch 1, and the same training within float rounding.
+TEST(GruwbTrainTest, SingleSamplePassesNeedBatchOnesArenaAndTrainAlike) {
+  Data d;
+  QMap<QString, QList<QJsonObject>> metrics;
+  QMap<QString, CliResult> runs;
+  for (const QString form : {"one-pass", "single", "batch1"}) {
+    const QString jsonl = d.dir.filePath(form + ".jsonl");
+    QStringList args = train_args(d, "all", jsonl, d.dir.filePath(form + ".tflite"));
+    args[args.indexOf("--epochs") + 1] = "2";
+    if (form == "single") args << "--single-sample-passes";
+    if (form == "batch1") args[args.indexOf("--batch") + 1] = "1";
+    runs[form] = run_gruwb(args);
+    ASSERT_EQ(runs[form].exit_code, 0) << form.toStdString() << runs[form].err.toStdString();
+    metrics[form] = read_jsonl(jsonl);
+  }
+  EXPECT_TRUE(runs["one-pass"].out.contains("(each batch one pass of 4 rows)"))
+      << runs["one-pass"].out.toStdString();
+  EXPECT_TRUE(runs["single"].out.contains("(single-sample passes)"))
+      << runs["single"].out.toStdString();
+  EXPECT_EQ(arena_bytes(runs["single"].out), arena_bytes(runs["batch1"].out));
+  EXPECT_GT(arena_bytes(runs["one-pass"].out), arena_bytes(runs["single"].out));
+  ASSERT_EQ(metrics["one-pass"].size(), 3);
+  ASSERT_EQ(metrics["single"].size(), 3);
+  for (int epoch = 1; epoch <= 2; ++epoch) {
+    const double a = metrics["one-pass"][epoch]["loss"].toDouble();
+    const double b = metrics["single"][epoch]["loss"].toDouble();
+    EXPECT_NEAR(a, b, 1e-4 * std::fabs(b)) << "epoch " << epoch;
+  }
 }
 
 TEST(GruwbTrainTest, BadInputIsNamed) {
