@@ -19,6 +19,7 @@
 #include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
+#include <QLayout>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -1134,6 +1135,9 @@ void MainWindow::saveSettings() {
 
 void MainWindow::restoreSettings() {
   QSettings settings;
+  // The window's minimum width is the layout's at its last activation, which saw the docks
+  // before they were filled (1389 px against 1224 now): refreshed, so 1366 is not clamped.
+  layout()->activate();
   if (!restoreGeometry(settings.value(kGeometryKey).toByteArray())) resize(1366, 768);
   default_layout_pending_ = !restoreState(settings.value(kStateKey).toByteArray(), kLayoutVersion);
   report_view_->splitter()->restoreState(settings.value(kSplitterKey).toByteArray());

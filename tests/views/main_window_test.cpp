@@ -162,6 +162,21 @@ class MainWindowTest : public QObject {
     }
   }
 
+  // A first start (no saved geometry) opens at 1366x768, and a caller's resize to it holds:
+  // the window's minimum was the layout's before the docks were filled, 1389 px, so the
+  // window came out wider than a 1366-pixel screen.
+  void firstStartFitsALaptopScreen() {
+    MainWindow window;
+    QCOMPARE(window.size(), QSize(1366, 768));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY2(window.minimumSizeHint().width() <= 1366,
+             qPrintable(QString("minimum width %1").arg(window.minimumSizeHint().width())));
+    MainWindow other;
+    other.resize(1366, 768);
+    QCOMPARE(other.width(), 1366);
+  }
+
   // Issue 20 point 10: at 1366x768 the graph gets the space (it was 513x389 px, the docks
   // took the rest), and the Tensor dock is wide enough for an op's attributes.
   void graphGetsTheSpaceAtLaptopSize() {
