@@ -54,6 +54,9 @@ struct ExperimentSettings {
   // Run a WHILE-loop or unrolled RNN model as its file is written instead of
   // its checked fused form (gruwb --as-written; app/core/loop_plan.h).
   bool as_written = false;
+  // Train each batch as single-sample passes, as a board does (gruwb
+  // --single-sample-passes): the memory of batch 1; else one pass of B rows.
+  bool single_sample_passes = false;
 };
 
 // The settings as JSON (project files) and back; unknown or missing keys
@@ -117,6 +120,7 @@ class ExperimentPanel : public QWidget {
   QString datasetError() const;
   QCheckBox* compareCellsBox() const { return cells_box_; }
   QCheckBox* asWrittenBox() const { return as_written_box_; }
+  QCheckBox* singleSamplePassesBox() const { return single_sample_box_; }
 
   // Rows of the experiments list, keyed by the id the workspace gives.
   void addExperiment(int id, const QString& name, const QStringList& stages);
@@ -182,10 +186,11 @@ class ExperimentPanel : public QWidget {
   QCheckBox* quantize_box_ = nullptr;  // a last stage: int8, int16x8 or dynamic
   QComboBox* quantize_mode_box_ = nullptr;
   QListWidget* custom_list_ = nullptr;
-  QCheckBox* as_written_box_ = nullptr;  // loops as written, not fused
-  QCheckBox* cells_box_ = nullptr;       // compare every registered cell (build spec only)
-  QStringList loaded_cells_;             // a project's own choice of cells, kept as it was saved
-  QListWidget* models_list_ = nullptr;   // model files compared as rows (both modes)
+  QCheckBox* as_written_box_ = nullptr;     // loops as written, not fused
+  QCheckBox* single_sample_box_ = nullptr;  // batches as single-sample passes
+  QCheckBox* cells_box_ = nullptr;          // compare every registered cell (build spec only)
+  QStringList loaded_cells_;                // a project's own choice of cells, kept as it was saved
+  QListWidget* models_list_ = nullptr;      // model files compared as rows (both modes)
   QPushButton* add_model_button_ = nullptr;
   QPushButton* remove_model_button_ = nullptr;
   void browseCompareModels();

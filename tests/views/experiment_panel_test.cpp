@@ -114,6 +114,23 @@ class ExperimentPanelTest : public QObject {
                  .as_written);
   }
 
+  // Single-sample passes (gruwb --single-sample-passes) go through the form and
+  // the project file, and are off by default: batches train in one pass.
+  void singleSamplePassesRoundTrip() {
+    ExperimentPanel panel;
+    QVERIFY(!panel.singleSamplePassesBox()->isChecked());
+    QVERIFY(!panel.settings().single_sample_passes);
+    ExperimentSettings settings = gesture();
+    settings.single_sample_passes = true;
+    panel.setSettings(settings);
+    QVERIFY(panel.singleSamplePassesBox()->isChecked());
+    QVERIFY(gruwb::views::settings_from_json(gruwb::views::settings_to_json(panel.settings()))
+                .single_sample_passes);
+    panel.singleSamplePassesBox()->setChecked(false);
+    QVERIFY(!gruwb::views::settings_from_json(gruwb::views::settings_to_json(panel.settings()))
+                 .single_sample_passes);
+  }
+
   // Comparing cells builds each one from the build spec, in either mode: with
   // a model file the file is a row beside the cells (issue 20 point 7); the
   // settings (with the cells) survive the project file's JSON.

@@ -119,6 +119,28 @@ class TrainingWorkspaceTest : public QObject {
     QCOMPARE(workspace.gradientView()->weights().size(), 5);
   }
 
+  // The Training box's single-sample passes reach the runner: the stage trains
+  // in the memory of batch 1, less than one pass of the batch's 8 rows needs.
+  void singleSamplePassesTrainInLessMemory() {
+    qint64 memory[2] = {};
+    for (int single = 0; single < 2; ++single) {
+      TrainingWorkspace workspace;
+      ExperimentSettings s = gestureOnBasicMotions(single ? "single" : "batched", 1);
+      s.stages = {"all"};
+      s.single_sample_passes = single == 1;
+      workspace.startExperiment(s);
+      QVERIFY2(workspace.waitForIdle(90000), "experiment did not finish in 90 s");
+      QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
+      const auto& rows = workspace.comparisonTable()->stageResults();
+      QCOMPARE(rows.size(), 1);
+      memory[single] = rows[0].training_memory_bytes;
+    }
+    QVERIFY(memory[1] > 0);
+    QVERIFY2(
+        memory[1] < memory[0],
+        qPrintable(QString("single-sample %1 bytes, one pass %2").arg(memory[1]).arg(memory[0])));
+  }
+
   void shortRealExperimentFillsCurvesAndTable() {
     TrainingWorkspace workspace;
     QSignalSpy finished(&workspace, &TrainingWorkspace::experimentFinished);
