@@ -431,12 +431,8 @@ std::string bench_report(const BenchResult& r, bool json) {
   if (!r.trained) return text;
   text += "\nTraining: scope " + r.training.scope + ", loss on output '" + r.training.loss_output +
           "', batch " + std::to_string(r.training.batch_size) +
-          (r.training.batch_size <= 1 ? std::string()
-           : r.training.rows_per_pass > 1
-               ? " (one pass of " + std::to_string(r.training.rows_per_pass) + " rows)"
-               : std::string(" (single-sample passes)")) +
-          ", Adam lr 0.001, " + std::to_string(r.training.trainable_parameters) +
-          " trainable parameters\n";
+          batch_passes_text(r.training.batch_size, r.training.rows_per_pass) + ", Adam lr 0.001, " +
+          std::to_string(r.training.trainable_parameters) + " trainable parameters\n";
   const std::pair<const char*, size_t> parts[] = {
       {"weights", m.weight_bytes},      {"gradients", m.gradient_bytes},
       {"optimizer", m.optimizer_bytes}, {"activations", m.activation_bytes},

@@ -26,14 +26,6 @@ void write_classes(tools::JsonWriter& json, const char* prefix, const ClassMetri
   json.end_array();
 }
 
-// How a batch trains: a user who trades memory for speed sees which they got.
-std::string passes_text(TrainingSession& session, const TrainingRunSpec& spec) {
-  if (spec.config.batch_size <= 1) return std::string();
-  const int rows = session.trainer().batch_rows();
-  return rows > 1 ? " (each batch one pass of " + std::to_string(rows) + " rows)"
-                  : std::string(" (single-sample passes)");
-}
-
 }  // namespace
 
 std::string epoch_metrics_json(const EpochMetrics& m) {
@@ -113,7 +105,8 @@ int train_model(const TrainRequest& request, const std::function<void(const std:
           std::to_string(session.result().trainable_parameters) + " parameters (scope " +
           trainable_scope_text(spec) + "), " + std::to_string(train.count()) + " samples" +
           (has_val ? " + " + std::to_string(val.count()) + " validation" : std::string()) +
-          "; arena " + std::to_string(memory.total) + " bytes" + passes_text(session, spec));
+          "; arena " + std::to_string(memory.total) + " bytes" +
+          batch_passes_text(spec.config.batch_size, session.trainer().batch_rows()));
   }
   bool metrics_ok = true;
   auto on_event = [&](const TrainingEvent& event) {

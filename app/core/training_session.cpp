@@ -341,6 +341,12 @@ bool set_trainable_scope(const std::string& text, TrainingRunSpec* spec, std::st
   return true;
 }
 
+std::string batch_passes_text(int batch_size, int rows_per_pass) {
+  if (batch_size <= 1) return std::string();
+  return rows_per_pass > 1 ? " (one pass of " + std::to_string(rows_per_pass) + " rows)"
+                           : std::string(" (single-sample passes)");
+}
+
 std::string trainable_scope_text(const TrainingRunSpec& spec) {
   switch (spec.config.scope) {
     case TrainableScope::kAll: return "all";

@@ -96,6 +96,9 @@ struct TrainingRunSpec;
 // "fc", "all", "last:N" or a comma-separated list of weight tensor names.
 bool set_trainable_scope(const std::string& text, TrainingRunSpec* spec, std::string* error);
 std::string trainable_scope_text(const TrainingRunSpec& spec);
+// How a batch trains, for reports: "" at batch 1, else " (one pass of B rows)" or
+// " (single-sample passes)" (Trainer::batch_rows: the rows one pass takes).
+std::string batch_passes_text(int batch_size, int rows_per_pass);
 
 struct EarlyStopping {
   int patience = 0;              // epochs without improvement before stopping; 0 = off

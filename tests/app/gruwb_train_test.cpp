@@ -338,7 +338,7 @@ TEST(GruwbTrainTest, SingleSamplePassesNeedBatchOnesArenaAndTrainAlike) {
     ASSERT_EQ(runs[form].exit_code, 0) << form.toStdString() << runs[form].err.toStdString();
     metrics[form] = read_jsonl(jsonl);
   }
-  EXPECT_TRUE(runs["one-pass"].out.contains("(each batch one pass of 4 rows)"))
+  EXPECT_TRUE(runs["one-pass"].out.contains("(one pass of 4 rows)"))
       << runs["one-pass"].out.toStdString();
   EXPECT_TRUE(runs["single"].out.contains("(single-sample passes)"))
       << runs["single"].out.toStdString();
