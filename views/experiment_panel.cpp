@@ -295,7 +295,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   training_form->addRow(tr("Optimizer"), optimizer_box_);
   training_form->addRow(tr("Learning rate"), lr_spin_);
   training_form->addRow(tr("Batch"), batch_spin_);
-  single_sample_box_ = new QCheckBox(tr("Single-sample passes (as a board)"));
+  single_sample_box_ = new QCheckBox(tr("One sample per pass"));
   single_sample_box_->setObjectName("singleSamplePasses");
   single_sample_box_->setToolTip(
       tr("A batch normally trains in one pass of its rows through the batched kernels: several "

@@ -177,6 +177,18 @@ class MainWindowTest : public QObject {
     QCOMPARE(other.width(), 1366);
   }
 
+  // At 1920x1080 the Experiments form has room for Stages and Training side by side (a long
+  // check box label in Training once stacked them and squeezed the experiment list).
+  void experimentGroupsSideBySideOnAWideScreen() {
+    MainWindow window;
+    window.resize(1920, 1080);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.dock("experimentsDock")->raise();
+    QTest::qWait(50);
+    QVERIFY(window.trainingWorkspace()->panel()->groupsSideBySide());
+  }
+
   // Issue 20 point 10: at 1366x768 the graph gets the space (it was 513x389 px, the docks
   // took the rest), and the Tensor dock is wide enough for an op's attributes.
   void graphGetsTheSpaceAtLaptopSize() {
