@@ -59,7 +59,7 @@ QJsonObject settings_to_json(const ExperimentSettings& s) {
   o["compare_cells"] = QJsonArray::fromStringList(s.compare_cells);
   o["compare_models"] = QJsonArray::fromStringList(s.compare_models);
   if (s.as_written) o["as_written"] = true;
-  if (s.single_sample_passes) o["single_sample_passes"] = true;
+  if (!s.batched_passes) o["batched_passes"] = false;  // as in an experiment spec
   return o;
 }
 
@@ -85,7 +85,7 @@ ExperimentSettings settings_from_json(const QJsonObject& o) {
   s.compare_cells = strings(o["compare_cells"]);
   s.compare_models = strings(o["compare_models"]);
   s.as_written = o["as_written"].toBool(false);
-  s.single_sample_passes = o["single_sample_passes"].toBool(false);
+  s.batched_passes = o["batched_passes"].toBool(true);
   return s;
 }
 
@@ -444,7 +444,7 @@ ExperimentSettings ExperimentPanel::settings() const {
   s.seeds = seeds_spin_->value();
   s.first_seed = first_seed_spin_->value();
   s.as_written = as_written_box_->isChecked();
-  s.single_sample_passes = single_sample_box_->isChecked();
+  s.batched_passes = !single_sample_box_->isChecked();
   return s;
 }
 
@@ -461,7 +461,7 @@ void ExperimentPanel::setSettings(const ExperimentSettings& s) {
   loaded_cells_ = s.compare_cells;
   cells_box_->setChecked(!s.compare_cells.isEmpty());
   as_written_box_->setChecked(s.as_written);
-  single_sample_box_->setChecked(s.single_sample_passes);
+  single_sample_box_->setChecked(!s.batched_passes);
   models_list_->clear();
   addCompareModels(s.compare_models);
   init_box_->setChecked(s.stages.contains("init"));

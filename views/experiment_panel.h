@@ -54,9 +54,9 @@ struct ExperimentSettings {
   // Run a WHILE-loop or unrolled RNN model as its file is written instead of
   // its checked fused form (gruwb --as-written; app/core/loop_plan.h).
   bool as_written = false;
-  // Train each batch as single-sample passes, as a board does (gruwb
-  // --single-sample-passes): the memory of batch 1; else one pass of B rows.
-  bool single_sample_passes = false;
+  // A batch in one pass of its rows (ExperimentSpec::batched_passes); false:
+  // single-sample passes as a board trains (gruwb --single-sample-passes).
+  bool batched_passes = true;
 };
 
 // The settings as JSON (project files) and back; unknown or missing keys

@@ -79,7 +79,7 @@ bool toSpec(const views::ExperimentSettings& s, app::ExperimentSpec* spec, std::
   spec->compare_models.clear();
   for (const QString& path : s.compare_models) spec->compare_models.push_back(path.toStdString());
   spec->as_written = s.as_written;
-  spec->batched_passes = !s.single_sample_passes;
+  spec->batched_passes = s.batched_passes;
   app::StageSpec defaults;
   defaults.optimizer = s.optimizer == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
   defaults.learning_rate = float(s.learning_rate);

@@ -119,16 +119,16 @@ class ExperimentPanelTest : public QObject {
   void singleSamplePassesRoundTrip() {
     ExperimentPanel panel;
     QVERIFY(!panel.singleSamplePassesBox()->isChecked());
-    QVERIFY(!panel.settings().single_sample_passes);
+    QVERIFY(panel.settings().batched_passes);
     ExperimentSettings settings = gesture();
-    settings.single_sample_passes = true;
+    settings.batched_passes = false;
     panel.setSettings(settings);
     QVERIFY(panel.singleSamplePassesBox()->isChecked());
-    QVERIFY(gruwb::views::settings_from_json(gruwb::views::settings_to_json(panel.settings()))
-                .single_sample_passes);
-    panel.singleSamplePassesBox()->setChecked(false);
     QVERIFY(!gruwb::views::settings_from_json(gruwb::views::settings_to_json(panel.settings()))
-                 .single_sample_passes);
+                 .batched_passes);
+    panel.singleSamplePassesBox()->setChecked(false);
+    QVERIFY(gruwb::views::settings_from_json(gruwb::views::settings_to_json(panel.settings()))
+                .batched_passes);
   }
 
   // Comparing cells builds each one from the build spec, in either mode: with

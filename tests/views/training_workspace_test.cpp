@@ -127,7 +127,7 @@ class TrainingWorkspaceTest : public QObject {
       TrainingWorkspace workspace;
       ExperimentSettings s = gestureOnBasicMotions(single ? "single" : "batched", 1);
       s.stages = {"all"};
-      s.single_sample_passes = single == 1;
+      s.batched_passes = single == 0;
       workspace.startExperiment(s);
       QVERIFY2(workspace.waitForIdle(90000), "experiment did not finish in 90 s");
       QVERIFY2(workspace.lastError().isEmpty(), qPrintable(workspace.lastError()));
