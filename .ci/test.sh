@@ -27,6 +27,11 @@ failed=()
 summary=()
 stages=" ${GRUWB_CI_STAGES:-layers test slurm portability firmware fuzz census package} "
 rm -f build-fuzz/executions-this-run  # the fuzz stages add their totals (issue 17: 10 M a run)
+# Why a stage failed, in a line or three (`why "..."` from inside the stage): the summary carries
+# them, since the summary may be all of the log a reader gets to see (only its tail is kept).
+why_file=$(mktemp)
+trap 'rm -f "$why_file"' EXIT
+why() { printf '%s\n' "$*" >>"$why_file"; }
 run_stage() {
   local key=$1 name=$2
   shift 2
@@ -36,6 +41,7 @@ run_stage() {
   echo "=== $name"
   # A subshell with errexit stops the stage at its first failing command. It must stand alone:
   # inside `if`, `||` or `&&` bash ignores errexit.
+  : >"$why_file"
   ( set -euo pipefail; "$@" )
   status=$?
   if [ "$status" -eq 0 ]; then
@@ -43,6 +49,8 @@ run_stage() {
   else
     summary+=("FAIL  $name ($((SECONDS - start)) s)")
     failed+=("$name")
+    local line
+    while IFS= read -r line; do summary+=("        ${line:0:400}"); done < <(head -n 3 "$why_file")
   fi
 }
 
@@ -64,7 +72,9 @@ ci_configure() {
 build_and_test() {
   ci_configure
   cmake --build "$ci_build" -j "$jobs"
-  ctest --test-dir "$ci_build" --output-on-failure -j "$jobs"
+  ctest --test-dir "$ci_build" --output-on-failure -j "$jobs" && return 0
+  why "failed tests: $(cut -d: -f2 "$ci_build/Testing/Temporary/LastTestsFailed.log" | head -n 12 | tr '\n' ' ')"
+  return 1
 }
 
 # A sweep as one Slurm array job on a one-node cluster the script starts and stops (slurmctld,
@@ -172,10 +182,9 @@ run_fuzzers() {
   local dir=$1 seconds=$2 label=$3
   shift 3
   local entry target max_len seeds running=0
-  # A fixed seed (GRUWB_FUZZ_SEED, default 1) makes a run the same sequence of inputs from the
-  # same seeds, cut where the time runs out: what fails in CI fails in the same local run, and
-  # a run that passed locally for at least as long passes in CI. GRUWB_FUZZ_SEED=0 lets
-  # libFuzzer pick a new seed each run, for exploring (docs/building.md, "Fuzzing").
+  # A fixed seed (GRUWB_FUZZ_SEED, default 1) starts every run alike, but runs still part ways
+  # (docs/building.md, "Fuzzing"): a finding is named in the summary (`why`), not assumed to
+  # come back locally. GRUWB_FUZZ_SEED=0 lets libFuzzer pick a new seed each run, for exploring.
   local seed=${GRUWB_FUZZ_SEED:-1}
   for entry in "$@"; do
     IFS=: read -r target max_len seeds <<<"$entry"
@@ -197,11 +206,19 @@ run_fuzzers() {
   for entry in "$@"; do
     target=${entry%%:*}
     log="$dir/$target.log"
-    runs=$(grep -a '^stat::number_of_executed_units:' "$log" | tail -n 1 | awk '{print $2}')
-    speed=$(grep -a '^stat::average_exec_per_sec:' "$log" | tail -n 1 | awk '{print $2}')
+    # `|| true`: no statistics is a finding, reported below, not a silent end of the stage.
+    runs=$(grep -a '^stat::number_of_executed_units:' "$log" | tail -n 1 | awk '{print $2}' || true)
+    speed=$(grep -a '^stat::average_exec_per_sec:' "$log" | tail -n 1 | awk '{print $2}' || true)
     if [ -z "$runs" ] || grep -aqE '^==[0-9]+==ERROR|ERROR: |runtime error:|deadly signal' "$log"; then
       echo "$target: FINDING (the input is saved as $dir/$target-crash-*). Log tail:"
       tail -n 60 "$log"
+      local error frame input
+      error=$(grep -a -m1 -E '^==[0-9]+==ERROR|ERROR: |runtime error:|deadly signal' "$log" ||
+        echo "no final statistics (killed from outside?)")
+      frame=$(grep -a -m1 -E '^ *#[0-9]+ 0x[0-9a-f]+ in .* [^ ]*/(engine|plugins|tests)/' "$log" |
+        sed -E 's/^ *#[0-9]+ 0x[0-9a-f]+ in //; s| [^ ]*/(engine\|plugins\|tests)/| \1/|' || true)
+      input=$(find "$dir" -maxdepth 1 -name "$target-*" -type f -printf '%f, %s bytes' -quit)
+      why "$target: ${error:0:150}${frame:+ | ${frame:0:150}}${input:+ | $input}"
       status=1
       continue
     fi

@@ -25,7 +25,10 @@
 // backward products made training batch 32 8% faster (9,300 -> 10,100
 // samples/s). GCC contracts a*b+c into FMA in both clones, so they may differ
 // from the plain build in the last bit (far below the kernels' 1e-5 tests).
-#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+// -DGRUWB_PORTABLE_KERNELS builds the plain version alone on such a host too:
+// what a CPU without AVX2 runs, for tests and fuzzing.
+#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute) && \
+    !defined(GRUWB_PORTABLE_KERNELS)
 #if __has_attribute(target_clones)
 #define GRUWB_HOT_LOOP __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define GRUWB_CLONED_HOT_LOOPS 1
