@@ -77,7 +77,7 @@ bool dequantize_hybrid_weights(ModelDef* model, DequantizeResult* result, std::s
       }
       auto buffer = std::make_unique<fb::BufferT>();
       buffer->data.resize(n * sizeof(float));
-      std::memcpy(buffer->data.data(), values.data(), buffer->data.size());
+      if (n > 0) std::memcpy(buffer->data.data(), values.data(), buffer->data.size());
       model->buffers.push_back(std::move(buffer));
       tensor.buffer = static_cast<uint32_t>(model->buffers.size() - 1);
       tensor.type = TensorType::FLOAT32;

@@ -756,7 +756,8 @@ NpyArray random_input(Rng& rng, const Tensor* t) {
   in.dtype = npy_dtype_for(t->type);
   in.shape.assign(t->shape.dims, t->shape.dims + t->shape.rank);
   in.data.assign(t->bytes, 0);
-  if (t->type == TensorType::FLOAT32) {
+  // Not for an empty tensor: memcpy must not get the null data() of an empty vector.
+  if (t->type == TensorType::FLOAT32 && t->bytes >= 4) {
     std::vector<float> v = uniform(rng, static_cast<int>(t->bytes / 4), 1.f);
     std::memcpy(in.data.data(), v.data(), t->bytes);
   }

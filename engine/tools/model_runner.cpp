@@ -87,7 +87,7 @@ bool ModelRunner::set_input(int index, const NpyArray& array, std::string* error
              npy_shape_text(array.shape);
     return false;
   }
-  std::memcpy(tensor->data, array.data.data(), tensor->bytes);
+  if (tensor->bytes > 0) std::memcpy(tensor->data, array.data.data(), tensor->bytes);
   return true;
 }
 

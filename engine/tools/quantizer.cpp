@@ -39,7 +39,7 @@ bool is_constant(const ModelDef& def, const fb::TensorT& t) {
 std::vector<float> float_values(const ModelDef& def, const fb::TensorT& t) {
   const std::vector<uint8_t>& data = def.buffers[t.buffer]->data;
   std::vector<float> values(data.size() / sizeof(float));
-  std::memcpy(values.data(), data.data(), values.size() * sizeof(float));
+  if (!values.empty()) std::memcpy(values.data(), data.data(), values.size() * sizeof(float));
   return values;
 }
 
@@ -187,7 +187,7 @@ bool set_float_inputs(ModelRunner& runner, const RepresentativeSample& sample, s
       return false;
     }
     if (in->type == TensorType::FLOAT32) {
-      std::memcpy(in->data, values.data(), values.size() * sizeof(float));
+      if (!values.empty()) std::memcpy(in->data, values.data(), values.size() * sizeof(float));
       continue;
     }
     TensorQuantization q;
@@ -209,7 +209,7 @@ std::vector<float> float_output(Interpreter& interpreter, int o) {
   const Tensor* t = interpreter.output(o);
   std::vector<float> values(static_cast<size_t>(t->elements()));
   if (t->type == TensorType::FLOAT32) {
-    std::memcpy(values.data(), t->data, values.size() * sizeof(float));
+    if (!values.empty()) std::memcpy(values.data(), t->data, values.size() * sizeof(float));
     return values;
   }
   TensorQuantization q;
@@ -287,7 +287,7 @@ Params symmetric_int16(Range r) {
 template <typename T>
 void append_bytes(std::vector<uint8_t>* out, const std::vector<T>& values) {
   out->resize(values.size() * sizeof(T));
-  std::memcpy(out->data(), values.data(), out->size());
+  if (!values.empty()) std::memcpy(out->data(), values.data(), out->size());
 }
 
 // Symmetric int8 weights, one scale per slice along `dimension` (channels = 1: per tensor).

@@ -387,7 +387,7 @@ bool int_constant(const Graph& g, int t, size_t n, std::vector<int32_t>* v) {
   const std::vector<uint8_t>* d = g.data(t);
   if (!d || g.tensor(t).type != fb::TensorType::INT32 || d->size() != 4 * n) return false;
   v->resize(n);
-  std::memcpy(v->data(), d->data(), d->size());
+  if (n > 0) std::memcpy(v->data(), d->data(), d->size());
   return true;
 }
 
