@@ -338,8 +338,8 @@ void gru_sequence_batch(const GruCell& cell, const GruBatchLayout& layout, const
   float* input_part = wht + static_cast<int64_t>(units) * gates;             // [B, 3H] W_x x + b_x
   float* recurrent_part = input_part + static_cast<int64_t>(batch) * gates;  // [B, 3H]
   float* h = recurrent_part + static_cast<int64_t>(batch) * gates;           // [B, H] state
-  transpose_matrix(cell.input_kernel.f32, gates, in, wxt);
-  transpose_matrix(cell.recurrent_kernel.f32, gates, units, wht);
+  transpose_matrix(cell.input_kernel.f32, gates, in, wxt, gates);
+  transpose_matrix(cell.recurrent_kernel.f32, gates, units, wht, gates);
   for (int32_t b = 0; b < batch; ++b) {
     float* hb = h + static_cast<int64_t>(b) * units;
     if (h0) {

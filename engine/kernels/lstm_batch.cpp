@@ -11,13 +11,7 @@ namespace {
 
 // The four [H, cols] gate matrices as one transposed [cols, 4H] (column g * H + r).
 void stack_transposed(const float* const* gates, int32_t units, int32_t cols, float* out) {
-  const int64_t width = 4 * int64_t{units};
-  for (int g = 0; g < 4; ++g) {
-    for (int32_t r = 0; r < units; ++r) {
-      const float* row = gates[g] + int64_t{r} * cols;
-      for (int32_t k = 0; k < cols; ++k) out[k * width + g * units + r] = row[k];
-    }
-  }
+  for (int g = 0; g < 4; ++g) transpose_matrix(gates[g], units, cols, out + g * units, 4 * units);
 }
 
 }  // namespace

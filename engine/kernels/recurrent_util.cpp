@@ -321,10 +321,11 @@ void gemm_accumulate(int32_t rows, int32_t cols, int32_t depth, const float* a, 
   gemm_accumulate_portable(rows, cols, depth, a, a_row, a_col, b, ldb, c, ldc);
 }
 
-void transpose_matrix(const float* src, int32_t rows, int32_t cols, float* dst) {
+void transpose_matrix(const float* src, int32_t rows, int32_t cols, float* dst,
+                      int64_t dst_stride) {
   for (int32_t r = 0; r < rows; ++r) {
     for (int32_t k = 0; k < cols; ++k) {
-      dst[static_cast<int64_t>(k) * rows + r] = src[static_cast<int64_t>(r) * cols + k];
+      dst[k * dst_stride + r] = src[static_cast<int64_t>(r) * cols + k];
     }
   }
 }

@@ -291,8 +291,9 @@ void gemm_accumulate_avx512(int32_t rows, int32_t cols, int32_t depth, const flo
                             int64_t a_row, int64_t a_col, const float* b, int64_t ldb, float* c,
                             int64_t ldc);
 #endif
-// dst [cols, rows] = src [rows, cols] transposed.
-void transpose_matrix(const float* src, int32_t rows, int32_t cols, float* dst);
+// dst [cols, rows] = src [rows, cols] transposed; dst's rows are dst_stride
+// floats apart (rows for a plain transpose, more to stack matrices side by side).
+void transpose_matrix(const float* src, int32_t rows, int32_t cols, float* dst, int64_t dst_stride);
 #endif
 
 // Where step t of batch row b starts in a [B,T,F] (batch-major) or [T,B,F]

@@ -162,8 +162,8 @@ Status eval_batched(OpContext& ctx, const SequenceLayout& layout, Activation act
   float* h = rt + int64_t{units} * units;           // [B, U]
   float* out = ctx.output(0)->f32();
   float* tape = static_cast<float*>(ctx.tape());
-  transpose_matrix(ctx.input(kInputWeights)->f32(), units, in, wt);
-  transpose_matrix(ctx.input(kRecurrentWeights)->f32(), units, units, rt);
+  transpose_matrix(ctx.input(kInputWeights)->f32(), units, in, wt, units);
+  transpose_matrix(ctx.input(kRecurrentWeights)->f32(), units, units, rt, units);
   memcpy(h, variable, state_bytes * static_cast<size_t>(batch));
   for (int32_t b = 0; b < batch && tape; ++b) {
     memcpy(tape + b * tape_row, h + int64_t{b} * units, state_bytes);
