@@ -267,7 +267,9 @@ census() {
     "$shared/data/models/onert-micro/synthetic_gru_fc_softmax_t3_i2_h4_c3.circle")
   python3 tests/fuzz/mutant_census.py --gruwb "$root/$ci_build/app/cli/gruwb" \
     --mutate "$root/$ci_build/tests/fuzz/model_mutate" --out "$root/$ci_build/census" \
-    --count "${GRUWB_CENSUS_MUTANTS:-10}" --timeout 120 --jobs "$jobs" "${models[@]}"
+    --count "${GRUWB_CENSUS_MUTANTS:-10}" --timeout 120 --jobs "$jobs" "${models[@]}" && return 0
+  why "$(grep -a -m1 '^===' "$root/$ci_build/census/findings.txt" || echo "no finding written")"
+  return 1
 }
 
 # The int8 image must compute what the host computes, bit for bit: the reference GRU quantized by
