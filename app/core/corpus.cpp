@@ -57,16 +57,18 @@ void check_fused_golden(const std::vector<uint8_t>& file, const fs::path& dir, C
 }
 
 // One MSE step towards 0.5 from zero inputs: a finite loss and finite gradients. A hybrid
-// model trains float32 copies of its INT8 weights, as `gruwb train` does.
+// model trains float32 copies of its INT8 weights, a full-integer model its float form, as
+// `gruwb train` does.
 void check_training(const std::vector<uint8_t>& file_bytes, CorpusRow* row) {
   std::vector<uint8_t> bytes;
   tools::DequantizeResult dequantized;
   std::string error;
-  if (!tools::dequantize_hybrid_model(file_bytes, &bytes, &dequantized, &error)) {
+  if (!tools::float_training_model(file_bytes, &bytes, &dequantized, &error)) {
     row->train_error = error;
     return;
   }
   row->dequantized_weights = dequantized.tensors;
+  row->integer_tensors = dequantized.integer_tensors;
   Model model;
   if (!Model::load(bytes.data(), bytes.size(), &model).ok()) {
     row->train_error = "the dequantized model does not load";
@@ -178,7 +180,10 @@ std::string row_text(const CorpusRow& r) {
             std::to_string(r.cells_found) + " (the state stays inside the fused ops)";
   }
   if (r.runs && !r.trains) text += "\n    does not train: " + r.train_error;
-  if (r.trains && r.dequantized_weights > 0) {
+  if (r.trains && r.integer_tensors > 0) {
+    text += "\n    trains its float form (full-integer: " + std::to_string(r.integer_tensors) +
+            " quantized tensors as float32)";
+  } else if (r.trains && r.dequantized_weights > 0) {
     text += "\n    trains float32 copies of " + std::to_string(r.dequantized_weights) +
             " INT8 weight tensor(s) (hybrid)";
   }
@@ -242,6 +247,7 @@ int run_corpus(const CorpusRequest& request, std::string* out, std::string* err)
       json.key("bytes_after").value(static_cast<uint64_t>(r.bytes_after));
       json.key("trains").value(r.trains).key("trained_weights").value(r.trained_weights);
       json.key("dequantized_weights").value(r.dequantized_weights);
+      json.key("integer_tensors").value(r.integer_tensors);
       json.key("train_error").value(r.train_error).end_object();
     }
     json.end_array().end_object();

@@ -32,6 +32,7 @@ struct CorpusRow {
   bool trains = false;
   int trained_weights = 0;
   int dequantized_weights = 0;  // INT8 weights of a hybrid model trained as float32 copies
+  int integer_tensors = 0;      // quantized tensors of a full-integer model trained as float32
   std::string train_error;
 };
 

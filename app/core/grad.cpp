@@ -72,7 +72,7 @@ int grad_model(const GradRequest& request, std::string* out, std::string* err) {
   }
   std::string text = "Loss (" + std::string(loss_name(request.loss)) + ", mean over " +
                      std::to_string(data.count()) + " sample(s)): " + number(loss) + "\n";
-  if (session.dequantized_weights() > 0) text += session.dequantized_note() + "\n";
+  if (!session.dequantized_note().empty()) text += session.dequantized_note() + "\n";
   const int outputs = session.trainer().interpreter().output_count();
   if (outputs > 1) {
     text += "Loss on output " + std::to_string(session.loss_output()) + " '" +

@@ -98,7 +98,7 @@ int train_model(const TrainRequest& request, const std::function<void(const std:
     }
   }
   const TrainingMemory memory = session.memory();
-  if (print && session.dequantized_weights() > 0) print(session.dequantized_note());
+  if (print && !session.dequantized_note().empty()) print(session.dequantized_note());
   if (print && !session.fused_note().empty()) print(session.fused_note());
   if (print) {
     print("Training " + std::to_string(session.trainable_weights().size()) + " weight tensor(s), " +

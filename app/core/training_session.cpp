@@ -449,6 +449,11 @@ struct TrainingSession::State {
 };
 
 std::string TrainingSession::dequantized_note() const {
+  if (integer_tensors_ > 0) {
+    return "full-integer model: training its float form (" + std::to_string(integer_tensors_) +
+           " quantized tensors as float32, inputs and outputs in real units); the trained model "
+           "is float32: `gruwb quantize` makes it integer again";
+  }
   if (dequantized_weights_ == 0) return "";
   return "hybrid model: " + std::to_string(dequantized_weights_) +
          " INT8 weight tensor(s) train as float32 copies; the trained model keeps them as float32";
@@ -485,11 +490,12 @@ bool TrainingSession::prepare(const TrainingRunSpec& spec, const TrainingData& t
   }
   tools::DequantizeResult dequantized;
   std::vector<uint8_t> bytes;
-  if (!tools::dequantize_hybrid_model(spec_.model_bytes, &bytes, &dequantized, error)) {
+  if (!tools::float_training_model(spec_.model_bytes, &bytes, &dequantized, error)) {
     *error = spec_.model_label + ": " + *error;
     return false;
   }
   dequantized_weights_ = dequantized.tensors;
+  integer_tensors_ = dequantized.integer_tensors;
   // The scopes that name the same weights in both forms; a layer count or tensor names are
   // the file's.
   LoopPlanOptions plan_options;

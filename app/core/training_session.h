@@ -287,7 +287,8 @@ class TrainingSession {
   std::string fused_note() const;
   // A hybrid model's INT8 weight tensors train as float32 copies (the trained model keeps them
   // as float32); how many were turned, and the line the CLI and GUI show for it ("" if none).
-  int dequantized_weights() const { return dequantized_weights_; }
+  // Hybrid INT8 weights trained as float32 copies, or a full-integer model's
+  // float form (tools::float_training_model); "" for a float model.
   std::string dequantized_note() const;
   // The output the loss is on: its index and tensor name.
   int32_t loss_output() const;
@@ -313,6 +314,7 @@ class TrainingSession {
   int classes_ = 0;
   int next_epoch_ = 1;
   int dequantized_weights_ = 0;
+  int integer_tensors_ = 0;
   LoopPlan loop_plan_;
 };
 

@@ -1117,17 +1117,6 @@ bool measure_difference(const Model& float_model, const Model& quantized,
   return true;
 }
 
-bool has_integer_activations(const ModelDef& def) {
-  for (const auto& sg : def.subgraphs) {
-    for (const auto& t : sg->tensors) {
-      const bool integer = t->type == TensorType::INT8 || t->type == TensorType::INT16 ||
-                           t->type == TensorType::UINT8;
-      if (integer && !is_constant(def, *t)) return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 const char* quantize_mode_name(QuantizeMode mode) {

@@ -216,7 +216,7 @@ class Graph {
   std::vector<float> dequantized(int t, const std::vector<uint8_t>& d) const {
     std::vector<float> v;
     std::string error;
-    return dequantize_int8(tensor(t), d, &v, &error) ? v : std::vector<float>();
+    return dequantize_values(tensor(t), d, &v, &error) ? v : std::vector<float>();
   }
 
   const ModelDef& def_;
