@@ -206,7 +206,7 @@ Status eval_integer_conv_16x8(OpContext& ctx, const IntegerConv& data, int32_t o
                                                  : bias->i32()[c]);
   }
   for_each_tap([&](int64_t o, int64_t in, int64_t f) {
-    sums[o] += static_cast<int64_t>(w[f]) * static_cast<int64_t>(x[in]);
+    sums[o] = wrap_add(sums[o], static_cast<int64_t>(w[f]) * static_cast<int64_t>(x[in]));
   });
   const QuantizedMultiplier* multipliers = data.multipliers();
   for (int64_t i = 0; i < n; ++i) {

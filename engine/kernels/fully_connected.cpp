@@ -109,7 +109,7 @@ Status eval_integer(OpContext& ctx) {
         for (int32_t i = 0; i < depth; ++i) {
           acc += static_cast<int64_t>(row[i]) * integer_at(input, n * depth + i);
         }
-        if (b64) acc += b64[r];
+        if (b64) acc = wrap_add(acc, b64[r]);
         int32_t v =
             multiply_by_quantized_multiplier_64(acc, fc.multipliers[fc.channels > 1 ? r : 0]);
         v = v < fc.output_min ? fc.output_min : (v > fc.output_max ? fc.output_max : v);

@@ -45,6 +45,10 @@ int32_t rounding_divide_by_pot(int32_t x, int32_t exponent);
 inline int32_t wrap_add(int32_t a, int32_t b) {
   return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
 }
+// The same for the int64 sums of the 16x8 kernels, which start from a file's int64 bias.
+inline int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
 
 // TFLite's MultiplyByQuantizedMultiplier: x * multiplier * 2^shift with the
 // left part of the shift applied before the high multiply and the right part
