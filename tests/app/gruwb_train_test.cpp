@@ -353,6 +353,41 @@ TEST(GruwbTrainTest, SingleSamplePassesNeedBatchOnesArenaAndTrainAlike) {
   }
 }
 
+// A deployed int8 model fine-tuned: `gruwb quantize` makes the GRU classifier full-integer,
+// `gruwb train` trains its float form on the same float data (the loss falls), saves float32,
+// and `gruwb quantize` makes that integer again.
+TEST(GruwbTrainTest, FullIntegerModelTrainsItsFloatFormAndQuantizesAgain) {
+  Data d;
+  const QString int8 = d.dir.filePath("int8.tflite");
+  const CliResult quantized = run_gruwb({"quantize", d.model, "--data", d.x, "-o", int8});
+  ASSERT_EQ(quantized.exit_code, 0) << quantized.err.toStdString();
+  d.model = int8;
+  const QString jsonl = d.dir.filePath("int8.jsonl"), trained = d.dir.filePath("trained.tflite");
+  QStringList args = train_args(d, "all", jsonl, trained);
+  args[args.indexOf("--epochs") + 1] = "3";
+  const CliResult run = run_gruwb(args);
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_TRUE(run.out.contains("full-integer model: training its float form"))
+      << run.out.toStdString();
+  const QList<QJsonObject> metrics = read_jsonl(jsonl);
+  ASSERT_EQ(metrics.size(), 4);
+  EXPECT_LT(metrics[3]["loss"].toDouble(), metrics[0]["loss"].toDouble());
+
+  tools::LoadedModel saved;
+  std::string error;
+  ASSERT_TRUE(tools::load_model_file(trained.toStdString(), &saved, &error)) << error;
+  tools::ModelRunner runner;
+  ASSERT_TRUE(runner.prepare(saved.model, &error)) << error;
+  EXPECT_EQ(runner.interpreter().input(0)->type, gruwb::TensorType::FLOAT32);
+  for (int t = 0; t < saved.model.subgraph(0).tensor_count; ++t) {
+    const gruwb::TensorType type = saved.model.subgraph(0).tensor(t).type;
+    EXPECT_NE(type, gruwb::TensorType::INT8) << "tensor " << t;
+  }
+  const CliResult again =
+      run_gruwb({"quantize", trained, "--data", d.x, "-o", d.dir.filePath("again.tflite")});
+  EXPECT_EQ(again.exit_code, 0) << again.err.toStdString();
+}
+
 TEST(GruwbTrainTest, BadInputIsNamed) {
   Data d;
   const QString out = d.dir.filePath("t.tflite");
