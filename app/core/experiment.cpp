@@ -22,6 +22,7 @@
 #include "app/core/inspect.h"
 #include "app/core/quantize.h"
 #include "engine/tools/cells/cell_registry.h"
+#include "engine/tools/dequantize.h"
 #include "engine/tools/fuser.h"
 #include "engine/tools/json_writer.h"
 #include "engine/tools/model_builder.h"
@@ -735,6 +736,24 @@ ExperimentResult run_experiment(const ExperimentSpec& spec, const ExperimentCall
     rows.push_back(std::move(row));
   }
   if (bake && !spec.build.empty()) data.notes.push_back("normalisation: baked into the model");
+  // A quantized file's stages train, and are evaluated, in float32 (TrainingSession).
+  for (const ExperimentRow& row : rows) {
+    std::vector<uint8_t> float_form;
+    tools::DequantizeResult dequantized;
+    std::string ignored;  // a file that does not convert fails with its row
+    if (row.bytes.empty() ||
+        !tools::float_training_model(row.bytes, &float_form, &dequantized, &ignored)) {
+      continue;
+    }
+    if (dequantized.integer_tensors > 0) {
+      data.notes.push_back(row.label + ": full-integer: its stages train its float form (" +
+                           std::to_string(dequantized.integer_tensors) +
+                           " quantized tensors as float32)");
+    } else if (dequantized.tensors > 0) {
+      data.notes.push_back(row.label + ": hybrid: its stages train float32 copies of " +
+                           std::to_string(dequantized.tensors) + " INT8 weight tensor(s)");
+    }
+  }
   result.data_name = data.name;
   result.timesteps = data.timesteps;
   result.features = data.features;

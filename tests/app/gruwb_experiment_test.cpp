@@ -62,6 +62,32 @@ TEST(GruwbExperiment, SavedSpecReruns) {
   EXPECT_EQ(result.value("data").toObject().value("timesteps").toInt(), 10);
 }
 
+// A full-integer model (the reference GRU through `gruwb quantize`) in an experiment: its stages
+// train its float form, the notes say so, and `all` ends above `init`.
+TEST(GruwbExperiment, FullIntegerModelStagesTrainItsFloatForm) {
+  QTemporaryDir dir;
+  const QString samples = QStringLiteral(GRUWB_SOURCE_DIR "/resources/samples/");
+  const QString int8 = dir.filePath("int8.tflite"), json = dir.filePath("r.json");
+  CliResult run = run_gruwb({"quantize", samples + "gesture_gru_fused.tflite", "--data",
+                             samples + "BasicMotionsAcc60_TRAIN.ts", "-o", int8});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  run = run_gruwb({"experiment", "--model", int8, "--data", samples + "BasicMotionsAcc60_TRAIN.ts",
+                   "--stages", "init,all", "--epochs", "6", "--json", json});
+  ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
+  EXPECT_TRUE(run.out.contains("full-integer: its stages train its float form"))
+      << run.out.toStdString();
+  QFile file(json);
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  const QJsonObject result = parse_json(QString::fromUtf8(file.readAll()));
+  EXPECT_EQ(result.value("status").toString(), "completed");
+  const QJsonArray summary = result.value("summary").toArray();
+  ASSERT_EQ(summary.size(), 2);
+  const auto accuracy = [&](int i) {
+    return summary[i].toObject().value("test_accuracy").toObject().value("mean").toDouble();
+  };
+  EXPECT_LT(accuracy(0), accuracy(1)) << run.out.toStdString();
+}
+
 QByteArray read(const QString& path) {
   QFile file(path);
   EXPECT_TRUE(file.open(QIODevice::ReadOnly)) << path.toStdString();
