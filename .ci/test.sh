@@ -259,12 +259,14 @@ fuzz_engine() {
 
 # The crash census in small: mutants of a few shipped models (tests/fuzz/model_mutator.h) through
 # run/train/grad/fuse/bench/export of the sanitized gruwb; any crash or sanitizer report fails it.
-# GRUWB_CENSUS_MUTANTS per seed model (default 20).
+# An int8 LSTM among them sends mutated integer models through training's float form.
+# GRUWB_CENSUS_MUTANTS per seed model (default 10).
 census() {
   cmake --build "$ci_build" -j "$jobs" --target gruwb model_mutate
   local models=(resources/samples/gesture_gru_while.tflite resources/samples/gesture_gru.circle
     resources/samples/tflm_hello_world_float.tflite "$shared/data/models/tflite/litert_nested_while.tflite"
-    "$shared/data/models/onert-micro/synthetic_gru_fc_softmax_t3_i2_h4_c3.circle")
+    "$shared/data/models/onert-micro/synthetic_gru_fc_softmax_t3_i2_h4_c3.circle"
+    tests/fixtures/quantized/quant_lstm_int8.tflite)
   python3 tests/fuzz/mutant_census.py --gruwb "$root/$ci_build/app/cli/gruwb" \
     --mutate "$root/$ci_build/tests/fuzz/model_mutate" --out "$root/$ci_build/census" \
     --count "${GRUWB_CENSUS_MUTANTS:-10}" --timeout 120 --jobs "$jobs" "${models[@]}" && return 0

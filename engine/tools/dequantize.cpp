@@ -80,6 +80,8 @@ bool drop_conversions(const ModelDef& model, fb::SubGraphT* sg, DequantizeResult
       continue;
     }
     const int32_t in = op.inputs[0], out = op.outputs[0];
+    const int32_t tensors = static_cast<int32_t>(sg->tensors.size());
+    if (in >= tensors || out >= tensors) continue;  // the loader refuses such files
     const bool out_is_result = contains(sg->outputs, out);
     if (out_is_result && (contains(sg->inputs, in) || contains(sg->outputs, in))) {
       *error = std::string(EnumNameBuiltinOperator(code)) + " from '" +
@@ -138,8 +140,9 @@ bool float_form_of_integer_grus(ModelDef* model, fb::SubGraphT* sg, DequantizeRe
     fb::TensorT* wx = in(1);
     fb::TensorT* wh = in(circle ? 3 : 2);
     if ((!circle && !ours) || !x || !wx || !wh || x->type != TensorType::INT8 ||
-        !is_quantized_integer(*x) || wx->shape.size() != 2) {
-      continue;
+        !is_quantized_integer(*x) || wx->shape.size() != 2 || wx->shape[0] <= 0 ||
+        wx->shape[0] > (1 << 24)) {
+      continue;  // not an integer GRU, or one its kernel refuses: the generic pass does the rest
     }
     const size_t gates = static_cast<size_t>(wx->shape[0]);
     const std::vector<float> sx = row_scales(*wx, gates), sh = row_scales(*wh, gates);
