@@ -223,6 +223,7 @@ bool analyze_while(const ModelDef& def, const EngineFacts& facts, int subgraph, 
   int gather = -1, seq_pos = -1, x = -1, sequence = -1;
   for (size_t i = 0; i < body.sg().operators.size() && gather < 0; ++i) {
     const auto& o = body.op(static_cast<int>(i));
+    if (o.outputs.empty()) continue;
     int list_source = -1;
     if (body.is_custom(static_cast<int>(i), "FlexTensorListGetItem") && o.inputs.size() >= 2) {
       auto lp = std::find(bin.begin(), bin.end(), o.inputs[0]);
