@@ -46,6 +46,16 @@ bool has_data(const ModelDef& model, const fb::TensorT& t) {
   return t.buffer != 0 && t.buffer < model.buffers.size() && !model.buffers[t.buffer]->data.empty();
 }
 
+// `t` holds `values` as float32 from now on, in a new buffer (the old one may be shared).
+void set_float_values(ModelDef* model, fb::TensorT* t, const std::vector<float>& values) {
+  auto buffer = std::make_unique<fb::BufferT>();
+  buffer->data.resize(values.size() * sizeof(float));
+  if (!values.empty()) std::memcpy(buffer->data.data(), values.data(), buffer->data.size());
+  model->buffers.push_back(std::move(buffer));
+  t->buffer = static_cast<uint32_t>(model->buffers.size() - 1);
+  t->type = TensorType::FLOAT32;
+}
+
 // Every reference to tensor `from` (op inputs and outputs, the subgraph's inputs and outputs)
 // made to `to`.
 void redirect(fb::SubGraphT* sg, int32_t from, int32_t to) {
@@ -187,11 +197,7 @@ bool float_form_of_integer_grus(ModelDef* model, fb::SubGraphT* sg, DequantizeRe
           std::memcpy(&q, data.data() + 4 * r, 4);
           values[r] = static_cast<float>(q * part.scale[r]);
         }
-        auto buffer = std::make_unique<fb::BufferT>();
-        buffer->data.resize(values.size() * sizeof(float));
-        std::memcpy(buffer->data.data(), values.data(), buffer->data.size());
-        model->buffers.push_back(std::move(buffer));
-        b->buffer = static_cast<uint32_t>(model->buffers.size() - 1);
+        set_float_values(model, b, values);
       }
       b->type = TensorType::FLOAT32;
       ++result->integer_tensors;
@@ -201,18 +207,14 @@ bool float_form_of_integer_grus(ModelDef* model, fb::SubGraphT* sg, DequantizeRe
     for (fb::TensorT* t : {state, op->outputs.empty() ? nullptr : tensor(op->outputs[0])}) {
       if (!t || t->type != TensorType::INT16 || is_quantized_integer(*t)) continue;
       if (has_data(*model, *t)) {
-        std::vector<uint8_t>& data = model->buffers[t->buffer]->data;
-        std::vector<uint8_t> real(data.size() / 2 * sizeof(float));
-        for (size_t k = 0; k < data.size() / 2; ++k) {
+        const std::vector<uint8_t>& data = model->buffers[t->buffer]->data;
+        std::vector<float> real(data.size() / 2);
+        for (size_t k = 0; k < real.size(); ++k) {
           int16_t q;
           std::memcpy(&q, data.data() + 2 * k, 2);
-          const float v = q / 32768.f;
-          std::memcpy(real.data() + 4 * k, &v, 4);
+          real[k] = q / 32768.f;
         }
-        auto buffer = std::make_unique<fb::BufferT>();
-        buffer->data = std::move(real);
-        model->buffers.push_back(std::move(buffer));
-        t->buffer = static_cast<uint32_t>(model->buffers.size() - 1);
+        set_float_values(model, t, real);
       }
       t->type = TensorType::FLOAT32;
       ++result->integer_tensors;
@@ -310,12 +312,7 @@ bool dequantize_hybrid_weights(ModelDef* model, DequantizeResult* result, std::s
       if (!dequantize_values(tensor, model->buffers[tensor.buffer]->data, &values, error)) {
         return false;
       }
-      auto buffer = std::make_unique<fb::BufferT>();
-      buffer->data.resize(n * sizeof(float));
-      if (n > 0) std::memcpy(buffer->data.data(), values.data(), buffer->data.size());
-      model->buffers.push_back(std::move(buffer));
-      tensor.buffer = static_cast<uint32_t>(model->buffers.size() - 1);
-      tensor.type = TensorType::FLOAT32;
+      set_float_values(model, &tensor, values);
       tensor.quantization.reset();
       ++result->tensors;
       result->values += n;
@@ -335,11 +332,7 @@ bool float_form_of_integer_graphs(ModelDef* model, DequantizeResult* result, std
       if (has_data(*model, t)) {
         std::vector<float> values;
         if (!dequantize_values(t, model->buffers[t.buffer]->data, &values, error)) return false;
-        auto buffer = std::make_unique<fb::BufferT>();
-        buffer->data.resize(values.size() * sizeof(float));
-        if (!values.empty()) std::memcpy(buffer->data.data(), values.data(), buffer->data.size());
-        model->buffers.push_back(std::move(buffer));
-        t.buffer = static_cast<uint32_t>(model->buffers.size() - 1);
+        set_float_values(model, &t, values);
       }
       t.type = TensorType::FLOAT32;
       t.quantization.reset();
