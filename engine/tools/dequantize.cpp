@@ -48,6 +48,8 @@ bool has_data(const ModelDef& model, const fb::TensorT& t) {
 
 // `t` holds `values` as float32 from now on, in a new buffer (the old one may be shared).
 void set_float_values(ModelDef* model, fb::TensorT* t, const std::vector<float>& values) {
+  // Buffer 0 is the empty sentinel ("no data"), even in a file that has no buffers at all.
+  if (model->buffers.empty()) model->buffers.push_back(std::make_unique<fb::BufferT>());
   auto buffer = std::make_unique<fb::BufferT>();
   buffer->data.resize(values.size() * sizeof(float));
   if (!values.empty()) std::memcpy(buffer->data.data(), values.data(), buffer->data.size());
@@ -92,8 +94,21 @@ bool drop_conversions(const ModelDef& model, fb::SubGraphT* sg, DequantizeResult
     const int32_t in = op.inputs[0], out = op.outputs[0];
     const int32_t tensors = static_cast<int32_t>(sg->tensors.size());
     if (in >= tensors || out >= tensors) continue;  // the loader refuses such files
+    // Only a conversion between what is now float32 on both sides is a copy (not, say, the
+    // DEQUANTIZE of float16 weights).
+    if (sg->tensors[static_cast<size_t>(in)]->type != TensorType::FLOAT32 ||
+        sg->tensors[static_cast<size_t>(out)]->type != TensorType::FLOAT32) {
+      continue;
+    }
+    const auto produced = [&](int32_t t) {
+      for (const auto& other : sg->operators) {
+        if (other.get() != &op && contains(other->outputs, t)) return true;
+      }
+      return false;
+    };
     const bool out_is_result = contains(sg->outputs, out);
-    if (out_is_result && (contains(sg->inputs, in) || contains(sg->outputs, in))) {
+    // A result must stay some op's output: its producer takes it over, if there is one.
+    if (out_is_result && (contains(sg->inputs, in) || contains(sg->outputs, in) || !produced(in))) {
       *error = std::string(EnumNameBuiltinOperator(code)) + " from '" +
                sg->tensors[static_cast<size_t>(in)]->name + "' straight to the result '" +
                sg->tensors[static_cast<size_t>(out)]->name + "' has no float form";
@@ -363,7 +378,7 @@ bool rewrite(const std::vector<uint8_t>& bytes, bool integer_graphs, std::vector
   }
   // The old int8 buffers stay referenced by nobody; the writer keeps them, so drop them.
   std::vector<bool> used(def.buffers.size(), false);
-  used[0] = true;
+  if (!used.empty()) used[0] = true;
   for (const auto& sg : def.subgraphs) {
     for (const auto& t : sg->tensors) {
       if (t->buffer < used.size()) used[t->buffer] = true;

@@ -2,7 +2,8 @@
 // (tests/fuzz/CMakeLists.txt):
 //   1 model_invoke_fuzz  load + prepare + invoke (twice: variables and loop state carried over)
 //   2 model_train_fuzz   load + training prepare (scope all, Adam) + one training step
-//   3 model_fuse_fuzz    the RNN detector and fuser (engine/tools) on the loaded model
+//   3 model_fuse_fuzz    the RNN detector and fuser (engine/tools) on the loaded model, and the
+//                        float form training makes of a quantized one (engine/tools/dequantize.h)
 // Inputs are model files; the custom mutator (tests/fuzz/model_mutator.h) makes structural edits
 // that pass the flatbuffers Verifier, half the time, and libFuzzer's byte mutations the other half.
 // A prepare or step that fails with a Status is fine; a crash, an ASan/UBSan report, an empty
@@ -22,6 +23,7 @@
 #include "engine/train/trainer.h"
 #include "tests/fuzz/model_mutator.h"
 #if GRUWB_FUZZ_STAGE == 3
+#include "engine/tools/dequantize.h"
 #include "engine/tools/fuser.h"
 #endif
 
@@ -191,6 +193,16 @@ void run_fuser(const uint8_t* data, size_t size) {
   std::string error;
   const std::vector<uint8_t> bytes(data, data + size);
   if (!gruwb::tools::fuse_model(bytes, options, &result, &error) && error.empty()) __builtin_trap();
+  // The float form of a loadable model loads (or the conversion says why not).
+  std::vector<uint8_t> float_form;
+  gruwb::tools::DequantizeResult dequantized;
+  error.clear();
+  if (!gruwb::tools::float_training_model(bytes, &float_form, &dequantized, &error)) {
+    if (error.empty()) __builtin_trap();
+    return;
+  }
+  gruwb::Model model;
+  if (!gruwb::Model::load(float_form.data(), float_form.size(), &model).ok()) __builtin_trap();
 }
 #endif
 
