@@ -262,6 +262,20 @@ class Matcher {
 
   // t as an affine function of activations (FC outputs, SPLIT pieces, ADDs).
   bool affine(int t, Affine* out) {
+    // A cycle (an op that reads its own result) would recurse without end.
+    constexpr int kMaxDepth = 64;
+    if (depth_ >= kMaxDepth) {
+      return fail("tensor '" + g_.tensor(t).name + "' is computed through more than " +
+                  std::to_string(kMaxDepth) + " nested ops (a cycle?)");
+    }
+    ++depth_;
+    const bool matched = affine_of_producer(t, out);
+    --depth_;
+    return matched;
+  }
+
+ private:
+  bool affine_of_producer(int t, Affine* out) {
     int p = g_.producer(t);
     if (p < 0) return fail("tensor '" + g_.tensor(t).name + "' is not computed by an FC");
     const fb::OperatorT& o = g_.op(p);
@@ -392,6 +406,7 @@ class Matcher {
     }
   }
 
+ public:
   // Values [offset, offset + n) of `whole`, computed by op `p`.
   bool cut(const Affine& whole, int offset, int n, int p, Affine* out) {
     *out = whole;
@@ -468,6 +483,7 @@ class Matcher {
 
   const Graph& g_;
   std::function<bool(int)> is_x_;
+  int depth_ = 0;  // affine()'s recursion
 };
 
 // What a cell matcher found: the cell's type and variant, its weights in the fused layout,
