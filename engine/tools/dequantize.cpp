@@ -198,7 +198,6 @@ bool float_form_of_integer_grus(ModelDef* model, fb::SubGraphT* sg, DequantizeRe
     for (const Part& part : parts) {
       fb::TensorT* b = part.bias;
       if (!b || b->type != TensorType::INT32 || is_quantized_integer(*b)) continue;
-      std::vector<float> values;
       if (has_data(*model, *b)) {
         const std::vector<uint8_t>& data = model->buffers[b->buffer]->data;
         if (data.size() != 4 * part.scale.size()) {
@@ -206,7 +205,7 @@ bool float_form_of_integer_grus(ModelDef* model, fb::SubGraphT* sg, DequantizeRe
                    " values, expected " + std::to_string(part.scale.size());
           return false;
         }
-        values.resize(part.scale.size());
+        std::vector<float> values(part.scale.size());
         for (size_t r = 0; r < values.size(); ++r) {
           int32_t q;
           std::memcpy(&q, data.data() + 4 * r, 4);
