@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "engine/tools/fuser.h"
 #include "engine/tools/model_file.h"
 #include "engine/tools/model_runner.h"
 #include "engine/tools/npy.h"
@@ -68,23 +69,28 @@ std::string golden_dir(const std::string& stem) {
   return test::shared_dir() + "/data/models/real/golden/" + stem;
 }
 
+// Every element of an array as double (npy_values).
+std::vector<double> values_of(const NpyArray& a) {
+  std::vector<double> values;
+  std::string error;
+  EXPECT_TRUE(npy_values(a, "array", &values, &error)) << error;
+  return values;
+}
+
 // Real values of a quantized golden array: scale * (q - zero_point) with the tensor's
 // per-tensor parameters.
-std::vector<float> real_values(const NpyArray& q, const fb::TensorT& tensor) {
-  std::vector<double> raw;
-  std::string error;
-  EXPECT_TRUE(npy_values(q, tensor.name, &raw, &error)) << error;
+std::vector<double> real_values(const NpyArray& q, const fb::TensorT& tensor) {
   const float scale = tensor.quantization->scale.at(0);
   const int64_t zero = tensor.quantization->zero_point.at(0);
-  std::vector<float> out;
-  for (double v : raw) out.push_back(scale * static_cast<float>(v - static_cast<double>(zero)));
+  std::vector<double> out;
+  for (double v : values_of(q)) out.push_back(scale * static_cast<float>(v - zero));
   return out;
 }
 
 // The float form on the real-TFLite golden input (dequantized, fed as float32 in real units);
-// its first output, float32.
-std::vector<float> float_form_output(const std::string& stem, const std::vector<uint8_t>& integer,
-                                     int* integer_tensors) {
+// its first output.
+std::vector<double> float_form_output(const std::string& stem, const std::vector<uint8_t>& integer,
+                                      int* integer_tensors) {
   const ModelDef def = unpack(integer);
   const fb::SubGraphT& main = *def.subgraphs[0];
   std::vector<uint8_t> bytes;
@@ -96,13 +102,16 @@ std::vector<float> float_form_output(const std::string& stem, const std::vector<
 
   NpyArray x;
   EXPECT_TRUE(read_npy(golden_dir(stem) + "/input0.npy", &x, &error)) << error;
-  const std::vector<float> real =
+  const std::vector<double> real =
       real_values(x, *main.tensors[static_cast<size_t>(main.inputs[0])]);
   NpyArray x_float;
   x_float.dtype = "<f4";
   x_float.shape = x.shape;
-  x_float.data.resize(real.size() * sizeof(float));
-  std::memcpy(x_float.data.data(), real.data(), x_float.data.size());
+  for (double v : real) {
+    const float f = static_cast<float>(v);
+    const auto* p = reinterpret_cast<const uint8_t*>(&f);
+    x_float.data.insert(x_float.data.end(), p, p + sizeof f);
+  }
 
   LoadedModel loaded;
   ModelRunner runner;
@@ -112,17 +121,14 @@ std::vector<float> float_form_output(const std::string& stem, const std::vector<
   EXPECT_TRUE(runner.invoke(&error)) << error;
   const NpyArray y = runner.output(0);
   EXPECT_EQ(y.dtype, "<f4");
-  std::vector<float> out(y.data.size() / sizeof(float));
-  if (!out.empty()) std::memcpy(out.data(), y.data.data(), y.data.size());
-  return out;
+  return values_of(y);
 }
 
-double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
+double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
   EXPECT_EQ(a.size(), b.size());
   double worst = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]));
-  }
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    worst = std::max(worst, std::fabs(a[i] - b[i]));
   return worst;
 }
 
@@ -135,7 +141,7 @@ TEST(DequantizeTest, FullIntegerLstmClassifiersFloatFormsMatchTheirGoldenOutputs
     SCOPED_TRACE(stem);
     const std::vector<uint8_t> integer = real_model(stem);
     int converted = 0;
-    const std::vector<float> got = float_form_output(stem, integer, &converted);
+    const std::vector<double> got = float_form_output(stem, integer, &converted);
     EXPECT_GT(converted, 0);
     const ModelDef def = unpack(integer);
     const fb::SubGraphT& main = *def.subgraphs[0];
@@ -154,7 +160,7 @@ TEST(DequantizeTest, FullIntegerLstmClassifiersFloatFormsMatchTheirGoldenOutputs
 TEST(DequantizeTest, FullIntegerDtlnFloatFormMatchesAnIndependentFloatComputation) {
   const char* stem = "tensorflow_tflite_micro_dtln_noise_suppression";
   int converted = 0;
-  const std::vector<float> got = float_form_output(stem, real_model(stem), &converted);
+  const std::vector<double> got = float_form_output(stem, real_model(stem), &converted);
   // Every quantized tensor: 26 weights and biases, 4 states, 2 hidden-scale intermediates,
   // the input and 4 activations.
   EXPECT_EQ(converted, 37);
@@ -164,9 +170,7 @@ TEST(DequantizeTest, FullIntegerDtlnFloatFormMatchesAnIndependentFloatComputatio
       read_npy(std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/golden/" + stem + "_float_form.npy",
                &want, &error))
       << error;
-  std::vector<float> values(want.data.size() / sizeof(float));
-  std::memcpy(values.data(), want.data.data(), want.data.size());
-  EXPECT_LE(max_difference(got, values), 1e-5);
+  EXPECT_LE(max_difference(got, values_of(want)), 1e-5);
 }
 
 // Our own quantizer's int8 and int16x8 models (FC, LSTM, LSTM as a WHILE loop, and the fused
@@ -175,21 +179,24 @@ TEST(DequantizeTest, FullIntegerDtlnFloatFormMatchesAnIndependentFloatComputatio
 // the model that was quantized.
 TEST(DequantizeTest, QuantizedModelsFloatFormsComputeTheirFloatOriginals) {
   const std::string quantized = std::string(GRUWB_SOURCE_DIR) + "/tests/fixtures/quantized/";
-  std::vector<uint8_t> gru_float, gru_int8;
+  std::vector<uint8_t> gru_float;
   std::string error;
   ASSERT_TRUE(
       read_file_bytes(std::string(GRUWB_SOURCE_DIR) + "/resources/samples/gesture_gru_fused.tflite",
                       &gru_float, &error))
       << error;
   uint32_t state = 7;
+  const auto uniform = [&state] {  // [-1, 1)
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(state >> 8) / 8388608.f - 1.f;
+  };
   {  // Keras initializes biases to zeros: give them values, so their scales matter.
     ModelDef def = unpack(gru_float);
     for (auto& t : def.subgraphs[0]->tensors) {
       if (t->name != "gru/bias") continue;
       std::vector<uint8_t>& data = def.buffers[t->buffer]->data;
       for (size_t k = 0; k < data.size() / 4; ++k) {
-        state = state * 1664525u + 1013904223u;
-        const float v = 0.5f * (static_cast<float>(state >> 8) / 8388608.f - 1.f);
+        const float v = 0.5f * uniform();
         std::memcpy(data.data() + 4 * k, &v, 4);
       }
     }
@@ -197,10 +204,7 @@ TEST(DequantizeTest, QuantizedModelsFloatFormsComputeTheirFloatOriginals) {
   }
   std::vector<RepresentativeSample> samples(8, {std::vector<float>(60 * 3)});
   for (RepresentativeSample& s : samples) {
-    for (float& v : s[0]) {
-      state = state * 1664525u + 1013904223u;
-      v = static_cast<float>(state >> 8) / 8388608.f - 1.f;
-    }
+    for (float& v : s[0]) v = uniform();
   }
   QuantizeResult q;
   ASSERT_TRUE(quantize_model(gru_float, samples, QuantizeOptions(), &q, &error)) << error;
@@ -228,35 +232,9 @@ TEST(DequantizeTest, QuantizedModelsFloatFormsComputeTheirFloatOriginals) {
     ASSERT_TRUE(float_training_model(c.integer, &float_form, &result, &error)) << error;
     EXPECT_GT(result.integer_tensors, 0);
     EXPECT_FALSE(has_integer_activations(unpack(float_form)));
+    // Three random inputs, uniform in [-1, 1), every output compared.
     double worst = 0;
-    for (uint64_t seed = 1; seed <= 3; ++seed) {
-      ModelRunner original, form;
-      LoadedModel la, lb;
-      ASSERT_TRUE(load_model_bytes(c.original, "original", &la, &error)) << error;
-      ASSERT_TRUE(load_model_bytes(float_form, "float form", &lb, &error)) << error;
-      ASSERT_TRUE(original.prepare(la.model, &error)) << error;
-      ASSERT_TRUE(form.prepare(lb.model, &error)) << error;
-      NpyArray x;
-      x.dtype = "<f4";
-      const Tensor* in = original.interpreter().input(0);
-      x.shape.assign(in->shape.dims, in->shape.dims + in->shape.rank);
-      x.data.resize(in->bytes);
-      for (size_t k = 0; k < in->bytes / 4; ++k) {
-        state = state * 1664525u + 1013904223u;
-        const float v = static_cast<float>(state >> 8) / 8388608.f - 1.f;
-        std::memcpy(x.data.data() + 4 * k, &v, 4);
-      }
-      ASSERT_TRUE(original.set_input(0, x, &error)) << error;
-      ASSERT_TRUE(form.set_input(0, x, &error)) << error;
-      ASSERT_TRUE(original.invoke(&error)) << error;
-      ASSERT_TRUE(form.invoke(&error)) << error;
-      const NpyArray ya = original.output(0), yb = form.output(0);
-      ASSERT_EQ(yb.dtype, "<f4");
-      std::vector<float> va(ya.data.size() / 4), vb(yb.data.size() / 4);
-      std::memcpy(va.data(), ya.data.data(), ya.data.size());
-      std::memcpy(vb.data(), yb.data.data(), yb.data.size());
-      worst = std::max(worst, max_difference(va, vb));
-    }
+    ASSERT_TRUE(compare_models(c.original, float_form, 3, 1, &worst, &error)) << error;
     std::printf("%s: max |float form - float original| = %.5f\n", c.name.c_str(), worst);
     EXPECT_LE(worst, c.tolerance);
   }
