@@ -16,6 +16,12 @@ namespace {
 
 const QString kDatasets = QStringLiteral(GRUWB_SHARED_DIR "/data/datasets/");
 
+QByteArray read(const QString& path) {
+  QFile file(path);
+  EXPECT_TRUE(file.open(QIODevice::ReadOnly)) << path.toStdString();
+  return file.readAll();
+}
+
 TEST(GruwbExperiment, FcBeatsInitAndAllBeatsFcOnRacketSports) {
   QTemporaryDir dir;
   const QString json = dir.filePath("r.json"), md = dir.filePath("r.md");
@@ -76,9 +82,7 @@ TEST(GruwbExperiment, FullIntegerModelStagesTrainItsFloatForm) {
   ASSERT_EQ(run.exit_code, 0) << run.err.toStdString();
   EXPECT_TRUE(run.out.contains("full-integer: its stages train its float form"))
       << run.out.toStdString();
-  QFile file(json);
-  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
-  const QJsonObject result = parse_json(QString::fromUtf8(file.readAll()));
+  const QJsonObject result = parse_json(QString::fromUtf8(read(json)));
   EXPECT_EQ(result.value("status").toString(), "completed");
   const QJsonArray summary = result.value("summary").toArray();
   ASSERT_EQ(summary.size(), 2);
@@ -86,12 +90,6 @@ TEST(GruwbExperiment, FullIntegerModelStagesTrainItsFloatForm) {
     return summary[i].toObject().value("test_accuracy").toObject().value("mean").toDouble();
   };
   EXPECT_LT(accuracy(0), accuracy(1)) << run.out.toStdString();
-}
-
-QByteArray read(const QString& path) {
-  QFile file(path);
-  EXPECT_TRUE(file.open(QIODevice::ReadOnly)) << path.toStdString();
-  return file.readAll();
 }
 
 // --result: yesterday's --json file gives the same reports and table again,
